@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
+import { createAuthenticator } from './auth/authenticator.ts';
+import type { Sessions } from './auth/sessions.ts';
+import type { Config } from './config.ts';
+import type { Db } from './db/prisma.ts';
+import { authHook } from './http/auth-hook.ts';
+import { registerDocs } from './http/docs.ts';
+import { registerGraphQL } from './http/graphql.ts';
+import { registerObservability, type ReadinessCheck } from './http/observability.ts';
+import { registerProblemHandlers } from './http/problem.ts';
+import { registerRateLimit } from './http/rate-limit.ts';
+import { createExecutor } from './rest/executor.ts';
+import { restApi } from './rest/plugin.ts';
+import { SHARED_SCHEMAS } from './rest/schemas.ts';
+import type { Context } from './schema/context.ts';
+import { schema } from './schema/index.ts';
+
+export interface AppDeps {
+  config: Config;
+  prisma: Db;
+  sessions: Sessions;
+  logger: Logger;
+  redis?: Redis;
+  registry?: Registry;
+  version?: string;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{8,64}$/;
+
+/** Builds the HTTP service from its dependencies; nothing here reads the environment or starts I/O of its own. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config, prisma, sessions } = deps;
+  const app = Fastify({
+    loggerInstance: deps.logger as unknown as FastifyBaseLogger,
+    bodyLimit: config.http.bodyLimit,
+    trustProxy: false,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true } },
+    return503OnClosing: true,
+    connectionTimeout: 30_000,
+    requestTimeout: 30_000,
+  });
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+
+  registerProblemHandlers(app);
+  for (const s of SHARED_SCHEMAS) app.addSchema(s);
+  await registerDocs(app, { version: deps.version ?? '1.0.0' });
+
+  const checks: ReadinessCheck[] = [{ name: 'database', check: () => prisma.$queryRaw`SELECT 1` }];
+  if (deps.redis) checks.push({ name: 'redis', check: () => deps.redis!.ping() });
+  registerObservability(app, { registry: deps.registry ?? new Registry(), checks });
+
+  const authenticator = createAuthenticator({
+    prisma,
+    sessions,
+    cacheMs: config.apiKeyCacheMs,
+    onError: (e) => app.log.warn({ err: e }, 'could not record api key use'),
+  });
+  const context = (req: FastifyRequest): Context => ({ prisma, principal: req.principal, sessions, log: req.log, requestId: req.id });
+  const run = createExecutor(schema);
+
+  // Everything a tenant calls: credentials resolved first, then the tenant's rate limit.
+  await app.register(async (api) => {
+    api.addHook('onRequest', authHook(authenticator, 'optional'));
+    await registerRateLimit(api, config.rateLimit, deps.redis);
+    registerGraphQL(api, schema, context);
+    await api.register(restApi, { prefix: '/api/v1', run, context });
+  });
+
+  return app;
+}

@@ -1,0 +1,81 @@
+import { LRUCache } from 'lru-cache';
+import type { Db } from '../db/prisma.ts';
+import { DomainError } from '../errors.ts';
+import { hashApiKey, isApiKeyShaped } from './api-keys.ts';
+import { PLANS_WITH_API_ACCESS, type Plan, type Principal } from './principal.ts';
+import type { Role, Sessions } from './sessions.ts';
+
+interface KeyRecord {
+  id: string;
+  tenantId: string;
+  plan: Plan;
+  revokedAt: Date | null;
+  expiresAt: Date | null;
+  lastUsedAt: Date | null;
+}
+
+export interface Authenticator {
+  /** Resolves a credential to a principal, or throws invalid_credentials / plan_without_api_access. */
+  authenticate(credential: string): Promise<Principal>;
+}
+
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export function createAuthenticator(deps: { prisma: Db; sessions: Sessions; cacheMs: number; onError?: (e: unknown) => void }): Authenticator {
+  const { prisma, sessions } = deps;
+  // A short memory of verified keys and users keeps a database round trip off most requests; its
+  // TTL bounds how long a revoked key or a deleted user can still be served.
+  const keys = new LRUCache<string, KeyRecord | 'unknown'>({ max: 10_000, ttl: Math.max(deps.cacheMs, 1) });
+  const users = new LRUCache<string, { tenantId: string; plan: Plan; role: Role } | 'unknown'>({ max: 10_000, ttl: Math.max(deps.cacheMs, 1) });
+  const invalid = () => new DomainError('invalid_credentials', 'The API key is unknown, revoked or expired.');
+
+  async function loadKey(hash: string): Promise<KeyRecord | 'unknown'> {
+    const cached = deps.cacheMs > 0 ? keys.get(hash) : undefined;
+    if (cached) return cached;
+    const row = await prisma.apiKey.findUnique({
+      where: { hash },
+      select: { id: true, tenantId: true, revokedAt: true, expiresAt: true, lastUsedAt: true, tenant: { select: { plan: true } } },
+    });
+    const record: KeyRecord | 'unknown' = row ? { ...row, plan: row.tenant.plan } : 'unknown';
+    if (deps.cacheMs > 0) keys.set(hash, record);
+    return record;
+  }
+
+  function touch(record: KeyRecord, now: Date) {
+    if (record.lastUsedAt && now.getTime() - record.lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
+    record.lastUsedAt = now;
+    prisma.apiKey.update({ where: { id: record.id }, data: { lastUsedAt: now } }).catch((e) => deps.onError?.(e));
+  }
+
+  async function byApiKey(secret: string): Promise<Principal> {
+    const record = await loadKey(hashApiKey(secret));
+    const now = new Date();
+    if (record === 'unknown' || (record.revokedAt && record.revokedAt <= now) || (record.expiresAt && record.expiresAt <= now)) {
+      throw invalid();
+    }
+    if (!PLANS_WITH_API_ACCESS.includes(record.plan)) {
+      throw new DomainError('plan_without_api_access', `API access needs the Growth or Scale plan; this tenant is on the ${record.plan} plan.`);
+    }
+    touch(record, now);
+    return { kind: 'api_key', tenantId: record.tenantId, plan: record.plan, apiKeyId: record.id };
+  }
+
+  async function bySession(token: string): Promise<Principal> {
+    const claims = await sessions.verify(token);
+    let user = deps.cacheMs > 0 ? users.get(claims.userId) : undefined;
+    if (!user) {
+      const row = await prisma.user.findUnique({ where: { id: claims.userId }, select: { tenantId: true, role: true, tenant: { select: { plan: true } } } });
+      user = row ? { tenantId: row.tenantId, role: row.role, plan: row.tenant.plan } : 'unknown';
+      if (deps.cacheMs > 0) users.set(claims.userId, user);
+    }
+    if (user === 'unknown' || user.tenantId !== claims.tenantId) {
+      throw new DomainError('invalid_credentials', 'The session token is invalid or has expired.');
+    }
+    // The stored role wins over the token's, so a demotion takes effect without waiting for expiry.
+    return { kind: 'session', tenantId: claims.tenantId, plan: user.plan, userId: claims.userId, role: user.role };
+  }
+
+  return {
+    authenticate: (credential) => (isApiKeyShaped(credential) ? byApiKey(credential) : bySession(credential)),
+  };
+}

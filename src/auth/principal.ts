@@ -1,0 +1,29 @@
+import type { Role } from './sessions.ts';
+
+export type Plan = 'free' | 'starter' | 'growth' | 'scale';
+
+/** Who is calling: a tenant's API key (the machine path) or a signed-in user (the browser path). */
+export type Principal =
+  | { kind: 'api_key'; tenantId: string; plan: Plan; apiKeyId: string }
+  | { kind: 'session'; tenantId: string; plan: Plan; userId: string; role: Role };
+
+export const PLANS_WITH_API_ACCESS: readonly Plan[] = ['growth', 'scale'];
+
+/**
+ * What a caller may do. `write` is day-to-day work (customers, alerts, events); `manage` is
+ * configuration (webhook endpoints, inbound secrets, weights); API keys are managed only by
+ * signed-in admins, never by an API key.
+ */
+export type Capability = 'read' | 'write' | 'manage' | 'manage_api_keys';
+
+export function can(p: Principal, capability: Capability): boolean {
+  if (p.kind === 'api_key') return capability !== 'manage_api_keys';
+  switch (capability) {
+    case 'read':
+      return true;
+    case 'write':
+      return p.role !== 'viewer';
+    default:
+      return p.role === 'owner' || p.role === 'admin';
+  }
+}

@@ -1,0 +1,100 @@
+// Operator commands (DECISIONS §8): each prints one JSON object on stdout and exits 0, or prints an
+// error on stderr and exits non-zero. Logs go to stderr so stdout stays machine-readable.
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { z } from 'zod';
+import { issueApiKey, revokeApiKey } from '../auth/api-key-store.ts';
+import { hashPassword } from '../auth/passwords.ts';
+import { loadConfig } from '../config.ts';
+import type { Db } from '../db/prisma.ts';
+import { migrateDeploy } from '../db/migrate.ts';
+import { openDatabase } from '../runtime/database.ts';
+import { PLAN_VALUES, ROLE_VALUES } from '../schema/enums.ts';
+
+class UsageError extends Error {}
+
+const uuid = z.string().uuid();
+
+function option(values: Record<string, string | boolean | undefined>, name: string, schema: z.ZodType<string> = z.string().min(1)): string {
+  const r = schema.safeParse(values[name]);
+  if (!r.success) throw new UsageError(`--${name}: ${values[name] === undefined ? 'is required' : r.error.issues[0]?.message}`);
+  return r.data;
+}
+
+type Command = (db: Db, values: Record<string, string | boolean | undefined>) => Promise<object>;
+
+const commands: Record<string, { options: string[]; run: Command }> = {
+  'tenant:create': {
+    options: ['name', 'plan'],
+    run: async (db, v) => {
+      const name = option(v, 'name', z.string().trim().min(1).max(200));
+      const plan = option(v, 'plan', z.enum(PLAN_VALUES)) as (typeof PLAN_VALUES)[number];
+      const tenant = await db.tenant.create({ data: { name, plan } });
+      const { secret } = await issueApiKey(db, { tenantId: tenant.id, name: 'Default key' });
+      return { tenant_id: tenant.id, api_key: secret };
+    },
+  },
+  'apikey:create': {
+    options: ['tenant', 'name'],
+    run: async (db, v) => {
+      const tenantId = option(v, 'tenant', uuid);
+      if (!(await db.tenant.findUnique({ where: { id: tenantId }, select: { id: true } }))) throw new UsageError(`no tenant ${tenantId}`);
+      const { key, secret } = await issueApiKey(db, { tenantId, name: typeof v.name === 'string' ? v.name : 'CLI key' });
+      return { api_key_id: key.id, api_key: secret };
+    },
+  },
+  'apikey:revoke': {
+    options: ['key-id'],
+    run: async (db, v) => {
+      const keyId = option(v, 'key-id', uuid);
+      if (!(await revokeApiKey(db, { keyId }))) throw new UsageError(`no API key ${keyId}`);
+      return { revoked: true };
+    },
+  },
+  'user:create': {
+    options: ['tenant', 'email', 'password', 'role'],
+    run: async (db, v) => {
+      const tenantId = option(v, 'tenant', uuid);
+      const email = option(v, 'email', z.string().trim().toLowerCase().email());
+      const password = option(v, 'password', z.string().min(8, 'must be at least 8 characters').max(1024));
+      const role = option(v, 'role', z.enum(ROLE_VALUES)) as (typeof ROLE_VALUES)[number];
+      if (!(await db.tenant.findUnique({ where: { id: tenantId }, select: { id: true } }))) throw new UsageError(`no tenant ${tenantId}`);
+      if (await db.user.findUnique({ where: { email }, select: { id: true } })) throw new UsageError(`a user with email ${email} exists`);
+      const user = await db.user.create({ data: { tenantId, email, role, passwordHash: await hashPassword(password) } });
+      return { user_id: user.id };
+    },
+  },
+};
+
+async function main() {
+  const [name, ...rest] = process.argv.slice(2);
+  const command = name ? commands[name] : undefined;
+  if (!command) {
+    throw new UsageError(`usage: npm run admin -- <command> [--option value ...]\ncommands: ${Object.keys(commands).join(', ')}`);
+  }
+  const { values } = parseArgs({
+    args: rest,
+    options: Object.fromEntries(command.options.map((o) => [o, { type: 'string' as const }])),
+    strict: true,
+  });
+  const config = loadConfig();
+  const log = pino({ level: 'warn' }, pino.destination(2));
+  const db = await openDatabase(config, log, { migrate: false, poolSize: 2 });
+  try {
+    // A brand-new database (first command before the first start) gets its schema first.
+    const [{ ready }] = await db.prisma.$queryRaw<{ ready: boolean }[]>`SELECT to_regclass('public.tenants') IS NOT NULL AS ready`;
+    if (!ready) await migrateDeploy(db.url);
+    const out = await command.run(db.prisma, values);
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+  } finally {
+    await db.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    process.stderr.write(`${e instanceof UsageError || e instanceof TypeError ? e.message : (e?.stack ?? e)}\n`);
+    process.exit(e instanceof UsageError ? 2 : 1);
+  },
+);

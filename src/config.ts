@@ -1,0 +1,89 @@
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
+  .optional()
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const url = (protocols: string[]) =>
+  z
+    .string()
+    .url()
+    .refine((v) => protocols.some((p) => v.startsWith(`${p}:`)), { message: `must use ${protocols.join(' or ')}` });
+
+// One model per concern, parsed once at start-up; every problem is reported before the process refuses to start.
+const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('0.0.0.0'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  PUBLIC_BASE_URL: z.string().url().optional(),
+  DATABASE_URL: url(['postgres', 'postgresql']).optional(),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  AMQP_URL: url(['amqp', 'amqps']).optional(),
+  REDIS_URL: url(['redis', 'rediss']).optional(),
+  DATA_DIR: z.string().default('.data'),
+  EMBEDDED_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
+  /** HS256 key for session tokens. Generated and kept under DATA_DIR when absent (development only). */
+  SESSION_SECRET: z.string().min(32).optional(),
+  SESSION_TTL_SECONDS: z.coerce.number().int().min(60).default(8 * 3600),
+  /** RS256/ES256 sessions from an external identity provider. */
+  SESSION_JWKS_URL: z.string().url().optional(),
+  /** 32 bytes, base64, for AES-256-GCM of stored secrets. Generated and kept under DATA_DIR when absent. */
+  ENCRYPTION_KEY: z.string().optional(),
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: bool,
+  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  RATE_LIMIT_GROWTH: z.coerce.number().int().min(1).default(100),
+  RATE_LIMIT_SCALE: z.coerce.number().int().min(1).default(300),
+  RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).default(60_000),
+  /** How long a verified API key is remembered in memory; bounds how late a revocation takes effect. */
+  API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(5000).default(2000),
+  SEED_DEMO: z.enum(['auto', 'never']).default('auto'),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export interface Config {
+  env: Env['NODE_ENV'];
+  http: { host: string; port: number; bodyLimit: number; publicBaseUrl?: string };
+  log: { level: Env['LOG_LEVEL'] };
+  database: { url?: string; poolSize: number; embeddedPort: number };
+  dataDir: string;
+  amqpUrl?: string;
+  redisUrl?: string;
+  sessions: { secret?: string; ttlSeconds: number; jwksUrl?: string };
+  encryptionKey?: string;
+  webhooks: { allowPrivateTargets: boolean };
+  rateLimit: { perMinute: { growth: number; scale: number }; windowMs: number };
+  apiKeyCacheMs: number;
+  seedDemo: boolean;
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(source);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  if (e.NODE_ENV === 'production' && !e.SESSION_SECRET) {
+    throw new ConfigError('Invalid configuration:\n  SESSION_SECRET: required in production');
+  }
+  return {
+    env: e.NODE_ENV,
+    http: { host: e.HOST, port: e.PORT, bodyLimit: e.BODY_LIMIT_BYTES, publicBaseUrl: e.PUBLIC_BASE_URL },
+    log: { level: e.LOG_LEVEL },
+    database: { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE, embeddedPort: e.EMBEDDED_PG_PORT },
+    dataDir: e.DATA_DIR,
+    amqpUrl: e.AMQP_URL,
+    redisUrl: e.REDIS_URL,
+    sessions: { secret: e.SESSION_SECRET, ttlSeconds: e.SESSION_TTL_SECONDS, jwksUrl: e.SESSION_JWKS_URL },
+    encryptionKey: e.ENCRYPTION_KEY,
+    webhooks: { allowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS },
+    rateLimit: { perMinute: { growth: e.RATE_LIMIT_GROWTH, scale: e.RATE_LIMIT_SCALE }, windowMs: e.RATE_LIMIT_WINDOW_MS },
+    apiKeyCacheMs: e.API_KEY_CACHE_MS,
+    seedDemo: e.SEED_DEMO === 'auto',
+  };
+}

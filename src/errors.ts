@@ -1,0 +1,82 @@
+import { GraphQLError } from 'graphql';
+
+// The one table of error codes (DECISIONS §1): GraphQL carries the code in extensions, REST turns
+// it into the HTTP status and an RFC 9457 problem document.
+export const ERROR_CATALOG = {
+  conflicting_credentials: { status: 400, title: 'Conflicting credentials' },
+  validation_failed: { status: 400, title: 'Validation failed' },
+  missing_credentials: { status: 401, title: 'Missing credentials' },
+  invalid_credentials: { status: 401, title: 'Invalid credentials' },
+  invalid_signature: { status: 401, title: 'Invalid signature' },
+  plan_without_api_access: { status: 403, title: 'Plan without API access' },
+  forbidden: { status: 403, title: 'Forbidden' },
+  inbound_secret_not_set: { status: 403, title: 'Inbound secret not set' },
+  not_found: { status: 404, title: 'Not found' },
+  method_not_allowed: { status: 405, title: 'Method not allowed' },
+  conflict: { status: 409, title: 'Conflict' },
+  limit_reached: { status: 409, title: 'Limit reached' },
+  payload_too_large: { status: 413, title: 'Payload too large' },
+  unsupported_media_type: { status: 415, title: 'Unsupported media type' },
+  not_enough_data: { status: 422, title: 'Not enough data' },
+  rate_limited: { status: 429, title: 'Too many requests' },
+  internal_error: { status: 500, title: 'Internal server error' },
+  service_unavailable: { status: 503, title: 'Service unavailable' },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export class DomainError extends GraphQLError {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly fieldErrors?: FieldError[];
+  readonly headers?: Record<string, string>;
+
+  constructor(code: ErrorCode, detail: string, opts: { errors?: FieldError[]; headers?: Record<string, string> } = {}) {
+    const status = ERROR_CATALOG[code].status;
+    super(detail, { extensions: { code, status, ...(opts.errors ? { errors: opts.errors } : {}) } });
+    this.name = 'DomainError';
+    this.code = code;
+    this.status = status;
+    this.fieldErrors = opts.errors;
+    this.headers = opts.headers;
+  }
+}
+
+export const notFound = (what: string) => new DomainError('not_found', `${what} was not found.`);
+
+export const validationFailed = (errors: FieldError[]) =>
+  new DomainError('validation_failed', errors.map((e) => `${e.path}: ${e.message}`).join('; '), { errors });
+
+export const forbidden = (detail = 'Your role does not allow this action.') => new DomainError('forbidden', detail);
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERROR_CATALOG, value);
+}
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ErrorCode;
+  errors?: FieldError[];
+  instance?: string;
+}
+
+export function problemFor(code: ErrorCode, detail: string, errors?: FieldError[]): Problem {
+  const { status, title } = ERROR_CATALOG[code];
+  return {
+    // A relative reference, resolved against the service: GET /problems/{code} describes the error.
+    type: `/problems/${code}`,
+    title,
+    status,
+    detail,
+    code,
+    ...(errors?.length ? { errors } : {}),
+  };
+}

@@ -1,0 +1,72 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError, ERROR_CATALOG, type ErrorCode, type FieldError, problemFor } from '../errors.ts';
+
+export function sendProblem(reply: FastifyReply, code: ErrorCode, detail: string, errors?: FieldError[]) {
+  const body = problemFor(code, detail, errors);
+  if (code === 'missing_credentials' || code === 'invalid_credentials') {
+    reply.header('www-authenticate', code === 'missing_credentials' ? 'Bearer realm="api"' : 'Bearer realm="api", error="invalid_token"');
+  }
+  return reply.code(body.status).type('application/problem+json; charset=utf-8').send(body);
+}
+
+interface AjvIssue {
+  instancePath: string;
+  message?: string;
+  keyword: string;
+  params: Record<string, unknown>;
+}
+
+function fieldErrors(issues: AjvIssue[]): FieldError[] {
+  return issues.map((i) => {
+    const base = i.instancePath.replace(/^\//, '').replaceAll('/', '.');
+    const missing = i.keyword === 'required' ? String(i.params.missingProperty) : undefined;
+    const extra = i.keyword === 'additionalProperties' ? String(i.params.additionalProperty) : undefined;
+    const path = [base, missing ?? extra].filter(Boolean).join('.') || 'body';
+    const message =
+      i.keyword === 'enum'
+        ? `must be one of: ${(i.params.allowedValues as unknown[]).join(', ')}`
+        : i.keyword === 'required'
+          ? 'is required'
+          : i.keyword === 'additionalProperties'
+            ? 'is not a known field'
+            : i.keyword === 'format' && i.params.format === 'uuid'
+              ? 'must be a UUID'
+              : (i.message ?? 'is invalid');
+    return { path, message };
+  });
+}
+
+/** One error handler for the whole service: domain errors and Fastify's own become problem+json; 5xx detail never leaves. */
+export function registerProblemHandlers(app: FastifyInstance) {
+  app.setErrorHandler((error: FastifyError | DomainError, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof DomainError) {
+      for (const [k, v] of Object.entries(error.headers ?? {})) reply.header(k, v);
+      return sendProblem(reply, error.code, error.message, error.fieldErrors);
+    }
+    const fe = error as FastifyError & { validation?: AjvIssue[] };
+    if (fe.validation) {
+      const errors = fieldErrors(fe.validation);
+      return sendProblem(reply, 'validation_failed', errors.map((e) => `${e.path}: ${e.message}`).join('; '), errors);
+    }
+    const status = fe.statusCode ?? 500;
+    if (status === 413) return sendProblem(reply, 'payload_too_large', 'The request body is larger than the limit.');
+    if (status === 415) return sendProblem(reply, 'unsupported_media_type', 'Send the body as application/json.');
+    if (status === 429) return sendProblem(reply, 'rate_limited', 'Too many requests.');
+    if (status >= 400 && status < 500) {
+      const detail = fe.code?.startsWith('FST_ERR_CTP') ? 'The body is not valid JSON.' : fe.message;
+      return sendProblem(reply, status === 404 ? 'not_found' : 'validation_failed', detail);
+    }
+    request.log.error({ err: error }, 'request failed');
+    return sendProblem(reply, status === 503 ? 'service_unavailable' : 'internal_error', `Something went wrong on our side; quote request id ${request.id}.`);
+  });
+
+  app.setNotFoundHandler((request, reply) => sendProblem(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`));
+
+  // Problem `type` URIs resolve to a short description of the error code.
+  app.get('/problems/:code', { schema: { hide: true } }, async (request, reply) => {
+    const { code } = request.params as { code: string };
+    const entry = (ERROR_CATALOG as Record<string, { status: number; title: string }>)[code];
+    if (!entry) return sendProblem(reply, 'not_found', `No error code ${code}.`);
+    return { code, ...entry };
+  });
+}

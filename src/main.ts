@@ -1,0 +1,101 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { buildApp } from './app.ts';
+import { createSessions } from './auth/sessions.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { openDatabase } from './runtime/database.ts';
+import { createLogger } from './runtime/logger.ts';
+import { sessionSecret } from './runtime/secrets.ts';
+import { seedDemoTenant } from './seed/demo.ts';
+
+type Role = 'all' | 'api' | 'worker';
+
+async function main(role: Role) {
+  const config = loadConfig();
+  const log = createLogger(config, role === 'worker' ? 'chs-worker' : 'chs');
+  const db = await openDatabase(config, log, { migrate: true });
+  const closers: (() => Promise<unknown>)[] = [];
+  let banner: string[] = [];
+
+  if (role !== 'worker') {
+    if (config.seedDemo && (await db.prisma.tenant.count()) === 0) {
+      const password = cryptoPassword();
+      const demo = await seedDemoTenant(db.prisma, password);
+      if (db.embedded) writeFileSync(join(config.dataDir, 'demo-credentials.json'), JSON.stringify(demo, null, 2), { mode: 0o600 });
+      banner = demoBanner(demo, false);
+    } else if (db.embedded) {
+      try {
+        banner = demoBanner(JSON.parse(readFileSync(join(config.dataDir, 'demo-credentials.json'), 'utf8')), true);
+      } catch {
+        banner = [];
+      }
+    }
+
+    const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }) : undefined;
+    redis?.on('error', (e) => log.warn({ err: e }, 'redis error'));
+    const app = await buildApp({
+      config,
+      prisma: db.prisma,
+      redis,
+      logger: log,
+      sessions: createSessions({ secret: sessionSecret(config), ttlSeconds: config.sessions.ttlSeconds, jwksUrl: config.sessions.jwksUrl }),
+    });
+    await app.listen({ host: config.http.host, port: config.http.port });
+    closers.push(() => app.close());
+    if (redis) closers.push(() => redis.quit());
+
+    const base = config.http.publicBaseUrl ?? `http://127.0.0.1:${config.http.port}`;
+    console.log(
+      [
+        '',
+        `  Customer Health Service is listening on ${base}`,
+        `  API reference (Swagger UI): ${base}/docs`,
+        `  GraphQL:                    ${base}/graphql`,
+        ...banner.map((l) => `  ${l}`),
+        '',
+      ].join('\n'),
+    );
+  }
+  if (role !== 'api') {
+    log.info('worker started; background consumers register here as capabilities land');
+  }
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    const timer = setTimeout(() => process.exit(1), 15_000).unref();
+    for (const close of closers.reverse()) await close().catch((e) => log.error({ err: e }, 'close failed'));
+    await db.close();
+    clearTimeout(timer);
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+function demoBanner(demo: { apiKey: string; email: string; password: string; tenantId: string }, again: boolean): string[] {
+  return [
+    '',
+    `Demo tenant (Scale plan)${again ? '' : ', just created'}: ${demo.tenantId}`,
+    `  API key:   ${demo.apiKey}`,
+    `  Dashboard: ${demo.email} / ${demo.password}`,
+    `  Try: curl -H "Authorization: Bearer ${demo.apiKey}" http://127.0.0.1:${process.env.PORT ?? 3000}/api/v1/customers`,
+  ];
+}
+
+function cryptoPassword(): string {
+  return globalThis.crypto.randomUUID().replaceAll('-', '').slice(0, 20);
+}
+
+const role = (process.argv[2] ?? 'all') as Role;
+if (!['all', 'api', 'worker'].includes(role)) {
+  console.error(`unknown role ${role}; use all, api or worker`);
+  process.exit(2);
+}
+main(role).catch((e) => {
+  console.error(e instanceof ConfigError ? e.message : e);
+  process.exit(1);
+});

@@ -1,0 +1,80 @@
+import type {
+  AlertItemFragment,
+  CustomerChurnPredictionQuery,
+  CustomerDetailFragment,
+  CustomerHealthQuery,
+  CustomerListItemFragment,
+} from './generated/operations.ts';
+
+// GraphQL speaks camelCase; the REST API speaks snake_case (DECISIONS §1). These are the only
+// places where the two meet.
+
+export const customerItem = (c: CustomerListItemFragment) => ({
+  id: c.id,
+  external_id: c.externalId,
+  name: c.name,
+  email: c.email,
+  domain: c.domain,
+  health_score: c.healthScore,
+  health_status: c.healthStatus,
+  churn_probability: c.churnProbability,
+  churn_risk_level: c.churnRiskLevel,
+  created_at: c.createdAt,
+  updated_at: c.updatedAt,
+});
+
+export const customerDetail = (c: CustomerDetailFragment) => ({
+  ...customerItem(c),
+  identities: c.identities.map((i) => ({ provider: i.provider, external_id: i.externalId })),
+});
+
+type Health = NonNullable<CustomerHealthQuery['customer']>['health'];
+export const health = (h: Health) => ({
+  customer_id: h.customerId,
+  score: h.score,
+  status: h.status,
+  computed_at: h.computedAt,
+  trend: { change_7d: h.trend.d7, change_30d: h.trend.d30 },
+  weakest_dimension: h.weakestDimension,
+  dimensions: h.dimensions.map((d) => ({
+    key: d.key,
+    score: d.score,
+    weight: d.weight,
+    contribution: d.contribution,
+    trend: d.trend,
+    signals: d.signals,
+  })),
+});
+
+type Churn = NonNullable<CustomerChurnPredictionQuery['customer']>['churnPrediction'];
+export const churn = (c: Churn) => ({
+  customer_id: c.customerId,
+  probability: c.probability,
+  risk_level: c.riskLevel,
+  risk_factors: c.riskFactors,
+  recommended_interventions: c.recommendedInterventions,
+  model_version: c.modelVersion,
+  predicted_at: c.predictedAt,
+});
+
+export const alert = (a: AlertItemFragment) => ({
+  id: a.id,
+  customer_id: a.customerId,
+  alert_type: a.alertType,
+  severity: a.severity,
+  status: a.status,
+  title: a.title,
+  message: a.message,
+  details: a.details,
+  snoozed_until: a.snoozedUntil,
+  acknowledged_at: a.acknowledgedAt,
+  resolved_at: a.resolvedAt,
+  created_at: a.createdAt,
+  updated_at: a.updatedAt,
+});
+
+export const page = <T, R>(conn: { nodes: T[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } }, map: (t: T) => R) => ({
+  data: conn.nodes.map(map),
+  has_more: conn.pageInfo.hasNextPage,
+  next_cursor: conn.pageInfo.endCursor,
+});

@@ -1,0 +1,26 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { DomainError } from '../errors.ts';
+import type { Context } from '../schema/context.ts';
+import type { Run } from './executor.ts';
+import { alertRoutes } from './routes/alerts.ts';
+import { authRoutes } from './routes/auth.ts';
+import { customerRoutes } from './routes/customers.ts';
+
+export interface RestDeps {
+  run: Run;
+  context: (req: FastifyRequest) => Context;
+}
+
+/** The REST facade under /api/v1: thin routes, each one named GraphQL operation. */
+export async function restApi(v1: FastifyInstance, opts: RestDeps) {
+  // Only the dependencies travel on: the options also carry this plugin's own prefix.
+  const deps: RestDeps = { run: opts.run, context: opts.context };
+  await v1.register(authRoutes, deps);
+  await v1.register(async (authed) => {
+    authed.addHook('onRequest', async (req) => {
+      if (!req.principal) throw new DomainError('missing_credentials', 'Send an API key as Authorization: Bearer sk_... or X-API-Key, or a session token.');
+    });
+    await authed.register(customerRoutes, deps);
+    await authed.register(alertRoutes, deps);
+  });
+}

@@ -1,0 +1,163 @@
+import type { FastifyInstance } from 'fastify';
+import type { RestDeps } from '../plugin.ts';
+import {
+  CreateCustomerDocument,
+  CustomerChurnPredictionDocument,
+  CustomerHealthDocument,
+  GetCustomerDocument,
+  ListCustomersDocument,
+  UpdateCustomerDocument,
+} from '../generated/operations.ts';
+import * as map from '../mappers.ts';
+import * as s from '../schemas.ts';
+import { HEALTH_STATUS_VALUES, RISK_LEVEL_VALUES } from '../../schema/enums.ts';
+
+const PAGE_FIELDS = { first: 'limit', after: 'cursor' };
+const idParams = {
+  type: 'object',
+  properties: { customer_id: { type: 'string', format: 'uuid' } },
+  required: ['customer_id'],
+} as const;
+
+type ListQuery = { limit: number; cursor?: string; risk_level?: (typeof RISK_LEVEL_VALUES)[number]; health_status?: (typeof HEALTH_STATUS_VALUES)[number] };
+type IdParams = { customer_id: string };
+type CustomerBody = {
+  name?: string;
+  external_id?: string | null;
+  email?: string | null;
+  domain?: string | null;
+  identities?: { provider: 'stripe' | 'github' | 'slack' | 'discord' | 'intercom' | 'meta_ads'; external_id: string }[];
+};
+
+const tags = ['Customers'];
+
+export async function customerRoutes(app: FastifyInstance, { run, context }: RestDeps) {
+  app.get<{ Querystring: ListQuery }>(
+    '/customers',
+    {
+      schema: {
+        tags,
+        summary: 'List customers with their current health score and churn risk level',
+        querystring: {
+          type: 'object',
+          properties: {
+            ...s.pageQuery,
+            risk_level: { type: 'string', enum: RISK_LEVEL_VALUES },
+            health_status: { type: 'string', enum: HEALTH_STATUS_VALUES },
+          },
+        },
+        response: { 200: s.listOf({ $ref: 'CustomerListItem#' }), ...s.problemResponses(400, 401, 403, 429) },
+      },
+    },
+    async (req) => {
+      const q = req.query;
+      const data = await run(
+        ListCustomersDocument,
+        { first: q.limit, after: q.cursor, riskLevel: q.risk_level, healthStatus: q.health_status },
+        context(req),
+        PAGE_FIELDS,
+      );
+      return map.page(data.customers, map.customerItem);
+    },
+  );
+
+  app.post<{ Body: CustomerBody }>(
+    '/customers',
+    {
+      schema: {
+        tags,
+        summary: 'Create a customer',
+        body: s.customerCreate,
+        response: { 201: { $ref: 'Customer#' }, ...s.problemResponses(400, 401, 403, 409, 413, 415, 429) },
+      },
+    },
+    async (req, reply) => {
+      const b = req.body;
+      const data = await run(
+        CreateCustomerDocument,
+        {
+          input: {
+            name: b.name ?? '',
+            externalId: b.external_id,
+            email: b.email,
+            domain: b.domain,
+            identities: b.identities?.map((i) => ({ provider: i.provider, externalId: i.external_id })),
+          },
+        },
+        context(req),
+        { external_id: 'external_id', externalId: 'external_id' },
+      );
+      reply.code(201).header('location', `/api/v1/customers/${data.createCustomer.id}`);
+      return map.customerDetail(data.createCustomer);
+    },
+  );
+
+  app.get<{ Params: IdParams }>(
+    '/customers/:customer_id',
+    {
+      schema: {
+        tags,
+        summary: 'Get a customer',
+        params: idParams,
+        response: { 200: { $ref: 'Customer#' }, ...s.problemResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (req) => {
+      const data = await run(GetCustomerDocument, { id: req.params.customer_id }, context(req));
+      return map.customerDetail(data.customer);
+    },
+  );
+
+  app.patch<{ Params: IdParams; Body: CustomerBody }>(
+    '/customers/:customer_id',
+    {
+      schema: {
+        tags,
+        summary: 'Update a customer',
+        params: idParams,
+        body: s.customerUpdate,
+        response: { 200: { $ref: 'Customer#' }, ...s.problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
+      },
+    },
+    async (req) => {
+      const b = req.body;
+      const input = Object.fromEntries(
+        Object.entries({ name: b.name, externalId: b.external_id, email: b.email, domain: b.domain }).filter(([, v]) => v !== undefined),
+      );
+      const data = await run(UpdateCustomerDocument, { id: req.params.customer_id, input }, context(req), { externalId: 'external_id' });
+      return map.customerDetail(data.updateCustomer);
+    },
+  );
+
+  app.get<{ Params: IdParams }>(
+    '/customers/:customer_id/health',
+    {
+      schema: {
+        tags,
+        summary: 'Full health score breakdown across five dimensions',
+        params: idParams,
+        response: { 200: { $ref: 'CustomerHealth#' }, ...s.problemResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (req) => {
+      const data = await run(CustomerHealthDocument, { id: req.params.customer_id }, context(req));
+      return map.health(data.customer.health);
+    },
+  );
+
+  app.get<{ Params: IdParams }>(
+    '/customers/:customer_id/churn-prediction',
+    {
+      schema: {
+        tags,
+        summary: 'Latest churn probability, risk level, risk factors and recommended interventions',
+        params: idParams,
+        response: { 200: { $ref: 'ChurnPrediction#' }, ...s.problemResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (req) => {
+      const data = await run(CustomerChurnPredictionDocument, { id: req.params.customer_id }, context(req));
+      return map.churn(data.customer.churnPrediction);
+    },
+  );
+}

@@ -1,0 +1,195 @@
+// JSON Schemas of the REST API: they validate requests, serialise responses and feed /openapi.json.
+import { ALERT_SEVERITY_VALUES, ALERT_STATUS_VALUES, ALERT_TYPE_VALUES, HEALTH_STATUS_VALUES, PROVIDER_VALUES, RISK_LEVEL_VALUES } from '../schema/enums.ts';
+import { DIMENSIONS } from '../scoring/dimensions.ts';
+
+const nullable = (schema: Record<string, unknown>) => ({ ...schema, nullable: true });
+const str = { type: 'string' } as const;
+const dateTime = { type: 'string', format: 'date-time' } as const;
+const uuid = { type: 'string', format: 'uuid' } as const;
+
+export const problem = {
+  $id: 'Problem',
+  type: 'object',
+  description: 'RFC 9457 problem details.',
+  properties: {
+    type: str,
+    title: str,
+    status: { type: 'integer' },
+    detail: str,
+    code: str,
+    errors: { type: 'array', items: { type: 'object', properties: { path: str, message: str } } },
+  },
+  required: ['type', 'title', 'status', 'detail', 'code'],
+} as const;
+
+export const problemResponses = (...statuses: number[]) =>
+  Object.fromEntries(
+    statuses.map((s) => [s, { description: 'Problem details', content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } } }]),
+  );
+
+export const pageQuery = {
+  limit: { type: 'integer', minimum: 1, maximum: 100, default: 25, description: 'Page size (1-100).' },
+  cursor: { type: 'string', minLength: 1, maxLength: 512, description: 'The next_cursor of the previous page.' },
+} as const;
+
+export const listOf = (item: Record<string, unknown>) => ({
+  type: 'object',
+  properties: {
+    data: { type: 'array', items: item },
+    has_more: { type: 'boolean' },
+    next_cursor: nullable(str),
+  },
+  required: ['data', 'has_more', 'next_cursor'],
+});
+
+const customerProps = {
+  id: uuid,
+  external_id: nullable(str),
+  name: str,
+  email: nullable(str),
+  domain: nullable(str),
+  health_score: nullable({ type: 'integer', minimum: 0, maximum: 100 }),
+  health_status: nullable({ type: 'string', enum: HEALTH_STATUS_VALUES }),
+  churn_probability: nullable({ type: 'number' }),
+  churn_risk_level: nullable({ type: 'string', enum: RISK_LEVEL_VALUES }),
+  created_at: dateTime,
+  updated_at: dateTime,
+};
+
+export const customerItem = { $id: 'CustomerListItem', type: 'object', properties: customerProps } as const;
+
+export const identity = {
+  type: 'object',
+  properties: { provider: { type: 'string', enum: PROVIDER_VALUES }, external_id: { type: 'string', minLength: 1, maxLength: 200 } },
+  required: ['provider', 'external_id'],
+  additionalProperties: false,
+} as const;
+
+export const customer = {
+  $id: 'Customer',
+  type: 'object',
+  properties: { ...customerProps, identities: { type: 'array', items: identity } },
+} as const;
+
+export const customerCreate = {
+  type: 'object',
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 200 },
+    external_id: nullable({ type: 'string', minLength: 1, maxLength: 200 }),
+    email: nullable({ type: 'string', maxLength: 320 }),
+    domain: nullable({ type: 'string', maxLength: 253 }),
+    identities: { type: 'array', maxItems: 50, items: identity },
+  },
+  required: ['name'],
+  additionalProperties: false,
+} as const;
+
+export const customerUpdate = {
+  type: 'object',
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 200 },
+    external_id: nullable({ type: 'string', minLength: 1, maxLength: 200 }),
+    email: nullable({ type: 'string', maxLength: 320 }),
+    domain: nullable({ type: 'string', maxLength: 253 }),
+  },
+  minProperties: 1,
+  additionalProperties: false,
+} as const;
+
+export const health = {
+  $id: 'CustomerHealth',
+  type: 'object',
+  properties: {
+    customer_id: uuid,
+    score: nullable({ type: 'integer', minimum: 0, maximum: 100 }),
+    status: nullable({ type: 'string', enum: HEALTH_STATUS_VALUES }),
+    computed_at: nullable(dateTime),
+    trend: {
+      type: 'object',
+      properties: { change_7d: nullable({ type: 'number' }), change_30d: nullable({ type: 'number' }) },
+    },
+    weakest_dimension: nullable({ type: 'string', enum: DIMENSIONS }),
+    dimensions: {
+      type: 'array',
+      minItems: 5,
+      maxItems: 5,
+      items: {
+        type: 'object',
+        properties: {
+          key: { type: 'string', enum: DIMENSIONS },
+          score: nullable({ type: 'number' }),
+          weight: { type: 'number' },
+          contribution: nullable({ type: 'number' }),
+          trend: nullable({ type: 'number' }),
+          signals: {
+            type: 'array',
+            items: { type: 'object', properties: { key: str, label: str, value: { nullable: true } } },
+          },
+        },
+      },
+    },
+  },
+} as const;
+
+export const churnPrediction = {
+  $id: 'ChurnPrediction',
+  type: 'object',
+  properties: {
+    customer_id: uuid,
+    probability: nullable({ type: 'number', minimum: 0, maximum: 1 }),
+    risk_level: nullable({ type: 'string', enum: RISK_LEVEL_VALUES }),
+    risk_factors: {
+      type: 'array',
+      items: { type: 'object', properties: { code: str, description: str, impact: { type: 'number' } } },
+    },
+    recommended_interventions: {
+      type: 'array',
+      items: { type: 'object', properties: { code: str, title: str, description: str, priority: str } },
+    },
+    model_version: nullable(str),
+    predicted_at: nullable(dateTime),
+  },
+} as const;
+
+export const alert = {
+  $id: 'Alert',
+  type: 'object',
+  properties: {
+    id: uuid,
+    customer_id: uuid,
+    alert_type: { type: 'string', enum: ALERT_TYPE_VALUES },
+    severity: { type: 'string', enum: ALERT_SEVERITY_VALUES },
+    status: { type: 'string', enum: ALERT_STATUS_VALUES },
+    title: str,
+    message: str,
+    details: { type: 'object', additionalProperties: true },
+    snoozed_until: nullable(dateTime),
+    acknowledged_at: nullable(dateTime),
+    resolved_at: nullable(dateTime),
+    created_at: dateTime,
+    updated_at: dateTime,
+  },
+} as const;
+
+export const alertQuery = {
+  type: 'object',
+  properties: {
+    ...pageQuery,
+    status: { type: 'string', enum: ALERT_STATUS_VALUES },
+    severity: { type: 'string', enum: ALERT_SEVERITY_VALUES },
+    alert_type: { type: 'string', enum: ALERT_TYPE_VALUES },
+    customer_id: { ...uuid, description: 'Only alerts of this customer.' },
+  },
+} as const;
+
+export const alertUpdate = {
+  type: 'object',
+  properties: {
+    status: { type: 'string', enum: ALERT_STATUS_VALUES, description: 'acknowledged, snoozed (with snoozed_until), resolved, or open to reopen.' },
+    snoozed_until: { ...dateTime, description: 'Required with status snoozed.' },
+  },
+  required: ['status'],
+  additionalProperties: false,
+} as const;
+
+export const SHARED_SCHEMAS = [problem, customerItem, customer, health, churnPrediction, alert];

@@ -1,0 +1,42 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { startEmbeddedPostgres } from '../db/embedded-postgres.ts';
+import { loadLocalSecrets } from '../db/local-secrets.ts';
+import { migrateDeploy } from '../db/migrate.ts';
+import { createPrisma, type Db } from '../db/prisma.ts';
+
+export interface Database {
+  url: string;
+  prisma: Db;
+  embedded: boolean;
+  close(): Promise<void>;
+}
+
+/** DATABASE_URL when given, otherwise the embedded PostgreSQL under the data directory; migrated when asked. */
+export async function openDatabase(config: Config, log: Logger, opts: { migrate: boolean; poolSize?: number }): Promise<Database> {
+  let url = config.database.url;
+  let stopEmbedded = async () => {};
+  if (!url) {
+    const secrets = loadLocalSecrets(config.dataDir);
+    log.info({ dataDir: config.dataDir, port: config.database.embeddedPort }, 'no DATABASE_URL: using the embedded PostgreSQL');
+    const embedded = await startEmbeddedPostgres({
+      dataDir: config.dataDir,
+      port: config.database.embeddedPort,
+      password: secrets.postgresPassword,
+      log: (m) => log.debug({ pg: m }),
+    });
+    url = embedded.url;
+    stopEmbedded = embedded.stop;
+  }
+  if (opts.migrate) await migrateDeploy(url, (line) => log.debug({ migrate: line }));
+  const prisma = createPrisma({ url, poolSize: opts.poolSize ?? config.database.poolSize });
+  return {
+    url,
+    prisma,
+    embedded: !config.database.url,
+    close: async () => {
+      await prisma.$disconnect();
+      await stopEmbedded();
+    },
+  };
+}

@@ -1,0 +1,27 @@
+import { pino, type Logger } from 'pino';
+import type { Config } from '../config.ts';
+
+/** pino with every credential-bearing header and secret field redacted. */
+export function createLogger(config: Pick<Config, 'log' | 'env'>, name = 'chs'): Logger {
+  return pino({
+    name,
+    level: config.log.level,
+    redact: {
+      paths: [
+        'req.headers.authorization',
+        'req.headers["x-api-key"]',
+        'req.headers.cookie',
+        'req.headers["stripe-signature"]',
+        'req.headers["x-hub-signature"]',
+        'req.headers["x-hub-signature-256"]',
+        'req.headers["x-slack-signature"]',
+        'req.headers["x-signature-ed25519"]',
+        '*.password',
+        '*.secret',
+        '*.api_key',
+        '*.token',
+      ],
+      censor: '[redacted]',
+    },
+  });
+}

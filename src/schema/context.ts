@@ -1,0 +1,13 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Principal } from '../auth/principal.ts';
+import type { Sessions } from '../auth/sessions.ts';
+import type { Db } from '../db/prisma.ts';
+
+/** Everything a resolver may use; built per request by the HTTP layer, shared by /graphql and the REST facade. */
+export interface Context {
+  prisma: Db;
+  principal: Principal | null;
+  sessions: Sessions;
+  log: FastifyBaseLogger;
+  requestId: string;
+}

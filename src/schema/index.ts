@@ -1,0 +1,12 @@
+import { builder } from './builder.ts';
+import './scalars.ts';
+import './enums.ts';
+import './tenant.ts';
+import './session.ts';
+import './customer.ts';
+import './health.ts';
+import './churn.ts';
+import './alert.ts';
+import './api-key.ts';
+
+export const schema = builder.toSchema({ sortSchema: true });

@@ -1,0 +1,41 @@
+import { Kind } from 'graphql';
+import { validationFailed } from '../errors.ts';
+import { builder } from './builder.ts';
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const isUuid = (v: unknown): v is string => typeof v === 'string' && UUID_RE.test(v);
+
+builder.scalarType('UUID', {
+  description: 'A UUID in its canonical 8-4-4-4-12 hexadecimal form.',
+  serialize: (v) => String(v),
+  parseValue: (v) => {
+    if (!isUuid(v)) throw validationFailed([{ path: 'id', message: 'must be a UUID' }]);
+    return v.toLowerCase();
+  },
+  parseLiteral: (ast) => {
+    if (ast.kind !== Kind.STRING || !isUuid(ast.value)) throw validationFailed([{ path: 'id', message: 'must be a UUID' }]);
+    return ast.value.toLowerCase();
+  },
+});
+
+const parseDate = (v: unknown): Date => {
+  const d = typeof v === 'string' ? new Date(v) : undefined;
+  if (!d || Number.isNaN(d.getTime()) || !/^\d{4}-\d{2}-\d{2}T/.test(v as string)) {
+    throw validationFailed([{ path: 'datetime', message: 'must be an ISO 8601 date-time' }]);
+  }
+  return d;
+};
+
+builder.scalarType('DateTime', {
+  description: 'An ISO 8601 date-time in UTC, e.g. 2026-11-22T10:00:00.000Z.',
+  serialize: (v) => (v instanceof Date ? v.toISOString() : new Date(v).toISOString()),
+  parseValue: parseDate,
+  parseLiteral: (ast) => parseDate(ast.kind === Kind.STRING ? ast.value : undefined),
+});
+
+builder.scalarType('JSON', {
+  description: 'Any JSON value.',
+  serialize: (v) => v,
+  parseValue: (v) => v,
+});

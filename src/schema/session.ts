@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { decoyHash, verifyPassword } from '../auth/passwords.ts';
+import { DomainError } from '../errors.ts';
+import { builder } from './builder.ts';
+import { parseInput } from './validate.ts';
+
+const Session = builder.objectRef<{ token: string; expiresAt: Date }>('Session').implement({
+  description: 'A browser session: send the token as `Authorization: Bearer <token>`.',
+  fields: (t) => ({
+    token: t.exposeString('token'),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
+  }),
+});
+
+const loginInput = z.object({
+  email: z.string().trim().toLowerCase().email().max(320),
+  password: z.string().min(1).max(1024),
+});
+
+builder.mutationField('login', (t) =>
+  t.field({
+    type: Session,
+    description: 'Signs in with the built-in user store; works on every plan.',
+    args: { email: t.arg.string(), password: t.arg.string() },
+    resolve: async (_root, args, ctx) => {
+      const { email, password } = parseInput(loginInput, args);
+      const user = await ctx.prisma.user.findUnique({ where: { email }, select: { id: true, tenantId: true, role: true, passwordHash: true } });
+      const ok = await verifyPassword(user?.passwordHash ?? (await decoyHash()), password);
+      if (!user || !ok) throw new DomainError('invalid_credentials', 'The email or password is wrong.');
+      return ctx.sessions.issue({ userId: user.id, tenantId: user.tenantId, role: user.role });
+    },
+  }),
+);
