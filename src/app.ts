@@ -49,6 +49,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestTimeout: 30_000,
   });
   app.decorateRequest('principal', null);
+  // JSON only: any other body type is a 415, not a string that fails validation later.
+  app.removeContentTypeParser('text/plain');
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });

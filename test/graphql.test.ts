@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from './support/app.ts';
+import { alert, scoredCustomer, tenantWithKey, userWithSession } from './support/factories.ts';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(() => t.close());
+
+const gql = (headers: Record<string, string>, query: string, variables: object = {}) =>
+  t.app.inject({ method: 'POST', url: '/graphql', headers, payload: { query, variables } }).then((r) => ({ status: r.statusCode, body: r.json() }));
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+const LIST = `query($n: Int) { customers(first: $n) { nodes { id name identities { provider externalId }
+  health { score dimensions { key score } } churnPrediction { probability riskFactors { code } } } pageInfo { hasNextPage } } }`;
+
+describe('queries', () => {
+  it('reads customers through a connection with nested health and churn', async () => {
+    const { apiKey, tenantId } = await tenantWithKey(t.prisma);
+    await scoredCustomer(t.prisma, tenantId, { usage: 70, engagement: 70, support: 70, billing: 70, growth: 70 }, 0.3);
+    const { body } = await gql({ 'x-api-key': apiKey }, LIST, { n: 10 });
+    expect(body.errors).toBeUndefined();
+    expect(body.data.customers.nodes[0]).toMatchObject({ health: { score: 70 }, churnPrediction: { probability: 0.3 } });
+  });
+
+  it('costs the same number of SQL queries for 3 customers as for 25 (no N+1)', async () => {
+    const { apiKey, tenantId } = await tenantWithKey(t.prisma);
+    for (let i = 0; i < 25; i++) {
+      const { customer } = await scoredCustomer(t.prisma, tenantId, { usage: i * 3, engagement: 50, support: 50, billing: 50, growth: 50 });
+      await t.prisma.customerIdentity.create({ data: { tenantId, customerId: customer.id, provider: 'stripe', externalId: `cus_${customer.id}` } });
+      await alert(t.prisma, tenantId, customer.id);
+    }
+    const count = async (n: number, query: string) => {
+      await gql({ 'x-api-key': apiKey }, query, { n }); // warm the key lookup
+      t.queries.length = 0;
+      const { body } = await gql({ 'x-api-key': apiKey }, query, { n });
+      expect(body.errors).toBeUndefined();
+      return t.queries.filter((q) => !/api_keys|"tenants"."plan"|UPDATE/.test(q)).length;
+    };
+    const listQueries = await count(25, LIST);
+    expect(listQueries).toBe(await count(3, LIST));
+    // One planned query for the page plus one per relation kind (identities, snapshots, predictions, tenant).
+    expect(listQueries).toBeLessThanOrEqual(5);
+    const ALERTS = 'query($n: Int) { alerts(first: $n) { nodes { id customer { name healthScore } } } }';
+    expect(await count(25, ALERTS)).toBe(await count(3, ALERTS));
+  });
+
+  it('tells who is calling', async () => {
+    const { apiKey, tenantId, tenant } = await tenantWithKey(t.prisma, 'growth');
+    const { body } = await gql({ 'x-api-key': apiKey }, '{ viewer { kind tenant { id name plan apiAccess } user { id } } }');
+    expect(body.data.viewer).toEqual({ kind: 'api_key', tenant: { id: tenantId, name: tenant.name, plan: 'growth', apiAccess: true }, user: null });
+  });
+});
+
+describe('errors', () => {
+  it('carry a stable code in extensions', async () => {
+    const { apiKey } = await tenantWithKey(t.prisma);
+    const { body } = await gql({ 'x-api-key': apiKey }, '{ customers(first: 500) { nodes { id } } }');
+    expect(body.errors[0].extensions).toMatchObject({ code: 'validation_failed', status: 400 });
+  });
+
+  it('answer missing_credentials to an anonymous query', async () => {
+    const { body } = await gql({}, '{ viewer { kind } }');
+    expect(body.errors[0].extensions.code).toBe('missing_credentials');
+  });
+
+  it('answer 400 conflicting_credentials on /graphql too', async () => {
+    const { apiKey } = await tenantWithKey(t.prisma);
+    const { status, body } = await gql({ 'x-api-key': apiKey, authorization: 'Bearer sk_other' }, '{ viewer { kind } }');
+    expect(status).toBe(400);
+    expect(body.code).toBe('conflicting_credentials');
+  });
+
+  it('refuse a bad UUID variable with validation_failed', async () => {
+    const { apiKey } = await tenantWithKey(t.prisma);
+    const { body } = await gql({ 'x-api-key': apiKey }, 'query($id: UUID!) { customer(id: $id) { id } }', { id: 'nope' });
+    expect(body.errors[0].extensions.code).toBe('validation_failed');
+  });
+});
+
+describe('login', () => {
+  it('works anonymously and returns a usable session', async () => {
+    const { tenantId } = await tenantWithKey(t.prisma, 'free');
+    const { email, password } = await userWithSession(t.prisma, t.sessions, tenantId, 'owner');
+    const { body } = await gql({}, 'mutation($e: String!, $p: String!) { login(email: $e, password: $p) { token expiresAt } }', { e: email, p: password });
+    const me = await gql(bearer(body.data.login.token), '{ viewer { kind user { email role } } }');
+    expect(me.body.data.viewer).toEqual({ kind: 'session', user: { email, role: 'owner' } });
+  });
+});
+
+describe('API key management', () => {
+  const CREATE = 'mutation($name: String!) { createApiKey(name: $name) { secret apiKey { id name prefix status } } }';
+  const ROTATE = 'mutation($id: UUID!, $h: Int) { rotateApiKey(id: $id, gracePeriodHours: $h) { secret apiKey { id status } } }';
+  const useKey = (key: string) => t.app.inject({ method: 'GET', url: '/api/v1/customers', headers: { 'x-api-key': key } }).then((r) => r.statusCode);
+
+  it('lets an admin create a key whose secret is shown once and works', async () => {
+    const { tenantId } = await tenantWithKey(t.prisma);
+    const { token } = await userWithSession(t.prisma, t.sessions, tenantId, 'admin');
+    const { body } = await gql(bearer(token), CREATE, { name: 'CI' });
+    const created = body.data.createApiKey;
+    expect(created.secret).toMatch(/^sk_[A-Za-z0-9]{40}$/);
+    expect(created.apiKey).toMatchObject({ name: 'CI', prefix: created.secret.slice(0, 10), status: 'active' });
+    expect(await useKey(created.secret)).toBe(200);
+    const listed = await gql(bearer(token), '{ apiKeys { id prefix } }');
+    expect(JSON.stringify(listed.body)).not.toContain(created.secret);
+  });
+
+  it('never lets an API key create API keys', async () => {
+    const { apiKey } = await tenantWithKey(t.prisma);
+    const { body } = await gql({ 'x-api-key': apiKey }, CREATE, { name: 'sneaky' });
+    expect(body.errors[0].extensions.code).toBe('forbidden');
+  });
+
+  it.each(['member', 'viewer'] as const)('does not let a %s create keys', async (role) => {
+    const { tenantId } = await tenantWithKey(t.prisma);
+    const { token } = await userWithSession(t.prisma, t.sessions, tenantId, role);
+    expect((await gql(bearer(token), CREATE, { name: 'x' })).body.errors[0].extensions.code).toBe('forbidden');
+  });
+
+  it('revokes a key, which then stops working', async () => {
+    const { tenantId, apiKey, apiKeyId } = await tenantWithKey(t.prisma);
+    const { token } = await userWithSession(t.prisma, t.sessions, tenantId, 'owner');
+    const { body } = await gql(bearer(token), 'mutation($id: UUID!) { revokeApiKey(id: $id) { status revokedAt } }', { id: apiKeyId });
+    expect(body.data.revokeApiKey.status).toBe('revoked');
+    expect(await useKey(apiKey)).toBe(401);
+  });
+
+  it('rotates a key: both work during the grace period', async () => {
+    const { tenantId, apiKey, apiKeyId } = await tenantWithKey(t.prisma);
+    const { token } = await userWithSession(t.prisma, t.sessions, tenantId, 'admin');
+    const { body } = await gql(bearer(token), ROTATE, { id: apiKeyId });
+    expect(await useKey(apiKey)).toBe(200);
+    expect(await useKey(body.data.rotateApiKey.secret)).toBe(200);
+    const old = await t.prisma.apiKey.findUniqueOrThrow({ where: { id: apiKeyId } });
+    expect(old.expiresAt!.getTime() - Date.now()).toBeGreaterThan(23.9 * 3600_000);
+    expect(old.replacedById).toBe(body.data.rotateApiKey.apiKey.id);
+  });
+
+  it('rotates with no grace period: the old key stops at once', async () => {
+    const { tenantId, apiKey, apiKeyId } = await tenantWithKey(t.prisma);
+    const { token } = await userWithSession(t.prisma, t.sessions, tenantId, 'admin');
+    const { body } = await gql(bearer(token), ROTATE, { id: apiKeyId, h: 0 });
+    expect(await useKey(apiKey)).toBe(401);
+    expect(await useKey(body.data.rotateApiKey.secret)).toBe(200);
+  });
+});

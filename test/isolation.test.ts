@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from './support/app.ts';
+import { alert, scoredCustomer, tenantWithKey, userWithSession } from './support/factories.ts';
+
+// Another tenant's ids must look exactly like ids that do not exist: 404, never 403, never data.
+let t: TestApp;
+let owner: Awaited<ReturnType<typeof tenantWithKey>>;
+let other: Awaited<ReturnType<typeof tenantWithKey>>;
+let customerId: string;
+let alertId: string;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  owner = await tenantWithKey(t.prisma);
+  other = await tenantWithKey(t.prisma);
+  const { customer } = await scoredCustomer(t.prisma, owner.tenantId, { usage: 50, engagement: 50, support: 50, billing: 50, growth: 50 }, 0.8);
+  customerId = customer.id;
+  alertId = (await alert(t.prisma, owner.tenantId, customerId)).id;
+});
+afterAll(() => t.close());
+
+const call = (key: string, method: 'GET' | 'PATCH', url: string, payload?: object) =>
+  t.app.inject({ method, url, headers: { 'x-api-key': key }, ...(payload ? { payload } : {}) });
+
+describe('REST', () => {
+  const routes: [string, 'GET' | 'PATCH', () => string, object?][] = [
+    ['GET customer', 'GET', () => `/api/v1/customers/${customerId}`],
+    ['PATCH customer', 'PATCH', () => `/api/v1/customers/${customerId}`, { name: 'stolen' }],
+    ['GET health', 'GET', () => `/api/v1/customers/${customerId}/health`],
+    ['GET churn prediction', 'GET', () => `/api/v1/customers/${customerId}/churn-prediction`],
+    ['PATCH alert', 'PATCH', () => `/api/v1/alerts/${alertId}`, { status: 'resolved' }],
+  ];
+
+  it.each(routes)('%s of another tenant answers 404 not_found', async (_name, method, url, payload) => {
+    const res = await call(other.apiKey, method, url(), payload);
+    expect(res.statusCode).toBe(404);
+    expect(res.json().code).toBe('not_found');
+  });
+
+  it.each(routes)('%s works for the owner (control)', async (_name, method, url, payload) => {
+    expect((await call(owner.apiKey, method, url(), payload)).statusCode).toBe(200);
+  });
+
+  it('leaves another tenant’s customer out of the list', async () => {
+    const body = (await call(other.apiKey, 'GET', '/api/v1/customers?limit=100')).json();
+    expect(body.data.some((c: { id: string }) => c.id === customerId)).toBe(false);
+  });
+
+  it('leaves another tenant’s alerts out, even when filtering by its customer id', async () => {
+    const all = (await call(other.apiKey, 'GET', '/api/v1/alerts?limit=100')).json();
+    expect(all.data).toHaveLength(0);
+    const filtered = (await call(other.apiKey, 'GET', `/api/v1/alerts?customer_id=${customerId}`)).json();
+    expect(filtered.data).toHaveLength(0);
+  });
+
+  it('did not change anything through the refused writes', async () => {
+    await call(other.apiKey, 'PATCH', `/api/v1/customers/${customerId}`, { name: 'hijacked' });
+    expect((await t.prisma.customer.findUniqueOrThrow({ where: { id: customerId } })).name).not.toBe('hijacked');
+  });
+});
+
+describe('GraphQL', () => {
+  const gql = (key: string, query: string, variables: object = {}) =>
+    t.app.inject({ method: 'POST', url: '/graphql', headers: { 'x-api-key': key }, payload: { query, variables } });
+
+  it.each([
+    ['customer', 'query($id: UUID!) { customer(id: $id) { id name } }'],
+    ['customer health', 'query($id: UUID!) { customer(id: $id) { health { score } } }'],
+    ['customer churn', 'query($id: UUID!) { customer(id: $id) { churnPrediction { probability } } }'],
+    ['updateCustomer', 'mutation($id: UUID!) { updateCustomer(id: $id, input: { name: "x" }) { id } }'],
+  ])('%s with another tenant’s id is NOT_FOUND without data', async (_name, query) => {
+    const body = (await gql(other.apiKey, query, { id: customerId })).json();
+    expect(body.errors[0].extensions.code).toBe('not_found');
+    expect(body.data).toBeNull();
+  });
+
+  it.each([
+    ['alert', 'query($id: UUID!) { alert(id: $id) { id } }'],
+    ['updateAlert', 'mutation($id: UUID!) { updateAlert(id: $id, input: { status: resolved }) { id } }'],
+  ])('%s with another tenant’s id is NOT_FOUND', async (_name, query) => {
+    const body = (await gql(other.apiKey, query, { id: alertId })).json();
+    expect(body.errors[0].extensions.code).toBe('not_found');
+  });
+
+  it('lists only the caller’s customers and alerts', async () => {
+    const body = (await gql(other.apiKey, '{ customers(first: 100) { nodes { id } totalCount } alerts { nodes { id } totalCount } }')).json();
+    expect(body.data).toEqual({ customers: { nodes: [], totalCount: 0 }, alerts: { nodes: [], totalCount: 0 } });
+  });
+
+  it('revokes and rotates only the caller’s API keys', async () => {
+    const { token } = await userWithSession(t.prisma, t.sessions, other.tenantId, 'admin');
+    for (const m of ['revokeApiKey(id: $id) { id }', 'rotateApiKey(id: $id) { secret }']) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers: { authorization: `Bearer ${token}` },
+        payload: { query: `mutation($id: UUID!) { ${m} }`, variables: { id: owner.apiKeyId } },
+      });
+      expect(res.json().errors[0].extensions.code).toBe('not_found');
+    }
+    expect((await t.prisma.apiKey.findUniqueOrThrow({ where: { id: owner.apiKeyId } })).revokedAt).toBeNull();
+  });
+});

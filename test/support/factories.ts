@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+import { issueApiKey } from '../../src/auth/api-key-store.ts';
+import { hashPassword } from '../../src/auth/passwords.ts';
+import type { Sessions } from '../../src/auth/sessions.ts';
+import type { Db } from '../../src/db/prisma.ts';
+import { composeHealth } from '../../src/scoring/compose.ts';
+import { DEFAULT_WEIGHTS, riskLevelFor } from '../../src/scoring/dimensions.ts';
+
+type Plan = 'free' | 'starter' | 'growth' | 'scale';
+type Role = 'owner' | 'admin' | 'member' | 'viewer';
+
+const uniq = () => randomUUID().slice(0, 8);
+
+export async function tenantWithKey(db: Db, plan: Plan = 'scale') {
+  const tenant = await db.tenant.create({ data: { name: `Tenant ${uniq()}`, plan } });
+  const { key, secret } = await issueApiKey(db, { tenantId: tenant.id, name: 'test key' });
+  return { tenant, tenantId: tenant.id, apiKey: secret, apiKeyId: key.id };
+}
+
+export async function userWithSession(db: Db, sessions: Sessions, tenantId: string, role: Role = 'admin', password = 'correct horse battery') {
+  const email = `user-${uniq()}@example.com`;
+  const user = await db.user.create({ data: { tenantId, email, role, passwordHash: await hashPassword(password) } });
+  const { token } = await sessions.issue({ userId: user.id, tenantId, role });
+  return { user, email, password, token };
+}
+
+export async function customer(db: Db, tenantId: string, data: Partial<{ name: string; externalId: string; domain: string; email: string; createdAt: Date }> = {}) {
+  return db.customer.create({ data: { tenantId, name: data.name ?? `Customer ${uniq()}`, ...data } });
+}
+
+/** A customer with a computed health snapshot and churn prediction, and the denormalised list fields set. */
+export async function scoredCustomer(db: Db, tenantId: string, scores: { usage: number | null; engagement: number | null; support: number | null; billing: number | null; growth: number | null }, probability = 0.2) {
+  const h = composeHealth(
+    Object.fromEntries(Object.entries(scores).map(([k, v]) => [k, { score: v, signals: [{ key: `${k}_signal`, label: `${k} signal`, value: v }] }])) as never,
+    DEFAULT_WEIGHTS,
+  );
+  const c = await db.customer.create({
+    data: {
+      tenantId,
+      name: `Scored ${uniq()}`,
+      healthScore: h.score,
+      healthStatus: h.status,
+      churnProbability: probability,
+      churnRiskLevel: riskLevelFor(probability),
+    },
+  });
+  await db.healthSnapshot.create({
+    data: { tenantId, customerId: c.id, score: h.score ?? 0, status: h.status ?? 'at_risk', dimensions: h.dimensions as object[], trend7d: -3, trend30d: 5, weakestDimension: h.weakestDimension },
+  });
+  await db.churnPrediction.create({
+    data: {
+      tenantId,
+      customerId: c.id,
+      probability,
+      riskLevel: riskLevelFor(probability),
+      riskFactors: [{ code: 'low_usage', description: 'Usage fell', impact: 0.7 }],
+      recommendedInterventions: [{ code: 'training', title: 'Offer training', description: 'Book a session', priority: 'high' }],
+      modelVersion: 'test-v1',
+    },
+  });
+  return { customer: c, health: h };
+}
+
+export async function alert(
+  db: Db,
+  tenantId: string,
+  customerId: string,
+  data: Partial<{ alertType: 'health_drop' | 'churn_risk' | 'payment_failed' | 'inactivity'; severity: 'low' | 'medium' | 'high' | 'critical'; status: 'open' | 'acknowledged' | 'snoozed' | 'resolved' }> = {},
+) {
+  return db.alert.create({
+    data: {
+      tenantId,
+      customerId,
+      alertType: data.alertType ?? 'health_drop',
+      severity: data.severity ?? 'high',
+      status: data.status ?? 'open',
+      title: 'Health dropped',
+      message: 'The score fell by 20 points in 7 days.',
+      details: { drop: 20 },
+    },
+  });
+}

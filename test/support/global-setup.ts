@@ -1,0 +1,26 @@
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { migrateDeploy } from '../../src/db/migrate.ts';
+
+// One fresh, migrated database per run on the real PostgreSQL; tests isolate themselves by tenant.
+export default async function setup(project: TestProject) {
+  const admin = process.env.TEST_PG_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+  const name = process.env.TEST_DATABASE_NAME ?? 'chs_test';
+  const client = new pg.Client({ connectionString: admin });
+  await client.connect();
+  await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await client.query(`CREATE DATABASE ${name}`);
+  await client.end();
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  await migrateDeploy(url.toString());
+  project.provide('databaseUrl', url.toString());
+  project.provide('redisUrl', process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseUrl: string;
+    redisUrl: string;
+  }
+}
