@@ -1,0 +1,111 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../src/app.ts';
+import { ConfigError, loadConfig } from '../src/config.ts';
+import { createTestApp, type TestApp } from './support/app.ts';
+import { tenantWithKey } from './support/factories.ts';
+
+let t: TestApp;
+const logLines: string[] = [];
+beforeAll(async () => {
+  const sink = new Writable({ write: (chunk, _enc, cb) => (logLines.push(chunk.toString()), cb()) });
+  t = await createTestApp({ logger: pino({ level: 'info' }, sink) });
+});
+afterAll(() => t.close());
+
+describe('operability', () => {
+  it('answers /healthz', async () => {
+    expect((await t.app.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok' });
+  });
+
+  it('answers /readyz with each dependency checked', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/readyz' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ status: 'ready', checks: { database: 'ok' } });
+  });
+
+  it('exposes Prometheus metrics including request durations by route', async () => {
+    await t.app.inject({ method: 'GET', url: '/healthz' });
+    const res = await t.app.inject({ method: 'GET', url: '/metrics' });
+    expect(res.headers['content-type']).toMatch(/text\/plain/);
+    expect(res.body).toMatch(/http_request_duration_seconds_bucket\{.*route="\/healthz"/);
+    expect(res.body).toContain('process_cpu_user_seconds_total');
+  });
+
+  it('echoes a well-formed X-Request-Id and makes one up otherwise', async () => {
+    const given = await t.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'req-abc-12345' } });
+    expect(given.headers['x-request-id']).toBe('req-abc-12345');
+    const injected = await t.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'bad id\r\nx: y' } });
+    expect(injected.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('errors', () => {
+  it('answers unknown routes with a problem+json 404', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/nope' });
+    expect(res.statusCode).toBe(404);
+    expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+    expect(res.json().code).toBe('not_found');
+  });
+
+  it('describes each problem type at its URI', async () => {
+    const { apiKey } = await tenantWithKey(t.prisma, 'free');
+    const problem = (await t.app.inject({ method: 'GET', url: '/api/v1/customers', headers: { 'x-api-key': apiKey } })).json();
+    const res = await t.app.inject({ method: 'GET', url: problem.type });
+    expect(res.json()).toEqual({ code: 'plan_without_api_access', status: 403, title: 'Plan without API access' });
+  });
+
+  it('never shows a stack trace or internal message, and logs the failure with its request id', async () => {
+    // The production composition plus one route that fails the way a defect would.
+    const app = await buildApp({
+      config: t.config,
+      prisma: t.prisma,
+      sessions: t.sessions,
+      logger: pino({ level: 'error' }, new Writable({ write: (c, _e, cb) => (logLines.push(c.toString()), cb()) })),
+    });
+    app.get('/boom', async () => {
+      throw new Error('database password is hunter2');
+    });
+    const res = await app.inject({ method: 'GET', url: '/boom', headers: { 'x-request-id': 'boom-request-1' } });
+    expect(res.statusCode).toBe(500);
+    expect(res.body).not.toContain('hunter2');
+    expect(res.body).not.toMatch(/at .*\.ts:\d+/);
+    expect(res.json()).toMatchObject({ code: 'internal_error', detail: expect.stringContaining('boom-request-1') });
+    expect(logLines.some((l) => l.includes('boom-request-1') && l.includes('hunter2'))).toBe(true);
+    await app.close();
+  });
+
+  it('keeps credentials out of the logs', async () => {
+    const { apiKey } = await tenantWithKey(t.prisma);
+    await t.app.inject({ method: 'GET', url: '/api/v1/customers', headers: { authorization: `Bearer ${apiKey}` } });
+    await t.app.inject({ method: 'GET', url: '/api/v1/customers', headers: { 'x-api-key': apiKey } });
+    expect(logLines.length).toBeGreaterThan(0);
+    expect(logLines.join('\n')).not.toContain(apiKey);
+  });
+});
+
+describe('configuration', () => {
+  it('reports every invalid setting at once', () => {
+    try {
+      loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://x', AMQP_URL: 'http://broker' });
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      const message = (e as Error).message;
+      for (const field of ['PORT', 'DATABASE_URL', 'AMQP_URL']) expect(message).toContain(field);
+    }
+  });
+
+  it('requires a session secret in production', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgresql://localhost/x' })).toThrow(/SESSION_SECRET/);
+  });
+
+  it('applies the documented defaults', () => {
+    const c = loadConfig({});
+    expect(c.http.port).toBe(3000);
+    expect(c.database.url).toBeUndefined();
+    expect(c.rateLimit.perMinute).toEqual({ growth: 100, scale: 300 });
+    expect(c.http.bodyLimit).toBe(1024 * 1024);
+  });
+});
