@@ -101,6 +101,10 @@ describe('configuration', () => {
     expect(() => loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgresql://localhost/x' })).toThrow(/SESSION_SECRET/);
   });
 
+  it('treats an empty variable as unset', () => {
+    expect(loadConfig({ REDIS_URL: '', PORT: '' }).redisUrl).toBeUndefined();
+  });
+
   it('applies the documented defaults', () => {
     const c = loadConfig({});
     expect(c.http.port).toBe(3000);

@@ -1,0 +1,87 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { migrateDeploy } from '../src/db/migrate.ts';
+
+export const ROOT = join(import.meta.dirname, '..');
+const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
+
+export async function freshDatabase(url: string): Promise<void> {
+  const u = new URL(url);
+  const name = u.pathname.slice(1);
+  const admin = new pg.Client({ connectionString: Object.assign(new URL(url), { pathname: '/postgres' }).toString() });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  await migrateDeploy(url);
+}
+
+/** Starts a TypeScript entry point in its own process (so the load generator never shares its event loop). */
+export function startProcess(args: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; output: string }> {
+  const child = spawn(TSX, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`not ready:\n${output}`)), 120_000);
+    const on = (c: Buffer) => {
+      output += c.toString();
+      if (ready.test(output)) {
+        clearTimeout(timer);
+        resolve({ child, output });
+      }
+    };
+    child.stdout!.on('data', on);
+    child.stderr!.on('data', on);
+    child.on('exit', (code) => reject(new Error(`exited ${code}:\n${output}`)));
+  });
+}
+
+export interface Measured {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  bytes: number;
+}
+
+export async function load(name: string, opts: { url: string; headers?: Record<string, string>; requests?: autocannon.Request[]; durationS: number; connections: number }): Promise<Measured> {
+  const r = await autocannon({
+    url: opts.url,
+    headers: opts.headers,
+    requests: opts.requests,
+    duration: opts.durationS,
+    connections: opts.connections,
+    pipelining: 1,
+  });
+  return {
+    name,
+    rps: Math.round(r.requests.average),
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.timeouts,
+    non2xx: r.non2xx,
+    bytes: Math.round(r.throughput.average / Math.max(r.requests.average, 1)),
+  };
+}
+
+export function report(title: string, rows: { m: Measured; baseline?: Measured; target?: string }[]) {
+  const lines = [
+    `# ${title}`,
+    '',
+    `Run ${new Date().toISOString()} on ${process.platform}/${process.arch}, Node ${process.version}.`,
+    '',
+    '| scenario | req/s | p50 ms | p99 ms | bytes/resp | errors | non-2xx | ratio to bare | target |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...rows.map(({ m, baseline, target }) =>
+      `| ${m.name} | ${m.rps} | ${m.p50} | ${m.p99} | ${m.bytes} | ${m.errors} | ${m.non2xx} | ${baseline ? `${Math.round((m.rps / baseline.rps) * 100)} %` : '–'} | ${target ?? ''} |`,
+    ),
+  ];
+  const text = lines.join('\n');
+  console.log(`\n${text}\n`);
+  mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
+  writeFileSync(join(ROOT, 'bench', 'results', `${title.toLowerCase().replace(/[^a-z0-9]+/g, '-')}.md`), `${text}\n`);
+}
