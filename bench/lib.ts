@@ -48,7 +48,10 @@ export interface Measured {
   bytes: number;
 }
 
-export async function load(name: string, opts: { url: string; headers?: Record<string, string>; requests?: autocannon.Request[]; durationS: number; connections: number }): Promise<Measured> {
+export async function load(
+  name: string,
+  opts: { url: string; headers?: Record<string, string>; requests?: autocannon.Request[]; durationS: number; connections: number },
+): Promise<Measured> {
   const r = await autocannon({
     url: opts.url,
     headers: opts.headers,
@@ -76,8 +79,9 @@ export function report(title: string, rows: { m: Measured; baseline?: Measured; 
     '',
     '| scenario | req/s | p50 ms | p99 ms | bytes/resp | errors | non-2xx | ratio to bare | target |',
     '|---|---|---|---|---|---|---|---|---|',
-    ...rows.map(({ m, baseline, target }) =>
-      `| ${m.name} | ${m.rps} | ${m.p50} | ${m.p99} | ${m.bytes} | ${m.errors} | ${m.non2xx} | ${baseline ? `${Math.round((m.rps / baseline.rps) * 100)} %` : '–'} | ${target ?? ''} |`,
+    ...rows.map(
+      ({ m, baseline, target }) =>
+        `| ${m.name} | ${m.rps} | ${m.p50} | ${m.p99} | ${m.bytes} | ${m.errors} | ${m.non2xx} | ${baseline ? `${Math.round((m.rps / baseline.rps) * 100)} %` : '–'} | ${target ?? ''} |`,
     ),
   ];
   const text = lines.join('\n');

@@ -34,8 +34,28 @@ for (let start = 0; start < CUSTOMERS; start += 1000) {
       DEFAULT_WEIGHTS,
     );
     const p = (100 - (h.score ?? 50)) / 100;
-    customers.push({ id, tenantId: tenant.id, name: `Customer ${i}`, externalId: `ext-${i}`, email: `ops@c${i}.example`, domain: `c${i}.example`, healthScore: h.score, healthStatus: h.status, churnProbability: p, churnRiskLevel: riskLevelFor(p) });
-    snapshots.push({ tenantId: tenant.id, customerId: id, score: h.score ?? 0, status: h.status ?? 'at_risk', dimensions: h.dimensions as object[], trend7d: 1, trend30d: -2, weakestDimension: h.weakestDimension });
+    customers.push({
+      id,
+      tenantId: tenant.id,
+      name: `Customer ${i}`,
+      externalId: `ext-${i}`,
+      email: `ops@c${i}.example`,
+      domain: `c${i}.example`,
+      healthScore: h.score,
+      healthStatus: h.status,
+      churnProbability: p,
+      churnRiskLevel: riskLevelFor(p),
+    });
+    snapshots.push({
+      tenantId: tenant.id,
+      customerId: id,
+      score: h.score ?? 0,
+      status: h.status ?? 'at_risk',
+      dimensions: h.dimensions as object[],
+      trend7d: 1,
+      trend30d: -2,
+      weakestDimension: h.weakestDimension,
+    });
   }
   await prisma.customer.createMany({ data: customers });
   await prisma.healthSnapshot.createMany({ data: snapshots });
@@ -72,11 +92,36 @@ for (const [name, path, body] of [
   const bare = await startProcess(['bench/bare-server.ts'], { BARE_BODY: body, PORT: '0' }, /bare listening on (\d+)/);
   const barePort = /bare listening on (\d+)/.exec(bare.output)![1];
   await load('warm-up', { url: `http://127.0.0.1:${barePort}/bare`, durationS: 2, connections });
-  const baseline = await load(`bare route, same body (${body.length} B)`, { url: `http://127.0.0.1:${barePort}/bare`, durationS, connections });
+  const baseline = await load(`bare route, same body (${body.length} B)`, {
+    url: `http://127.0.0.1:${barePort}/bare`,
+    durationS,
+    connections,
+  });
   bare.child.kill();
-  const requests = path ? undefined : [{ setupRequest: (r: { path: string }) => ({ ...r, path: `/api/v1/customers/${ids[Math.floor(Math.random() * ids.length)]}/health` }) }];
-  await load('warm-up', { url: `${base}${path ?? `/api/v1/customers/${ids[0]}/health`}`, headers, durationS: 2, connections, requests: requests as never });
-  const m = await load(name, { url: `${base}${path ?? `/api/v1/customers/${ids[0]}/health`}`, headers, durationS, connections, requests: requests as never });
+  const requests = path
+    ? undefined
+    : [
+        {
+          setupRequest: (r: { path: string }) => ({
+            ...r,
+            path: `/api/v1/customers/${ids[Math.floor(Math.random() * ids.length)]}/health`,
+          }),
+        },
+      ];
+  await load('warm-up', {
+    url: `${base}${path ?? `/api/v1/customers/${ids[0]}/health`}`,
+    headers,
+    durationS: 2,
+    connections,
+    requests: requests as never,
+  });
+  const m = await load(name, {
+    url: `${base}${path ?? `/api/v1/customers/${ids[0]}/health`}`,
+    headers,
+    durationS,
+    connections,
+    requests: requests as never,
+  });
   results.push({ m: baseline }, { m, baseline, target: '≥ 40 % of bare, p99 < 50 ms' });
 }
 service.child.kill('SIGTERM');

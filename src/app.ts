@@ -6,7 +6,11 @@ import { Registry } from 'prom-client';
 import { createAuthenticator } from './auth/authenticator.ts';
 import type { Sessions } from './auth/sessions.ts';
 import type { Config } from './config.ts';
+import type { SecretBox } from './crypto/secret-box.ts';
 import type { Db } from './db/prisma.ts';
+import type { Inbox } from './ingest/inbox.ts';
+import { inboundRoutes } from './ingest/inbound-route.ts';
+import { createInboundSecretStore } from './ingest/secrets.ts';
 import { authHook } from './http/auth-hook.ts';
 import { registerDocs } from './http/docs.ts';
 import { registerGraphQL } from './http/graphql.ts';
@@ -24,8 +28,12 @@ export interface AppDeps {
   prisma: Db;
   sessions: Sessions;
   logger: Logger;
+  secretBox: SecretBox;
+  inbox: Inbox;
   redis?: Redis;
   registry?: Registry;
+  /** Unix seconds; tests move the clock for signature time windows. */
+  now?: () => number;
   version?: string;
 }
 
@@ -69,7 +77,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     cacheMs: config.apiKeyCacheMs,
     onError: (e) => app.log.warn({ err: e }, 'could not record api key use'),
   });
-  const context = (req: FastifyRequest): Context => ({ prisma, principal: req.principal, sessions, log: req.log, requestId: req.id });
+  const inboundSecrets = createInboundSecretStore(prisma, deps.secretBox, { cacheMs: config.apiKeyCacheMs });
+  const context = (req: FastifyRequest): Context => ({
+    prisma,
+    principal: req.principal,
+    sessions,
+    inboundSecrets,
+    log: req.log,
+    requestId: req.id,
+  });
   const run = createExecutor(schema);
 
   // Everything a tenant calls: credentials resolved first, then the tenant's rate limit.
@@ -78,6 +94,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await registerRateLimit(api, config.rateLimit, deps.redis);
     registerGraphQL(api, schema, context);
     await api.register(restApi, { prefix: '/api/v1', run, context });
+  });
+
+  // Providers post here: verified by signature, not by API key, and never rate limited.
+  await app.register(inboundRoutes, {
+    prefix: '/api/v1',
+    prisma,
+    secrets: inboundSecrets,
+    inbox: deps.inbox,
+    bodyLimit: config.http.bodyLimit,
+    cacheMs: config.apiKeyCacheMs,
+    now: deps.now,
   });
 
   return app;

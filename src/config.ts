@@ -26,13 +26,21 @@ const envSchema = z.object({
   EMBEDDED_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
   /** HS256 key for session tokens. Generated and kept under DATA_DIR when absent (development only). */
   SESSION_SECRET: z.string().min(32).optional(),
-  SESSION_TTL_SECONDS: z.coerce.number().int().min(60).default(8 * 3600),
+  SESSION_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .default(8 * 3600),
   /** RS256/ES256 sessions from an external identity provider. */
   SESSION_JWKS_URL: z.string().url().optional(),
   /** 32 bytes, base64, for AES-256-GCM of stored secrets. Generated and kept under DATA_DIR when absent. */
   ENCRYPTION_KEY: z.string().optional(),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: bool,
-  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
   RATE_LIMIT_GROWTH: z.coerce.number().int().min(1).default(100),
   RATE_LIMIT_SCALE: z.coerce.number().int().min(1).default(300),
   RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).default(60_000),
@@ -70,9 +78,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
-  if (e.NODE_ENV === 'production' && !e.SESSION_SECRET) {
-    throw new ConfigError('Invalid configuration:\n  SESSION_SECRET: required in production');
-  }
+  const missing = e.NODE_ENV === 'production' ? (['SESSION_SECRET', 'ENCRYPTION_KEY'] as const).filter((k) => !e[k]) : [];
+  if (missing.length) throw new ConfigError(`Invalid configuration:\n${missing.map((k) => `  ${k}: required in production`).join('\n')}`);
   return {
     env: e.NODE_ENV,
     http: { host: e.HOST, port: e.PORT, bodyLimit: e.BODY_LIMIT_BYTES, publicBaseUrl: e.PUBLIC_BASE_URL },

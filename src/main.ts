@@ -7,6 +7,9 @@ import { ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './runtime/database.ts';
 import { createLogger } from './runtime/logger.ts';
 import { sessionSecret } from './runtime/secrets.ts';
+import { queueFor, secretBoxFor } from './runtime/services.ts';
+import { createInbox } from './ingest/inbox.ts';
+import { startWorker } from './worker.ts';
 import { seedDemoTenant } from './seed/demo.ts';
 
 type Role = 'all' | 'api' | 'worker';
@@ -17,6 +20,12 @@ async function main(role: Role) {
   const db = await openDatabase(config, log, { migrate: true });
   const closers: (() => Promise<unknown>)[] = [];
   let banner: string[] = [];
+  const queue = queueFor(config, log);
+  const inbox = createInbox(db.prisma, queue, log);
+  closers.push(
+    () => queue.close(),
+    () => inbox.close(),
+  );
 
   if (role !== 'worker') {
     if (config.seedDemo && (await db.prisma.tenant.count()) === 0) {
@@ -32,13 +41,17 @@ async function main(role: Role) {
       }
     }
 
-    const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }) : undefined;
+    const redis = config.redisUrl
+      ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
+      : undefined;
     redis?.on('error', (e) => log.warn({ err: e }, 'redis error'));
     const app = await buildApp({
       config,
       prisma: db.prisma,
       redis,
       logger: log,
+      secretBox: secretBoxFor(config),
+      inbox,
       sessions: createSessions({ secret: sessionSecret(config), ttlSeconds: config.sessions.ttlSeconds, jwksUrl: config.sessions.jwksUrl }),
     });
     await app.listen({ host: config.http.host, port: config.http.port });
@@ -57,8 +70,11 @@ async function main(role: Role) {
       ].join('\n'),
     );
   }
-  if (role !== 'api') {
-    log.info('worker started; background consumers register here as capabilities land');
+  // The in-process queue only reaches consumers in the same process, so the API runs them itself.
+  if (role !== 'api' || queue.kind === 'memory') {
+    const worker = startWorker({ prisma: db.prisma, queue, inbox, log });
+    closers.push(() => worker.close());
+    log.info({ queue: queue.kind }, 'worker started');
   }
 
   let stopping = false;

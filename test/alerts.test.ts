@@ -24,12 +24,18 @@ async function world() {
   };
   return { ...k, a, b, alerts };
 }
-const ids = (res: { json: () => { data: { id: string }[] } }) => res.json().data.map((x) => x.id).sort();
+const ids = (res: { json: () => { data: { id: string }[] } }) =>
+  res
+    .json()
+    .data.map((x) => x.id)
+    .sort();
 
 describe('GET /api/v1/alerts', () => {
   it('returns open high-severity alerts for status=open&severity=high', async () => {
     const w = await world();
-    expect(ids(await get(w.apiKey, '/api/v1/alerts?status=open&severity=high'))).toEqual([w.alerts.openHigh.id, w.alerts.openHighB.id].sort());
+    expect(ids(await get(w.apiKey, '/api/v1/alerts?status=open&severity=high'))).toEqual(
+      [w.alerts.openHigh.id, w.alerts.openHighB.id].sort(),
+    );
   });
 
   it('filters by alert_type', async () => {
@@ -39,7 +45,9 @@ describe('GET /api/v1/alerts', () => {
 
   it('filters by customer_id combined with severity', async () => {
     const w = await world();
-    expect(ids(await get(w.apiKey, `/api/v1/alerts?customer_id=${w.b.id}&severity=high&status=resolved`))).toEqual([w.alerts.resolvedHigh.id]);
+    expect(ids(await get(w.apiKey, `/api/v1/alerts?customer_id=${w.b.id}&severity=high&status=resolved`))).toEqual([
+      w.alerts.resolvedHigh.id,
+    ]);
   });
 
   it('returns every alert of the tenant without filters, and pages them', async () => {
@@ -57,7 +65,21 @@ describe('GET /api/v1/alerts', () => {
     const w = await world();
     const item = (await get(w.apiKey, `/api/v1/alerts?alert_type=inactivity`)).json().data[0];
     expect(Object.keys(item).sort()).toEqual(
-      ['acknowledged_at', 'alert_type', 'created_at', 'customer_id', 'details', 'id', 'message', 'resolved_at', 'severity', 'snoozed_until', 'status', 'title', 'updated_at'].sort(),
+      [
+        'acknowledged_at',
+        'alert_type',
+        'created_at',
+        'customer_id',
+        'details',
+        'id',
+        'message',
+        'resolved_at',
+        'severity',
+        'snoozed_until',
+        'status',
+        'title',
+        'updated_at',
+      ].sort(),
     );
   });
 

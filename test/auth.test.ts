@@ -56,7 +56,11 @@ describe('API keys', () => {
 
 describe('conflicting credentials', () => {
   it('answers 400 when Bearer and X-API-Key differ, both unknown', async () => {
-    expectProblem(await list({ authorization: `Bearer ${generateApiKey()}`, 'x-api-key': generateApiKey() }), 400, 'conflicting_credentials');
+    expectProblem(
+      await list({ authorization: `Bearer ${generateApiKey()}`, 'x-api-key': generateApiKey() }),
+      400,
+      'conflicting_credentials',
+    );
   });
 
   it('answers 400 when a valid Bearer key meets a different X-API-Key', async () => {
@@ -148,7 +152,11 @@ describe('sessions', () => {
   it('refuses a wrong password with 401', async () => {
     const { tenantId } = await tenantWithKey(t.prisma);
     const { email } = await userWithSession(t.prisma, t.sessions, tenantId);
-    expectProblem(await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: 'wrong password' } }), 401, 'invalid_credentials');
+    expectProblem(
+      await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: 'wrong password' } }),
+      401,
+      'invalid_credentials',
+    );
   });
 
   it('refuses an unknown email with the same 401', async () => {
@@ -160,7 +168,11 @@ describe('sessions', () => {
   });
 
   it('refuses a login body without a password with 400', async () => {
-    expectProblem(await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'a@example.com' } }), 400, 'validation_failed');
+    expectProblem(
+      await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'a@example.com' } }),
+      400,
+      'validation_failed',
+    );
   });
 
   it('refuses a token signed with a foreign key', async () => {
@@ -211,7 +223,12 @@ describe('sessions', () => {
 
 describe('roles', () => {
   const create = (token: string) =>
-    t.app.inject({ method: 'POST', url: '/api/v1/customers', headers: { authorization: `Bearer ${token}` }, payload: { name: 'Role Test' } });
+    t.app.inject({
+      method: 'POST',
+      url: '/api/v1/customers',
+      headers: { authorization: `Bearer ${token}` },
+      payload: { name: 'Role Test' },
+    });
 
   it('lets a viewer read but not write', async () => {
     const { tenantId } = await tenantWithKey(t.prisma);

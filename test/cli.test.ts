@@ -31,7 +31,10 @@ describe('npm run admin', () => {
   it('user:create makes a user of the tenant with the role and an Argon2id password hash', async () => {
     const { tenant_id } = json((await admin(['tenant:create', '--name', 'Users', '--plan', 'free'], env)).stdout);
     const email = `cli-${Date.now()}@example.com`;
-    const r = await admin(['user:create', '--tenant', tenant_id, '--email', email.toUpperCase(), '--password', 'long enough pw', '--role', 'admin'], env);
+    const r = await admin(
+      ['user:create', '--tenant', tenant_id, '--email', email.toUpperCase(), '--password', 'long enough pw', '--role', 'admin'],
+      env,
+    );
     expect(r.code).toBe(0);
     const prisma = createPrisma({ url: env.DATABASE_URL, poolSize: 1 });
     const user = await prisma.user.findUniqueOrThrow({ where: { id: json(r.stdout).user_id } });

@@ -10,8 +10,10 @@ afterAll(() => t.close());
 
 const as = (apiKey: string) => ({
   get: (url: string) => t.app.inject({ method: 'GET', url, headers: { 'x-api-key': apiKey } }),
-  post: (url: string, payload: unknown) => t.app.inject({ method: 'POST', url, headers: { 'x-api-key': apiKey }, payload: payload as object }),
-  patch: (url: string, payload: unknown) => t.app.inject({ method: 'PATCH', url, headers: { 'x-api-key': apiKey }, payload: payload as object }),
+  post: (url: string, payload: unknown) =>
+    t.app.inject({ method: 'POST', url, headers: { 'x-api-key': apiKey }, payload: payload as object }),
+  patch: (url: string, payload: unknown) =>
+    t.app.inject({ method: 'PATCH', url, headers: { 'x-api-key': apiKey }, payload: payload as object }),
 });
 
 describe('POST /api/v1/customers', () => {
@@ -149,7 +151,8 @@ describe('GET /api/v1/customers', () => {
     const at = new Date('2026-01-01T00:00:00Z');
     // Seven share one timestamp, so the id tie-break is what keeps pages stable.
     const made = [];
-    for (let i = 0; i < 12; i++) made.push(await customer(t.prisma, tenantId, { createdAt: i < 7 ? at : new Date(at.getTime() + i * 1000) }));
+    for (let i = 0; i < 12; i++)
+      made.push(await customer(t.prisma, tenantId, { createdAt: i < 7 ? at : new Date(at.getTime() + i * 1000) }));
     const seen: string[] = [];
     let cursor: string | null = null;
     let pages = 0;
@@ -177,7 +180,12 @@ describe('GET /api/v1/customers', () => {
 
   it('carries the health score, status and churn risk level of each customer', async () => {
     const { apiKey, tenantId } = await tenantWithKey(t.prisma);
-    const { customer: c, health } = await scoredCustomer(t.prisma, tenantId, { usage: 90, engagement: 80, support: 70, billing: 90, growth: 60 }, 0.6);
+    const { customer: c, health } = await scoredCustomer(
+      t.prisma,
+      tenantId,
+      { usage: 90, engagement: 80, support: 70, billing: 90, growth: 60 },
+      0.6,
+    );
     const body = (await as(apiKey).get('/api/v1/customers')).json();
     expect(body.data[0]).toMatchObject({ id: c.id, health_score: health.score, health_status: 'healthy', churn_risk_level: 'high' });
   });
@@ -229,7 +237,13 @@ describe('GET /api/v1/customers/{id}/health', () => {
 
   it('shows the latest snapshot with contributions, trend, weakest dimension and signals', async () => {
     const { apiKey, tenantId } = await tenantWithKey(t.prisma);
-    const { customer: c } = await scoredCustomer(t.prisma, tenantId, { usage: 80, engagement: null, support: 40, billing: 100, growth: 50 });
+    const { customer: c } = await scoredCustomer(t.prisma, tenantId, {
+      usage: 80,
+      engagement: null,
+      support: 40,
+      billing: 100,
+      growth: 50,
+    });
     const body = (await as(apiKey).get(`/api/v1/customers/${c.id}/health`)).json();
     expect(body.weakest_dimension).toBe('support');
     expect(body.trend).toEqual({ change_7d: -3, change_30d: 5 });
@@ -265,7 +279,12 @@ describe('GET /api/v1/customers/{id}/churn-prediction', () => {
 
   it('shows the latest prediction with factors, interventions and model version', async () => {
     const { apiKey, tenantId } = await tenantWithKey(t.prisma);
-    const { customer: c } = await scoredCustomer(t.prisma, tenantId, { usage: 50, engagement: 50, support: 50, billing: 50, growth: 50 }, 0.42);
+    const { customer: c } = await scoredCustomer(
+      t.prisma,
+      tenantId,
+      { usage: 50, engagement: 50, support: 50, billing: 50, growth: 50 },
+      0.42,
+    );
     expect((await as(apiKey).get(`/api/v1/customers/${c.id}/churn-prediction`)).json()).toMatchObject({
       probability: 0.42,
       risk_level: 'medium',

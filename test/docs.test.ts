@@ -64,7 +64,7 @@ describe('/openapi.json', () => {
   it('generates a typed client that compiles, rejects wrong fields, and calls the API', async () => {
     const dir = join(import.meta.dirname, '..', 'test-output', 'openapi-client');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, "api.d.ts"), astToString(await openapiTS(spec as never)));
+    writeFileSync(join(dir, 'api.d.ts'), astToString(await openapiTS(spec as never)));
     const client = (field: string) => `import createClient from 'openapi-fetch';
 import type { paths } from './api.d.ts';
 

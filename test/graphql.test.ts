@@ -9,7 +9,9 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const gql = (headers: Record<string, string>, query: string, variables: object = {}) =>
-  t.app.inject({ method: 'POST', url: '/graphql', headers, payload: { query, variables } }).then((r) => ({ status: r.statusCode, body: r.json() }));
+  t.app
+    .inject({ method: 'POST', url: '/graphql', headers, payload: { query, variables } })
+    .then((r) => ({ status: r.statusCode, body: r.json() }));
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 const LIST = `query($n: Int) { customers(first: $n) { nodes { id name identities { provider externalId }
@@ -28,7 +30,9 @@ describe('queries', () => {
     const { apiKey, tenantId } = await tenantWithKey(t.prisma);
     for (let i = 0; i < 25; i++) {
       const { customer } = await scoredCustomer(t.prisma, tenantId, { usage: i * 3, engagement: 50, support: 50, billing: 50, growth: 50 });
-      await t.prisma.customerIdentity.create({ data: { tenantId, customerId: customer.id, provider: 'stripe', externalId: `cus_${customer.id}` } });
+      await t.prisma.customerIdentity.create({
+        data: { tenantId, customerId: customer.id, provider: 'stripe', externalId: `cus_${customer.id}` },
+      });
       await alert(t.prisma, tenantId, customer.id);
     }
     const count = async (n: number, query: string) => {
@@ -49,7 +53,11 @@ describe('queries', () => {
   it('tells who is calling', async () => {
     const { apiKey, tenantId, tenant } = await tenantWithKey(t.prisma, 'growth');
     const { body } = await gql({ 'x-api-key': apiKey }, '{ viewer { kind tenant { id name plan apiAccess } user { id } } }');
-    expect(body.data.viewer).toEqual({ kind: 'api_key', tenant: { id: tenantId, name: tenant.name, plan: 'growth', apiAccess: true }, user: null });
+    expect(body.data.viewer).toEqual({
+      kind: 'api_key',
+      tenant: { id: tenantId, name: tenant.name, plan: 'growth', apiAccess: true },
+      user: null,
+    });
   });
 });
 
@@ -83,7 +91,10 @@ describe('login', () => {
   it('works anonymously and returns a usable session', async () => {
     const { tenantId } = await tenantWithKey(t.prisma, 'free');
     const { email, password } = await userWithSession(t.prisma, t.sessions, tenantId, 'owner');
-    const { body } = await gql({}, 'mutation($e: String!, $p: String!) { login(email: $e, password: $p) { token expiresAt } }', { e: email, p: password });
+    const { body } = await gql({}, 'mutation($e: String!, $p: String!) { login(email: $e, password: $p) { token expiresAt } }', {
+      e: email,
+      p: password,
+    });
     const me = await gql(bearer(body.data.login.token), '{ viewer { kind user { email role } } }');
     expect(me.body.data.viewer).toEqual({ kind: 'session', user: { email, role: 'owner' } });
   });
@@ -92,7 +103,8 @@ describe('login', () => {
 describe('API key management', () => {
   const CREATE = 'mutation($name: String!) { createApiKey(name: $name) { secret apiKey { id name prefix status } } }';
   const ROTATE = 'mutation($id: UUID!, $h: Int) { rotateApiKey(id: $id, gracePeriodHours: $h) { secret apiKey { id status } } }';
-  const useKey = (key: string) => t.app.inject({ method: 'GET', url: '/api/v1/customers', headers: { 'x-api-key': key } }).then((r) => r.statusCode);
+  const useKey = (key: string) =>
+    t.app.inject({ method: 'GET', url: '/api/v1/customers', headers: { 'x-api-key': key } }).then((r) => r.statusCode);
 
   it('lets an admin create a key whose secret is shown once and works', async () => {
     const { tenantId } = await tenantWithKey(t.prisma);

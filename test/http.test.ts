@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import { ConfigError, loadConfig } from '../src/config.ts';
-import { createTestApp, type TestApp } from './support/app.ts';
+import { createTestApp, type TestApp, testSecretBox } from './support/app.ts';
 import { tenantWithKey } from './support/factories.ts';
 
 let t: TestApp;
@@ -62,6 +62,8 @@ describe('errors', () => {
       config: t.config,
       prisma: t.prisma,
       sessions: t.sessions,
+      secretBox: testSecretBox(),
+      inbox: t.inbox,
       logger: pino({ level: 'error' }, new Writable({ write: (c, _e, cb) => (logLines.push(c.toString()), cb()) })),
     });
     app.get('/boom', async () => {

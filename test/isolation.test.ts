@@ -13,7 +13,12 @@ beforeAll(async () => {
   t = await createTestApp();
   owner = await tenantWithKey(t.prisma);
   other = await tenantWithKey(t.prisma);
-  const { customer } = await scoredCustomer(t.prisma, owner.tenantId, { usage: 50, engagement: 50, support: 50, billing: 50, growth: 50 }, 0.8);
+  const { customer } = await scoredCustomer(
+    t.prisma,
+    owner.tenantId,
+    { usage: 50, engagement: 50, support: 50, billing: 50, growth: 50 },
+    0.8,
+  );
   customerId = customer.id;
   alertId = (await alert(t.prisma, owner.tenantId, customerId)).id;
 });
@@ -83,7 +88,9 @@ describe('GraphQL', () => {
   });
 
   it('lists only the caller’s customers and alerts', async () => {
-    const body = (await gql(other.apiKey, '{ customers(first: 100) { nodes { id } totalCount } alerts { nodes { id } totalCount } }')).json();
+    const body = (
+      await gql(other.apiKey, '{ customers(first: 100) { nodes { id } totalCount } alerts { nodes { id } totalCount } }')
+    ).json();
     expect(body.data).toEqual({ customers: { nodes: [], totalCount: 0 }, alerts: { nodes: [], totalCount: 0 } });
   });
 

@@ -42,7 +42,10 @@ describe('in memory', () => {
     const { apiKey, tenantId } = await tenantWithKey(t.prisma, 'growth');
     const { token } = await userWithSession(t.prisma, t.sessions, tenantId);
     for (let i = 0; i < 3; i++) expect((await get(t, apiKey)).statusCode).toBe(200);
-    const bySession = (n: number) => t.app.inject({ method: 'GET', url: '/api/v1/customers', headers: { authorization: `Bearer ${token}` } }).then((r) => r.statusCode === n);
+    const bySession = (n: number) =>
+      t.app
+        .inject({ method: 'GET', url: '/api/v1/customers', headers: { authorization: `Bearer ${token}` } })
+        .then((r) => r.statusCode === n);
     expect(await bySession(200)).toBe(true);
     expect(await bySession(200)).toBe(true);
     expect(await bySession(429)).toBe(true);
@@ -58,7 +61,8 @@ describe('in memory', () => {
 
   it('does not count refused credentials against the tenant', async () => {
     const { apiKey } = await tenantWithKey(t.prisma, 'growth');
-    for (let i = 0; i < 10; i++) await t.app.inject({ method: 'GET', url: '/api/v1/customers', headers: { 'x-api-key': apiKey, authorization: 'Bearer sk_x' } });
+    for (let i = 0; i < 10; i++)
+      await t.app.inject({ method: 'GET', url: '/api/v1/customers', headers: { 'x-api-key': apiKey, authorization: 'Bearer sk_x' } });
     expect((await get(t, apiKey)).statusCode).toBe(200);
   });
 });

@@ -14,7 +14,15 @@ describe('npm start without DATABASE_URL', () => {
 
   it('starts, prints a working demo key, shares its database with the CLI, and restarts with the same data', async () => {
     const [port, pgPort] = [await freePort(), await freePort()];
-    const env = { DATABASE_URL: undefined, AMQP_URL: undefined, REDIS_URL: undefined, DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(pgPort), PORT: String(port), LOG_LEVEL: 'warn' };
+    const env = {
+      DATABASE_URL: undefined,
+      AMQP_URL: undefined,
+      REDIS_URL: undefined,
+      DATA_DIR: dataDir,
+      EMBEDDED_PG_PORT: String(pgPort),
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+    };
 
     const first = startService('all', env, /Try: curl/);
     const out = await first.started;

@@ -21,12 +21,20 @@ export interface Authenticator {
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-export function createAuthenticator(deps: { prisma: Db; sessions: Sessions; cacheMs: number; onError?: (e: unknown) => void }): Authenticator {
+export function createAuthenticator(deps: {
+  prisma: Db;
+  sessions: Sessions;
+  cacheMs: number;
+  onError?: (e: unknown) => void;
+}): Authenticator {
   const { prisma, sessions } = deps;
   // A short memory of verified keys and users keeps a database round trip off most requests; its
   // TTL bounds how long a revoked key or a deleted user can still be served.
   const keys = new LRUCache<string, KeyRecord | 'unknown'>({ max: 10_000, ttl: Math.max(deps.cacheMs, 1) });
-  const users = new LRUCache<string, { tenantId: string; plan: Plan; role: Role } | 'unknown'>({ max: 10_000, ttl: Math.max(deps.cacheMs, 1) });
+  const users = new LRUCache<string, { tenantId: string; plan: Plan; role: Role } | 'unknown'>({
+    max: 10_000,
+    ttl: Math.max(deps.cacheMs, 1),
+  });
   const invalid = () => new DomainError('invalid_credentials', 'The API key is unknown, revoked or expired.');
 
   async function loadKey(hash: string): Promise<KeyRecord | 'unknown'> {
@@ -54,7 +62,10 @@ export function createAuthenticator(deps: { prisma: Db; sessions: Sessions; cach
       throw invalid();
     }
     if (!PLANS_WITH_API_ACCESS.includes(record.plan)) {
-      throw new DomainError('plan_without_api_access', `API access needs the Growth or Scale plan; this tenant is on the ${record.plan} plan.`);
+      throw new DomainError(
+        'plan_without_api_access',
+        `API access needs the Growth or Scale plan; this tenant is on the ${record.plan} plan.`,
+      );
     }
     touch(record, now);
     return { kind: 'api_key', tenantId: record.tenantId, plan: record.plan, apiKeyId: record.id };
@@ -64,7 +75,10 @@ export function createAuthenticator(deps: { prisma: Db; sessions: Sessions; cach
     const claims = await sessions.verify(token);
     let user = deps.cacheMs > 0 ? users.get(claims.userId) : undefined;
     if (!user) {
-      const row = await prisma.user.findUnique({ where: { id: claims.userId }, select: { tenantId: true, role: true, tenant: { select: { plan: true } } } });
+      const row = await prisma.user.findUnique({
+        where: { id: claims.userId },
+        select: { tenantId: true, role: true, tenant: { select: { plan: true } } },
+      });
       user = row ? { tenantId: row.tenantId, role: row.role, plan: row.tenant.plan } : 'unknown';
       if (deps.cacheMs > 0) users.set(claims.userId, user);
     }

@@ -15,7 +15,10 @@ export function extractCredential(headers: IncomingHttpHeaders): string | null {
     const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
     bearer = match ? match[1] : authorization;
     if (apiKey !== undefined && bearer !== apiKey.trim()) {
-      throw new DomainError('conflicting_credentials', 'Authorization and X-API-Key carry different credentials; send one, or the same key in both.');
+      throw new DomainError(
+        'conflicting_credentials',
+        'Authorization and X-API-Key carry different credentials; send one, or the same key in both.',
+      );
     }
     if (!match) throw new DomainError('invalid_credentials', 'The Authorization header must use the Bearer scheme.');
     return bearer;

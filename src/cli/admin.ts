@@ -5,8 +5,12 @@ import { pino } from 'pino';
 import { z } from 'zod';
 import { issueApiKey, revokeApiKey } from '../auth/api-key-store.ts';
 import { hashPassword } from '../auth/passwords.ts';
-import { loadConfig } from '../config.ts';
+import { type Config, loadConfig } from '../config.ts';
+import { createInboundSecretStore } from '../ingest/secrets.ts';
+import { PROVIDERS } from '../ingest/providers/types.ts';
+import { secretBoxFor } from '../runtime/services.ts';
 import type { Db } from '../db/prisma.ts';
+import { DomainError } from '../errors.ts';
 import { migrateDeploy } from '../db/migrate.ts';
 import { openDatabase } from '../runtime/database.ts';
 import { PLAN_VALUES, ROLE_VALUES } from '../schema/enums.ts';
@@ -21,7 +25,7 @@ function option(values: Record<string, string | boolean | undefined>, name: stri
   return r.data;
 }
 
-type Command = (db: Db, values: Record<string, string | boolean | undefined>) => Promise<object>;
+type Command = (db: Db, values: Record<string, string | boolean | undefined>, config: Config) => Promise<object>;
 
 const commands: Record<string, { options: string[]; run: Command }> = {
   'tenant:create': {
@@ -64,6 +68,22 @@ const commands: Record<string, { options: string[]; run: Command }> = {
       return { user_id: user.id };
     },
   },
+  'inbound:secret': {
+    options: ['tenant', 'provider', 'secret', 'verify-token'],
+    run: async (db, v, config) => {
+      const tenantId = option(v, 'tenant', uuid);
+      const provider = option(v, 'provider', z.enum(PROVIDERS)) as (typeof PROVIDERS)[number];
+      if (!(await db.tenant.findUnique({ where: { id: tenantId }, select: { id: true } }))) throw new UsageError(`no tenant ${tenantId}`);
+      const store = createInboundSecretStore(db, secretBoxFor(config), { cacheMs: 0 });
+      const { secret } = await store.put({
+        tenantId,
+        provider,
+        secret: typeof v.secret === 'string' ? v.secret : null,
+        verifyToken: typeof v['verify-token'] === 'string' ? v['verify-token'] : null,
+      });
+      return { provider, secret };
+    },
+  },
 };
 
 async function main() {
@@ -84,7 +104,7 @@ async function main() {
     // A brand-new database (first command before the first start) gets its schema first.
     const [{ ready }] = await db.prisma.$queryRaw<{ ready: boolean }[]>`SELECT to_regclass('public.tenants') IS NOT NULL AS ready`;
     if (!ready) await migrateDeploy(db.url);
-    const out = await command.run(db.prisma, values);
+    const out = await command.run(db.prisma, values, config);
     process.stdout.write(`${JSON.stringify(out)}\n`);
   } finally {
     await db.close();
@@ -94,7 +114,8 @@ async function main() {
 main().then(
   () => process.exit(0),
   (e) => {
-    process.stderr.write(`${e instanceof UsageError || e instanceof TypeError ? e.message : (e?.stack ?? e)}\n`);
-    process.exit(e instanceof UsageError ? 2 : 1);
+    const known = e instanceof UsageError || e instanceof TypeError || e instanceof DomainError;
+    process.stderr.write(`${known ? e.message : (e?.stack ?? e)}\n`);
+    process.exit(known ? 2 : 1);
   },
 );

@@ -38,7 +38,12 @@ async function ensureDatabase(adminUrl: string): Promise<void> {
  * A real PostgreSQL from npm packages, under the data directory, for running without DATABASE_URL.
  * The API process and the operator CLI share it: whoever finds it down starts it.
  */
-export async function startEmbeddedPostgres(opts: { dataDir: string; port: number; password: string; log?: (m: string) => void }): Promise<EmbeddedDatabase> {
+export async function startEmbeddedPostgres(opts: {
+  dataDir: string;
+  port: number;
+  password: string;
+  log?: (m: string) => void;
+}): Promise<EmbeddedDatabase> {
   const base = `postgresql://postgres:${encodeURIComponent(opts.password)}@127.0.0.1:${opts.port}`;
   const url = `${base}/${DATABASE}`;
   if (await answers(`${base}/postgres`)) {

@@ -23,7 +23,9 @@ export function migrateDeploy(databaseUrl: string, log: (line: string) => void =
     child.stderr.on('data', collect);
     child.on('error', reject);
     child.on('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`prisma migrate deploy failed (exit ${code}):\n${output.replaceAll(databaseUrl, '<DATABASE_URL>')}`)),
+      code === 0
+        ? resolve()
+        : reject(new Error(`prisma migrate deploy failed (exit ${code}):\n${output.replaceAll(databaseUrl, '<DATABASE_URL>')}`)),
     );
   });
 }

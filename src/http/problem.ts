@@ -57,7 +57,11 @@ export function registerProblemHandlers(app: FastifyInstance) {
       return sendProblem(reply, status === 404 ? 'not_found' : 'validation_failed', detail);
     }
     request.log.error({ err: error }, 'request failed');
-    return sendProblem(reply, status === 503 ? 'service_unavailable' : 'internal_error', `Something went wrong on our side; quote request id ${request.id}.`);
+    return sendProblem(
+      reply,
+      status === 503 ? 'service_unavailable' : 'internal_error',
+      `Something went wrong on our side; quote request id ${request.id}.`,
+    );
   });
 
   app.setNotFoundHandler((request, reply) => sendProblem(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`));

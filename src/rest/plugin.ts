@@ -18,7 +18,8 @@ export async function restApi(v1: FastifyInstance, opts: RestDeps) {
   await v1.register(authRoutes, deps);
   await v1.register(async (authed) => {
     authed.addHook('onRequest', async (req) => {
-      if (!req.principal) throw new DomainError('missing_credentials', 'Send an API key as Authorization: Bearer sk_... or X-API-Key, or a session token.');
+      if (!req.principal)
+        throw new DomainError('missing_credentials', 'Send an API key as Authorization: Bearer sk_... or X-API-Key, or a session token.');
     });
     await authed.register(customerRoutes, deps);
     await authed.register(alertRoutes, deps);

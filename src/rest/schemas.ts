@@ -1,5 +1,12 @@
 // JSON Schemas of the REST API: they validate requests, serialise responses and feed /openapi.json.
-import { ALERT_SEVERITY_VALUES, ALERT_STATUS_VALUES, ALERT_TYPE_VALUES, HEALTH_STATUS_VALUES, PROVIDER_VALUES, RISK_LEVEL_VALUES } from '../schema/enums.ts';
+import {
+  ALERT_SEVERITY_VALUES,
+  ALERT_STATUS_VALUES,
+  ALERT_TYPE_VALUES,
+  HEALTH_STATUS_VALUES,
+  PROVIDER_VALUES,
+  RISK_LEVEL_VALUES,
+} from '../schema/enums.ts';
 import { DIMENSIONS } from '../scoring/dimensions.ts';
 
 const nullable = (schema: Record<string, unknown>) => ({ ...schema, nullable: true });
@@ -185,7 +192,11 @@ export const alertQuery = {
 export const alertUpdate = {
   type: 'object',
   properties: {
-    status: { type: 'string', enum: ALERT_STATUS_VALUES, description: 'acknowledged, snoozed (with snoozed_until), resolved, or open to reopen.' },
+    status: {
+      type: 'string',
+      enum: ALERT_STATUS_VALUES,
+      description: 'acknowledged, snoozed (with snoozed_until), resolved, or open to reopen.',
+    },
     snoozed_until: { ...dateTime, description: 'Required with status snoozed.' },
   },
   required: ['status'],

@@ -48,7 +48,10 @@ builder.queryField('apiKeys', (t) =>
 
 const createInput = z.object({
   name: z.string().trim().min(1).max(100),
-  expiresAt: z.date().refine((d) => d > new Date(), 'must be in the future').nullish(),
+  expiresAt: z
+    .date()
+    .refine((d) => d > new Date(), 'must be in the future')
+    .nullish(),
 });
 
 builder.mutationFields((t) => ({
@@ -84,7 +87,14 @@ builder.mutationFields((t) => ({
     },
     resolve: async (_root, args, ctx) => {
       const p = requireCapability(ctx, 'manage_api_keys');
-      const graceHours = parseInput(z.number().int().min(0).max(24 * 30), args.gracePeriodHours ?? DEFAULT_ROTATION_GRACE_HOURS);
+      const graceHours = parseInput(
+        z
+          .number()
+          .int()
+          .min(0)
+          .max(24 * 30),
+        args.gracePeriodHours ?? DEFAULT_ROTATION_GRACE_HOURS,
+      );
       const r = await rotateApiKey(ctx.prisma, {
         tenantId: p.tenantId,
         keyId: args.id,

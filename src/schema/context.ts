@@ -2,12 +2,14 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Principal } from '../auth/principal.ts';
 import type { Sessions } from '../auth/sessions.ts';
 import type { Db } from '../db/prisma.ts';
+import type { InboundSecretStore } from '../ingest/secrets.ts';
 
 /** Everything a resolver may use; built per request by the HTTP layer, shared by /graphql and the REST facade. */
 export interface Context {
   prisma: Db;
   principal: Principal | null;
   sessions: Sessions;
+  inboundSecrets: InboundSecretStore;
   log: FastifyBaseLogger;
   requestId: string;
 }

@@ -1,6 +1,7 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { z } from 'zod';
 import { DomainError, notFound } from '../errors.ts';
+import { attributePending } from '../ingest/attribution.ts';
 import { builder } from './builder.ts';
 import { HealthStatus, Provider, PROVIDER_VALUES, RiskLevel } from './enums.ts';
 import { requireCapability } from './guards.ts';
@@ -14,7 +15,10 @@ export const Customer = builder.prismaObject('Customer', {
     name: t.exposeString('name'),
     email: t.exposeString('email', { nullable: true }),
     domain: t.exposeString('domain', { nullable: true }),
-    healthScore: t.exposeInt('healthScore', { nullable: true, description: 'Current health score 0-100; null before the first computation.' }),
+    healthScore: t.exposeInt('healthScore', {
+      nullable: true,
+      description: 'Current health score 0-100; null before the first computation.',
+    }),
     healthStatus: t.expose('healthStatus', { type: HealthStatus, nullable: true }),
     churnProbability: t.exposeFloat('churnProbability', { nullable: true }),
     churnRiskLevel: t.expose('churnRiskLevel', { type: RiskLevel, nullable: true }),
@@ -139,17 +143,23 @@ builder.mutationFields((t) => ({
       const seen = new Set(identities.map((i) => `${i.provider}:${i.externalId}`));
       if (seen.size !== identities.length) throw new DomainError('conflict', 'The same identity is listed twice.');
       try {
-        return await ctx.prisma.customer.create({
-          ...query,
-          data: {
-            tenantId: p.tenantId,
-            name: input.name,
-            externalId: input.externalId ?? null,
-            email: input.email ?? null,
-            domain: input.domain ?? null,
-            identities: { create: identities.map((i) => ({ tenantId: p.tenantId, provider: i.provider, externalId: i.externalId })) },
-          },
+        // Events kept without a customer are attributed to it in the same transaction.
+        const id = await ctx.prisma.$transaction(async (tx) => {
+          const c = await tx.customer.create({
+            data: {
+              tenantId: p.tenantId,
+              name: input.name,
+              externalId: input.externalId ?? null,
+              email: input.email ?? null,
+              domain: input.domain ?? null,
+              identities: { create: identities.map((i) => ({ tenantId: p.tenantId, provider: i.provider, externalId: i.externalId })) },
+            },
+            select: { id: true },
+          });
+          await attributePending(tx, p.tenantId, c.id, { identities, domain: input.domain });
+          return c.id;
         });
+        return await ctx.prisma.customer.findUniqueOrThrow({ ...query, where: { id } });
       } catch (e) {
         rethrowConflict(e, 'A customer with this external_id or one of these identities');
       }
@@ -162,8 +172,11 @@ builder.mutationFields((t) => ({
       const p = requireCapability(ctx, 'write');
       const input = parseInput(updateInput, Object.fromEntries(Object.entries(args.input).filter(([, v]) => v !== undefined)));
       try {
-        const { count } = await ctx.prisma.customer.updateMany({ where: { id: args.id, tenantId: p.tenantId }, data: input });
-        if (count === 0) throw notFound(`Customer ${args.id}`);
+        await ctx.prisma.$transaction(async (tx) => {
+          const { count } = await tx.customer.updateMany({ where: { id: args.id, tenantId: p.tenantId }, data: input });
+          if (count === 0) throw notFound(`Customer ${args.id}`);
+          if (input.domain) await attributePending(tx, p.tenantId, args.id, { identities: [], domain: input.domain });
+        });
       } catch (e) {
         if (e instanceof DomainError) throw e;
         rethrowConflict(e, 'A customer with this external_id');

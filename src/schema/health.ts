@@ -61,9 +61,7 @@ export function healthView(customerId: string, snapshot: SnapshotRow | undefined
     trend7d: snapshot.trend7d,
     trend30d: snapshot.trend30d,
     weakestDimension: (snapshot.weakestDimension as DimensionKey | null) ?? null,
-    dimensions: DIMENSIONS.map(
-      (key) => byKey.get(key) ?? { key, score: null, weight: 0, contribution: null, trend: null, signals: [] },
-    ),
+    dimensions: DIMENSIONS.map((key) => byKey.get(key) ?? { key, score: null, weight: 0, contribution: null, trend: null, signals: [] }),
   };
 }
 
@@ -81,7 +79,10 @@ const DimensionScore = builder.objectRef<DimensionView>('HealthDimension').imple
     key: t.field({ type: Dimension, resolve: (d) => d.key }),
     score: t.exposeFloat('score', { nullable: true, description: '0-100, or null when the dimension has no data.' }),
     weight: t.exposeFloat('weight', { description: 'Effective weight after re-weighting dimensions without data.' }),
-    contribution: t.exposeFloat('contribution', { nullable: true, description: 'score × weight: points this dimension adds to the total.' }),
+    contribution: t.exposeFloat('contribution', {
+      nullable: true,
+      description: 'score × weight: points this dimension adds to the total.',
+    }),
     trend: t.exposeFloat('trend', { nullable: true, description: 'Change of this dimension over 7 days.' }),
     signals: t.field({ type: [Signal], resolve: (d) => d.signals ?? [] }),
   }),

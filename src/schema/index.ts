@@ -8,5 +8,6 @@ import './health.ts';
 import './churn.ts';
 import './alert.ts';
 import './api-key.ts';
+import './integration.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -47,13 +47,20 @@ export function toPage<T extends { createdAt: Date; id: string }>(rows: T[], tak
   const hasNextPage = rows.length > take;
   const nodes = hasNextPage ? rows.slice(0, take) : rows;
   const last = nodes[nodes.length - 1];
-  return { nodes, pageInfo: { hasNextPage, endCursor: hasNextPage && last ? encodeCursor(last.createdAt, last.id) : null }, totalCount: count };
+  return {
+    nodes,
+    pageInfo: { hasNextPage, endCursor: hasNextPage && last ? encodeCursor(last.createdAt, last.id) : null },
+    totalCount: count,
+  };
 }
 
 export const PageInfo = builder.objectRef<Page<unknown>['pageInfo']>('PageInfo').implement({
   fields: (t) => ({
     hasNextPage: t.exposeBoolean('hasNextPage'),
-    endCursor: t.exposeString('endCursor', { nullable: true, description: 'Pass as `after` to read the next page; null on the last page.' }),
+    endCursor: t.exposeString('endCursor', {
+      nullable: true,
+      description: 'Pass as `after` to read the next page; null on the last page.',
+    }),
   }),
 });
 

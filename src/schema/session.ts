@@ -24,7 +24,10 @@ builder.mutationField('login', (t) =>
     args: { email: t.arg.string(), password: t.arg.string() },
     resolve: async (_root, args, ctx) => {
       const { email, password } = parseInput(loginInput, args);
-      const user = await ctx.prisma.user.findUnique({ where: { email }, select: { id: true, tenantId: true, role: true, passwordHash: true } });
+      const user = await ctx.prisma.user.findUnique({
+        where: { email },
+        select: { id: true, tenantId: true, role: true, passwordHash: true },
+      });
       const ok = await verifyPassword(user?.passwordHash ?? (await decoyHash()), password);
       if (!user || !ok) throw new DomainError('invalid_credentials', 'The email or password is wrong.');
       return ctx.sessions.issue({ userId: user.id, tenantId: user.tenantId, role: user.role });

@@ -39,10 +39,19 @@ export async function seedDemoTenant(db: Db, password: string): Promise<DemoTena
     // Deterministic spread from thriving to failing customers.
     const base = 95 - i * 7;
     const dims = {
-      usage: { score: clamp(base + 5), signals: [{ key: 'active_users_30d', label: 'Active users (30 days)', value: Math.max(1, 60 - i * 4) }] },
+      usage: {
+        score: clamp(base + 5),
+        signals: [{ key: 'active_users_30d', label: 'Active users (30 days)', value: Math.max(1, 60 - i * 4) }],
+      },
       engagement: { score: i % 4 === 0 ? null : clamp(base - 3), signals: [] },
-      support: { score: clamp(base + 10), signals: [{ key: 'open_conversations', label: 'Open support conversations', value: Math.floor(i / 2) }] },
-      billing: { score: clamp(i > 9 ? 20 : base + 8), signals: [{ key: 'failed_payments_30d', label: 'Failed payments (30 days)', value: i > 9 ? 2 : 0 }] },
+      support: {
+        score: clamp(base + 10),
+        signals: [{ key: 'open_conversations', label: 'Open support conversations', value: Math.floor(i / 2) }],
+      },
+      billing: {
+        score: clamp(i > 9 ? 20 : base + 8),
+        signals: [{ key: 'failed_payments_30d', label: 'Failed payments (30 days)', value: i > 9 ? 2 : 0 }],
+      },
       growth: { score: clamp(base), signals: [] },
     };
     const h = composeHealth(dims, DEFAULT_WEIGHTS);
@@ -80,10 +89,18 @@ export async function seedDemoTenant(db: Db, password: string): Promise<DemoTena
         customerId: customer.id,
         probability,
         riskLevel: risk,
-        riskFactors: probability > 0.5 ? [{ code: 'failed_payments', description: 'Payments failed in the last 30 days', impact: 0.6 }] : [],
+        riskFactors:
+          probability > 0.5 ? [{ code: 'failed_payments', description: 'Payments failed in the last 30 days', impact: 0.6 }] : [],
         recommendedInterventions:
           probability > 0.5
-            ? [{ code: 'billing_outreach', title: 'Reach out about billing', description: 'Confirm the payment method and offer help.', priority: 'high' }]
+            ? [
+                {
+                  code: 'billing_outreach',
+                  title: 'Reach out about billing',
+                  description: 'Confirm the payment method and offer help.',
+                  priority: 'high',
+                },
+              ]
             : [],
         modelVersion: 'default-v1',
       },

@@ -6,14 +6,21 @@ import { buildApp } from '../../src/app.ts';
 import { createSessions, type Sessions } from '../../src/auth/sessions.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { createPrisma, type Db } from '../../src/db/prisma.ts';
+import { createSecretBox } from '../../src/crypto/secret-box.ts';
+import { createInbox, type Inbox } from '../../src/ingest/inbox.ts';
+import { createMemoryQueue } from '../../src/queue/memory.ts';
+import type { Queue } from '../../src/queue/queue.ts';
 
 export const SESSION_SECRET = 'test-session-secret-0123456789-abcdefghijklmnop';
+export const testSecretBox = () => createSecretBox([{ id: 'test', key: Buffer.alloc(32, 7) }]);
 
 export interface TestApp {
   app: FastifyInstance;
   prisma: Db;
   sessions: Sessions;
   config: Config;
+  queue: Queue;
+  inbox: Inbox;
   /** SQL statements the app sent since the last reset, to catch N+1 queries. */
   queries: string[];
   close(): Promise<void>;
@@ -31,22 +38,31 @@ export function testConfig(env: Record<string, string> = {}): Config {
 }
 
 /** The same composition as production (buildApp), on the real test database, and Redis when asked. */
-export async function createTestApp(opts: { env?: Record<string, string>; redis?: boolean; logger?: pino.Logger } = {}): Promise<TestApp> {
+export async function createTestApp(
+  opts: { env?: Record<string, string>; redis?: boolean; logger?: pino.Logger; queue?: Queue; now?: () => number } = {},
+): Promise<TestApp> {
   const config = testConfig(opts.env);
   const queries: string[] = [];
   const prisma = createPrisma({ url: config.database.url!, poolSize: 5, onQuery: (q) => queries.push(q) });
   const redis = opts.redis ? new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 }) : undefined;
   const sessions = createSessions({ secret: SESSION_SECRET, ttlSeconds: 3600 });
-  const app = await buildApp({ config, prisma, sessions, redis, logger: opts.logger ?? pino({ level: 'silent' }) });
+  const logger = opts.logger ?? pino({ level: 'silent' });
+  const queue = opts.queue ?? createMemoryQueue({ retryDelayMs: 50 });
+  const inbox = createInbox(prisma, queue, logger);
+  const app = await buildApp({ config, prisma, sessions, redis, logger, secretBox: testSecretBox(), inbox, now: opts.now });
   await app.ready();
   return {
     app,
     prisma,
     sessions,
     config,
+    queue,
+    inbox,
     queries,
     close: async () => {
       await app.close();
+      await inbox.close();
+      if (!opts.queue) await queue.close();
       await prisma.$disconnect();
       await redis?.quit();
     },

@@ -17,21 +17,38 @@ export async function tenantWithKey(db: Db, plan: Plan = 'scale') {
   return { tenant, tenantId: tenant.id, apiKey: secret, apiKeyId: key.id };
 }
 
-export async function userWithSession(db: Db, sessions: Sessions, tenantId: string, role: Role = 'admin', password = 'correct horse battery') {
+export async function userWithSession(
+  db: Db,
+  sessions: Sessions,
+  tenantId: string,
+  role: Role = 'admin',
+  password = 'correct horse battery',
+) {
   const email = `user-${uniq()}@example.com`;
   const user = await db.user.create({ data: { tenantId, email, role, passwordHash: await hashPassword(password) } });
   const { token } = await sessions.issue({ userId: user.id, tenantId, role });
   return { user, email, password, token };
 }
 
-export async function customer(db: Db, tenantId: string, data: Partial<{ name: string; externalId: string; domain: string; email: string; createdAt: Date }> = {}) {
+export async function customer(
+  db: Db,
+  tenantId: string,
+  data: Partial<{ name: string; externalId: string; domain: string; email: string; createdAt: Date }> = {},
+) {
   return db.customer.create({ data: { tenantId, name: data.name ?? `Customer ${uniq()}`, ...data } });
 }
 
 /** A customer with a computed health snapshot and churn prediction, and the denormalised list fields set. */
-export async function scoredCustomer(db: Db, tenantId: string, scores: { usage: number | null; engagement: number | null; support: number | null; billing: number | null; growth: number | null }, probability = 0.2) {
+export async function scoredCustomer(
+  db: Db,
+  tenantId: string,
+  scores: { usage: number | null; engagement: number | null; support: number | null; billing: number | null; growth: number | null },
+  probability = 0.2,
+) {
   const h = composeHealth(
-    Object.fromEntries(Object.entries(scores).map(([k, v]) => [k, { score: v, signals: [{ key: `${k}_signal`, label: `${k} signal`, value: v }] }])) as never,
+    Object.fromEntries(
+      Object.entries(scores).map(([k, v]) => [k, { score: v, signals: [{ key: `${k}_signal`, label: `${k} signal`, value: v }] }]),
+    ) as never,
     DEFAULT_WEIGHTS,
   );
   const c = await db.customer.create({
@@ -45,7 +62,16 @@ export async function scoredCustomer(db: Db, tenantId: string, scores: { usage: 
     },
   });
   await db.healthSnapshot.create({
-    data: { tenantId, customerId: c.id, score: h.score ?? 0, status: h.status ?? 'at_risk', dimensions: h.dimensions as object[], trend7d: -3, trend30d: 5, weakestDimension: h.weakestDimension },
+    data: {
+      tenantId,
+      customerId: c.id,
+      score: h.score ?? 0,
+      status: h.status ?? 'at_risk',
+      dimensions: h.dimensions as object[],
+      trend7d: -3,
+      trend30d: 5,
+      weakestDimension: h.weakestDimension,
+    },
   });
   await db.churnPrediction.create({
     data: {
@@ -65,7 +91,11 @@ export async function alert(
   db: Db,
   tenantId: string,
   customerId: string,
-  data: Partial<{ alertType: 'health_drop' | 'churn_risk' | 'payment_failed' | 'inactivity'; severity: 'low' | 'medium' | 'high' | 'critical'; status: 'open' | 'acknowledged' | 'snoozed' | 'resolved' }> = {},
+  data: Partial<{
+    alertType: 'health_drop' | 'churn_risk' | 'payment_failed' | 'inactivity';
+    severity: 'low' | 'medium' | 'high' | 'critical';
+    status: 'open' | 'acknowledged' | 'snoozed' | 'resolved';
+  }> = {},
 ) {
   return db.alert.create({
     data: {

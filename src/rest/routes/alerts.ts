@@ -5,7 +5,14 @@ import type { AlertSeverity, AlertStatus, AlertType } from '../generated/operati
 import * as map from '../mappers.ts';
 import * as s from '../schemas.ts';
 
-type AlertQuery = { limit: number; cursor?: string; status?: AlertStatus; severity?: AlertSeverity; alert_type?: AlertType; customer_id?: string };
+type AlertQuery = {
+  limit: number;
+  cursor?: string;
+  status?: AlertStatus;
+  severity?: AlertSeverity;
+  alert_type?: AlertType;
+  customer_id?: string;
+};
 type AlertBody = { status: AlertStatus; snoozed_until?: string };
 const tags = ['Alerts'];
 

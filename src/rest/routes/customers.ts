@@ -19,7 +19,12 @@ const idParams = {
   required: ['customer_id'],
 } as const;
 
-type ListQuery = { limit: number; cursor?: string; risk_level?: (typeof RISK_LEVEL_VALUES)[number]; health_status?: (typeof HEALTH_STATUS_VALUES)[number] };
+type ListQuery = {
+  limit: number;
+  cursor?: string;
+  risk_level?: (typeof RISK_LEVEL_VALUES)[number];
+  health_status?: (typeof HEALTH_STATUS_VALUES)[number];
+};
 type IdParams = { customer_id: string };
 type CustomerBody = {
   name?: string;

@@ -1,0 +1,118 @@
+import { LRUCache } from 'lru-cache';
+import type { FastifyInstance } from 'fastify';
+import type { Db } from '../db/prisma.ts';
+import { DomainError } from '../errors.ts';
+import { problemResponses } from '../rest/schemas.ts';
+import type { Inbox } from './inbox.ts';
+import { PROVIDER_SPECS } from './providers/index.ts';
+import { isProvider } from './providers/types.ts';
+import { hexEqual } from './providers/hmac.ts';
+import type { InboundSecretStore } from './secrets.ts';
+
+export interface InboundDeps {
+  prisma: Db;
+  secrets: InboundSecretStore;
+  inbox: Inbox;
+  bodyLimit: number;
+  cacheMs: number;
+  now?: () => number;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const notFound = () => new DomainError('not_found', 'No such inbound webhook address: check the provider name and tenant id.');
+
+/**
+ * POST /api/v1/webhooks/in/{provider}/{tenant_id}: verify over the raw bytes, answer handshakes,
+ * store the event, publish it with a confirm, then answer 202. Nothing is stored for a request that
+ * fails any check. Not rate limited, and open to every plan (DECISIONS §4).
+ */
+export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
+  const now = deps.now ?? (() => Math.floor(Date.now() / 1000));
+  // Known tenants are remembered briefly; unknown ones are not, so a tenant just created works at once.
+  const tenants = new LRUCache<string, true>({ max: 50_000, ttl: Math.max(deps.cacheMs, 1) });
+  const tenantExists = async (id: string) => {
+    if (deps.cacheMs > 0 && tenants.get(id)) return true;
+    const exists = Boolean(await deps.prisma.tenant.findUnique({ where: { id }, select: { id: true } }));
+    if (exists && deps.cacheMs > 0) tenants.set(id, true);
+    return exists;
+  };
+
+  // The raw bytes are what providers sign: keep them, and parse only after the signature holds.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(/^application\/(?:[\w.-]+\+)?json$/, { parseAs: 'buffer', bodyLimit: deps.bodyLimit }, (_req, body, done) =>
+    done(null, body),
+  );
+
+  async function addressOf(provider: string, tenantId: string) {
+    if (!isProvider(provider) || !UUID.test(tenantId) || !(await tenantExists(tenantId.toLowerCase()))) throw notFound();
+    const active = await deps.secrets.active(tenantId.toLowerCase(), provider);
+    if (!active) {
+      throw new DomainError(
+        'inbound_secret_not_set',
+        `This tenant has not generated a signing secret for ${provider}: generate one on the ${provider} integration card.`,
+      );
+    }
+    return { provider, tenantId: tenantId.toLowerCase(), active };
+  }
+
+  app.post<{ Params: { provider: string; tenant_id: string } }>(
+    '/webhooks/in/:provider/:tenant_id',
+    {
+      schema: {
+        tags: ['Inbound webhooks'],
+        summary: 'Receive a provider webhook for a tenant',
+        description:
+          'Signed by the provider with the tenant’s inbound secret. Answers 202 `{received, id, duplicate: false}` once the event is stored and queued, 200 `{duplicate: true}` for a replay, and the provider’s handshake answer for set-up requests.',
+        security: [],
+        response: {
+          200: { type: 'object', additionalProperties: true },
+          202: {
+            type: 'object',
+            properties: { received: { type: 'boolean' }, id: { type: 'string', format: 'uuid' }, duplicate: { type: 'boolean' } },
+          },
+          ...problemResponses(400, 401, 403, 404, 413, 415),
+        },
+      },
+    },
+    async (req, reply) => {
+      const { provider, tenantId, active } = await addressOf(req.params.provider, req.params.tenant_id);
+      const spec = PROVIDER_SPECS[provider];
+      const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      const inbound = { headers: req.headers, rawBody, now: now() };
+      if (!spec.verify(inbound, active.secrets)) {
+        throw new DomainError(
+          'invalid_signature',
+          `The ${provider} signature is missing, does not match this tenant's secret, or is too old.`,
+        );
+      }
+      let body: unknown;
+      try {
+        body = JSON.parse(rawBody.toString('utf8'));
+      } catch {
+        throw new DomainError('validation_failed', 'The body is not valid JSON.', {
+          errors: [{ path: 'body', message: 'is not valid JSON' }],
+        });
+      }
+      const handshake = spec.handshake?.(body, inbound);
+      if (handshake) return reply.code(handshake.status).send(handshake.body ?? undefined);
+      const { dedupKey, eventType } = spec.describe(body, inbound);
+      const { id, duplicate } = await deps.inbox.accept({ tenantId, provider, dedupKey, eventType, rawBody });
+      return reply.code(duplicate ? 200 : 202).send({ received: true, id, duplicate });
+    },
+  );
+
+  // Meta's subscription check: echo hub.challenge when hub.verify_token is the tenant's token.
+  app.get<{ Params: { tenant_id: string }; Querystring: Record<string, string> }>(
+    '/webhooks/in/meta_ads/:tenant_id',
+    { schema: { tags: ['Inbound webhooks'], summary: 'Meta webhook verification (hub.challenge)', security: [] } },
+    async (req, reply) => {
+      const { active } = await addressOf('meta_ads', req.params.tenant_id);
+      const q = req.query;
+      const token = q['hub.verify_token'];
+      if (q['hub.mode'] !== 'subscribe' || !active.verifyToken || !token || !hexEqual(token, active.verifyToken)) {
+        throw new DomainError('forbidden', 'hub.verify_token does not match the verify token set for this tenant.');
+      }
+      return reply.type('text/plain; charset=utf-8').send(String(q['hub.challenge'] ?? ''));
+    },
+  );
+}

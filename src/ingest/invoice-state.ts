@@ -1,0 +1,22 @@
+export type InvoiceStatus = 'draft' | 'open' | 'sent' | 'paid' | 'overdue' | 'void' | 'uncollectible';
+
+// DECISIONS §6. Anything else — including every move backwards — is an out-of-order event and is ignored.
+const ALLOWED: Record<InvoiceStatus, readonly InvoiceStatus[]> = {
+  draft: ['open', 'sent', 'paid', 'void'],
+  open: ['sent', 'paid', 'overdue', 'void', 'uncollectible'],
+  sent: ['paid', 'overdue', 'void', 'uncollectible'],
+  overdue: ['paid', 'void', 'uncollectible'],
+  uncollectible: ['paid'],
+  paid: [],
+  void: [],
+};
+
+export const canMove = (from: InvoiceStatus, to: InvoiceStatus) => ALLOWED[from].includes(to);
+
+/** The SEED event a status announces, where there is one. */
+export const EVENT_FOR_STATUS: Partial<Record<InvoiceStatus, string>> = {
+  draft: 'invoice.created',
+  sent: 'invoice.sent',
+  paid: 'invoice.paid',
+  overdue: 'invoice.overdue',
+};

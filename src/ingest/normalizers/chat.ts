@@ -1,0 +1,86 @@
+import { resolveCustomer } from '../attribution.ts';
+import { recordSignals } from '../signals.ts';
+import { fromUnix, type NormalizeContext, type Normalizer, str } from './types.ts';
+
+interface ChatFact {
+  kind: 'chat.message' | 'chat.reaction' | 'chat.member_joined' | 'chat.member_left';
+  account: string | null;
+  alt: string | null;
+  text?: string;
+  at: Date;
+  actor: string | null;
+}
+
+async function record(ctx: NormalizeContext, source: 'slack' | 'discord', f: ChatFact) {
+  const { tx, event } = ctx;
+  const customerId = await resolveCustomer(tx, event.tenantId, { provider: source, accountIds: [f.alt, f.account] });
+  await recordSignals(tx, [
+    {
+      tenantId: event.tenantId,
+      customerId,
+      inboxEventId: event.id,
+      source,
+      kind: f.kind,
+      occurredAt: f.at,
+      sentiment: f.text !== undefined ? ctx.sentiment(f.text) : null,
+      accountId: f.account,
+      altAccountId: f.alt,
+      attributes: { actor: f.actor, length: f.text?.length ?? null },
+    },
+  ]);
+  return 'processed' as const;
+}
+
+/** Slack Events API: messages, reactions, joins and leaves, by team (workspace) or channel. */
+export const normalizeSlack: Normalizer = async (ctx) => {
+  const b = ctx.event.body ?? {};
+  const e = b.event ?? {};
+  if (b.type !== 'event_callback') return 'ignored';
+  const team = str(b.team_id) ?? str(e.team);
+  const channel = str(e.channel) ?? str(e.item?.channel);
+  const at = fromUnix(Number(e.event_ts ?? e.ts)) ?? fromUnix(b.event_time) ?? ctx.event.receivedAt;
+  const base = { account: team, alt: channel, at, actor: str(e.user) };
+  switch (e.type) {
+    case 'message':
+    case 'app_mention':
+      // Edits, deletions and bot chatter are not the customer talking.
+      if (e.subtype && e.subtype !== 'thread_broadcast' && e.subtype !== 'file_share') return 'ignored';
+      if (e.bot_id) return 'ignored';
+      return record(ctx, 'slack', { ...base, kind: 'chat.message', text: String(e.text ?? '') });
+    case 'reaction_added':
+      return record(ctx, 'slack', { ...base, kind: 'chat.reaction' });
+    case 'member_joined_channel':
+    case 'team_join':
+      return record(ctx, 'slack', { ...base, kind: 'chat.member_joined', actor: str(e.user?.id ?? e.user) });
+    case 'member_left_channel':
+      return record(ctx, 'slack', { ...base, kind: 'chat.member_left' });
+    default:
+      return 'ignored';
+  }
+};
+
+/**
+ * Discord: gateway dispatches relayed by the tenant's bot (`{t, d}`: MESSAGE_CREATE,
+ * MESSAGE_REACTION_ADD, GUILD_MEMBER_ADD, GUILD_MEMBER_REMOVE) and application commands, by guild.
+ */
+export const normalizeDiscord: Normalizer = async (ctx) => {
+  const b = ctx.event.body ?? {};
+  const d = b.d ?? {};
+  const at = (typeof d.timestamp === 'string' ? new Date(d.timestamp) : null) ?? ctx.event.receivedAt;
+  const guild = str(d.guild_id) ?? str(b.guild_id);
+  const base = { account: guild, alt: str(d.channel_id) ?? str(b.channel_id), at: Number.isNaN(at.getTime()) ? ctx.event.receivedAt : at };
+  switch (b.t) {
+    case 'MESSAGE_CREATE':
+      if (d.author?.bot) return 'ignored';
+      return record(ctx, 'discord', { ...base, kind: 'chat.message', text: String(d.content ?? ''), actor: str(d.author?.id) });
+    case 'MESSAGE_REACTION_ADD':
+      return record(ctx, 'discord', { ...base, kind: 'chat.reaction', actor: str(d.user_id) });
+    case 'GUILD_MEMBER_ADD':
+      return record(ctx, 'discord', { ...base, kind: 'chat.member_joined', actor: str(d.user?.id) });
+    case 'GUILD_MEMBER_REMOVE':
+      return record(ctx, 'discord', { ...base, kind: 'chat.member_left', actor: str(d.user?.id) });
+    default:
+      if (b.type === 2 && guild) return record(ctx, 'discord', { ...base, kind: 'chat.message', text: '', actor: str(b.member?.user?.id) });
+      return 'ignored';
+  }
+};

@@ -1,0 +1,51 @@
+import { resolveCustomer } from '../attribution.ts';
+import { companyDomain } from '../email-domain.ts';
+import { recordSignals } from '../signals.ts';
+import { fromUnix, type Normalizer, str } from './types.ts';
+
+const TOPICS: Record<string, string> = {
+  'conversation.user.created': 'support.conversation_opened',
+  'conversation.user.replied': 'support.customer_replied',
+  'conversation.admin.replied': 'support.agent_replied',
+  'conversation.admin.closed': 'support.conversation_closed',
+  'conversation.admin.snoozed': 'support.conversation_snoozed',
+  'conversation.admin.opened': 'support.conversation_reopened',
+  'conversation.rating.added': 'support.rating',
+};
+
+/** Intercom conversations: opened, replied, closed, rated; by company, contact or email domain. */
+export const normalizeIntercom: Normalizer = async ({ tx, event, sentiment }) => {
+  const kind = TOPICS[event.eventType];
+  if (!kind) return 'ignored';
+  const item = event.body?.data?.item ?? {};
+  const contacts: any[] = item.contacts?.contacts ?? [];
+  const author = item.source?.author ?? {};
+  const email = author.email ?? contacts[0]?.email;
+  const companyIds = (item.companies?.companies ?? []).map((c: any) => str(c?.company_id ?? c?.id));
+  const contactIds = contacts.map((c) => str(c?.external_id ?? c?.id));
+  const domain = companyDomain(email);
+  const customerId = await resolveCustomer(tx, event.tenantId, {
+    provider: 'intercom',
+    accountIds: [...companyIds, ...contactIds],
+    emailDomain: domain,
+  });
+  const rating = Number(item.conversation_rating?.rating);
+  const text = String(item.source?.body ?? item.conversation_parts?.conversation_parts?.at(-1)?.body ?? '').replace(/<[^>]+>/g, ' ');
+  await recordSignals(tx, [
+    {
+      tenantId: event.tenantId,
+      customerId,
+      inboxEventId: event.id,
+      source: 'intercom',
+      kind,
+      value: kind === 'support.rating' && Number.isFinite(rating) ? rating : 1,
+      sentiment: kind === 'support.conversation_opened' || kind === 'support.customer_replied' ? sentiment(text) : null,
+      occurredAt: fromUnix(event.body?.created_at) ?? event.receivedAt,
+      accountId: companyIds[0] ?? null,
+      altAccountId: contactIds[0] ?? null,
+      emailDomain: domain,
+      attributes: { conversation_id: str(item.id), state: str(item.state) },
+    },
+  ]);
+  return 'processed';
+};

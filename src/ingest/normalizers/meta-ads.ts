@@ -1,0 +1,44 @@
+import { resolveCustomer } from '../attribution.ts';
+import { companyDomain } from '../email-domain.ts';
+import { recordSignals, type SignalInput } from '../signals.ts';
+import { fromUnix, type Normalizer, str } from './types.ts';
+
+/** The lead's email, where the delivery carries the form answers (field_data) or an email field. */
+function leadEmail(value: any): string | null {
+  const fields: any[] = Array.isArray(value?.field_data) ? value.field_data : [];
+  const f = fields.find((x) => /e-?mail/i.test(String(x?.name ?? '')));
+  return str(f?.values?.[0]) ?? str(value?.email);
+}
+
+/** Meta lead ads (leadgen): each lead is attributed by page/ad account identity, else by the email domain. */
+export const normalizeMetaAds: Normalizer = async ({ tx, event }) => {
+  const signals: SignalInput[] = [];
+  for (const entry of Array.isArray(event.body?.entry) ? event.body.entry : []) {
+    for (const change of Array.isArray(entry?.changes) ? entry.changes : []) {
+      if (change?.field !== 'leadgen') continue;
+      const v = change.value ?? {};
+      const page = str(v.page_id) ?? str(entry.id);
+      const adAccount = str(v.ad_account_id);
+      const domain = companyDomain(leadEmail(v));
+      const customerId = await resolveCustomer(tx, event.tenantId, {
+        provider: 'meta_ads',
+        accountIds: [page, adAccount],
+        emailDomain: domain,
+      });
+      signals.push({
+        tenantId: event.tenantId,
+        customerId,
+        inboxEventId: event.id,
+        source: 'meta_ads',
+        kind: 'ads.lead',
+        occurredAt: fromUnix(v.created_time) ?? fromUnix(entry.time) ?? event.receivedAt,
+        accountId: page,
+        altAccountId: adAccount,
+        emailDomain: domain,
+        attributes: { leadgen_id: str(v.leadgen_id), ad_id: str(v.ad_id), form_id: str(v.form_id) },
+      });
+    }
+  }
+  await recordSignals(tx, signals);
+  return signals.length ? 'processed' : 'ignored';
+};

@@ -1,0 +1,24 @@
+import type { Prisma } from '../../generated/prisma/client.ts';
+
+export interface StoredEvent {
+  id: string;
+  tenantId: string;
+  provider: string;
+  eventType: string;
+  body: any;
+  receivedAt: Date;
+}
+
+export interface NormalizeContext {
+  tx: Prisma.TransactionClient;
+  event: StoredEvent;
+  /** -1..1 sentiment of a text, from an established library (src/ingest/sentiment.ts). */
+  sentiment: (text: string) => number;
+}
+
+/** `processed` when the event changed something, `ignored` for types we keep but do not use. */
+export type Outcome = 'processed' | 'ignored';
+export type Normalizer = (ctx: NormalizeContext) => Promise<Outcome>;
+
+export const fromUnix = (s: unknown): Date | null => (typeof s === 'number' && Number.isFinite(s) ? new Date(s * 1000) : null);
+export const str = (v: unknown): string | null => (typeof v === 'string' && v.length > 0 ? v : typeof v === 'number' ? String(v) : null);

@@ -1,0 +1,62 @@
+import type { Db } from '../db/prisma.ts';
+import { enqueueEvents } from '../outbox/enqueue.ts';
+import { formatAmount } from '../outbox/money.ts';
+import { recordSignals } from './signals.ts';
+
+interface Row {
+  id: string;
+  tenant_id: string;
+  customer_id: string | null;
+  account_id: string | null;
+  total_minor: bigint;
+  currency: string;
+  due_at: Date | null;
+  provider: string;
+}
+
+/**
+ * Marks open or sent invoices whose due date has passed as overdue, once, announcing
+ * invoice.overdue in the same transaction. Claimed with SKIP LOCKED, so several workers may run it.
+ */
+export async function markOverdueInvoices(db: Db, now = new Date(), limit = 500): Promise<number> {
+  return db.$transaction(async (tx) => {
+    const rows = await tx.$queryRaw<Row[]>`
+      UPDATE invoices SET status = 'overdue', overdue_at = ${now}, updated_at = ${now}
+      WHERE id IN (
+        SELECT id FROM invoices WHERE status IN ('open', 'sent') AND due_at < ${now}
+        ORDER BY due_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+      RETURNING id, tenant_id, customer_id, account_id, total_minor, currency, due_at, provider`;
+    await enqueueEvents(
+      tx,
+      rows.map((r) => ({
+        tenantId: r.tenant_id,
+        type: 'invoice.overdue',
+        subject: r.id,
+        dedupKey: `invoice.overdue:${r.id}`,
+        payload: {
+          tenant_id: r.tenant_id,
+          invoice_id: r.id,
+          status: 'overdue',
+          total: formatAmount(r.total_minor, r.currency),
+          currency: r.currency,
+          customer_id: r.customer_id,
+          due_at: r.due_at?.toISOString() ?? null,
+        },
+      })),
+    );
+    await recordSignals(
+      tx,
+      rows.map((r) => ({
+        tenantId: r.tenant_id,
+        customerId: r.customer_id,
+        source: r.provider,
+        kind: 'billing.invoice_overdue',
+        occurredAt: now,
+        value: Number(r.total_minor),
+        accountId: r.account_id,
+        attributes: { invoice_id: r.id, currency: r.currency, reason: 'due_date_passed' },
+      })),
+    );
+    return rows.length;
+  });
+}

@@ -1,0 +1,82 @@
+import type { Db } from '../db/prisma.ts';
+import type { Consumer, Queue } from '../queue/queue.ts';
+import type { InboxMessage } from './inbox.ts';
+import { NORMALIZERS } from './normalizers/index.ts';
+import { isProvider } from './providers/types.ts';
+import { sentimentOf } from './sentiment.ts';
+
+export const MAX_ATTEMPTS = 5;
+
+interface Row {
+  id: string;
+  tenant_id: string;
+  provider: string;
+  event_type: string;
+  body: string;
+  status: string;
+  received_at: Date;
+}
+
+/**
+ * Applies one stored event in one transaction: the domain change, its signals, its outbox events and
+ * the inbox row's new status commit together, and the message is acked only after that commit. The
+ * row lock makes a redelivered message wait, then find the event done: processing is idempotent.
+ */
+export async function processInboxEvent(db: Db, id: string): Promise<'processed' | 'ignored' | 'already_done'> {
+  return db.$transaction(
+    async (tx) => {
+      const [row] = await tx.$queryRaw<Row[]>`
+        SELECT id, tenant_id, provider, event_type, body, status, received_at FROM inbox_events WHERE id = ${id}::uuid FOR UPDATE`;
+      if (!row || row.status !== 'received') return 'already_done';
+      const normalize = isProvider(row.provider) ? NORMALIZERS[row.provider] : undefined;
+      const outcome = normalize
+        ? await normalize({
+            tx,
+            event: {
+              id: row.id,
+              tenantId: row.tenant_id,
+              provider: row.provider,
+              eventType: row.event_type,
+              body: JSON.parse(row.body),
+              receivedAt: row.received_at,
+            },
+            sentiment: sentimentOf,
+          })
+        : 'ignored';
+      await tx.$executeRaw`
+        UPDATE inbox_events SET status = ${outcome}::"InboxStatus", processed_at = now(), attempts = attempts + 1, last_error = NULL
+        WHERE id = ${id}::uuid`;
+      return outcome;
+    },
+    { timeout: 30_000, maxWait: 10_000 },
+  );
+}
+
+export function startInboxConsumer(
+  db: Db,
+  queue: Queue,
+  opts: { prefetch: number; log: { error: (o: object, m: string) => void } },
+): Consumer {
+  return queue.consume<InboxMessage>(
+    'inbound.events',
+    async ({ body, attempt }) => {
+      try {
+        await processInboxEvent(db, body.id);
+      } catch (err) {
+        opts.log.error({ err, inboxEventId: body.id, attempt }, 'inbound event failed; it will be retried');
+        await db.$executeRaw`UPDATE inbox_events SET attempts = attempts + 1, last_error = ${String(err).slice(0, 1000)} WHERE id = ${body.id}::uuid`.catch(
+          () => {},
+        );
+        throw err;
+      }
+    },
+    {
+      prefetch: opts.prefetch,
+      maxAttempts: MAX_ATTEMPTS,
+      // Parked for a human: the event stays in the inbox with its error, marked failed.
+      onDead: async (b) => {
+        await db.$executeRaw`UPDATE inbox_events SET status = 'failed' WHERE id = ${(b as InboxMessage).id}::uuid AND status = 'received'`;
+      },
+    },
+  );
+}

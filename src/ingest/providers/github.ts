@@ -1,0 +1,16 @@
+import { afterPrefix, hexEqual, hmacHex } from './hmac.ts';
+import { header, type ProviderSpec } from './types.ts';
+
+export const github: ProviderSpec = {
+  name: 'github',
+  verify({ headers, rawBody }, secrets) {
+    const got = afterPrefix(header(headers, 'x-hub-signature-256'), 'sha256=');
+    return got !== null && secrets.some((s) => hexEqual(got, hmacHex('sha256', s, rawBody)));
+  },
+  handshake: (_body, { headers }) =>
+    header(headers, 'x-github-event') === 'ping' ? { status: 200, body: { ok: true, pong: true } } : null,
+  describe: (body, { headers }) => {
+    const event = header(headers, 'x-github-event') ?? 'unknown';
+    return { dedupKey: header(headers, 'x-github-delivery') ?? '', eventType: body?.action ? `${event}.${body.action}` : event };
+  },
+};

@@ -1,0 +1,12 @@
+import { afterPrefix, hexEqual, hmacHex } from './hmac.ts';
+import { header, type ProviderSpec } from './types.ts';
+
+export const intercom: ProviderSpec = {
+  name: 'intercom',
+  verify({ headers, rawBody }, secrets) {
+    const got = afterPrefix(header(headers, 'x-hub-signature'), 'sha1=');
+    return got !== null && secrets.some((s) => hexEqual(got, hmacHex('sha1', s, rawBody)));
+  },
+  handshake: (body) => (body?.topic === 'ping' ? { status: 200, body: { ok: true } } : null),
+  describe: (body) => ({ dedupKey: String(body?.id ?? ''), eventType: String(body?.topic ?? 'unknown') }),
+};

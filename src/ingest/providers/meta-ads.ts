@@ -1,0 +1,27 @@
+import { afterPrefix, hexEqual, hmacHex } from './hmac.ts';
+import { header, type ProviderSpec } from './types.ts';
+
+/** Every lead change in the delivery: entry id, change time and leadgen id make its identity. */
+export function leadKeys(body: any): string[] {
+  const keys: string[] = [];
+  for (const entry of Array.isArray(body?.entry) ? body.entry : []) {
+    for (const change of Array.isArray(entry?.changes) ? entry.changes : []) {
+      keys.push(
+        `${entry?.id ?? ''}:${change?.value?.created_time ?? entry?.time ?? ''}:${change?.value?.leadgen_id ?? change?.field ?? ''}`,
+      );
+    }
+  }
+  return keys;
+}
+
+export const metaAds: ProviderSpec = {
+  name: 'meta_ads',
+  verify({ headers, rawBody }, secrets) {
+    const got = afterPrefix(header(headers, 'x-hub-signature-256'), 'sha256=');
+    return got !== null && secrets.some((s) => hexEqual(got, hmacHex('sha256', s, rawBody)));
+  },
+  describe: (body) => ({
+    dedupKey: leadKeys(body).sort().join('|'),
+    eventType: `${body?.object ?? 'page'}.${body?.entry?.[0]?.changes?.[0]?.field ?? 'unknown'}`,
+  }),
+};

@@ -1,0 +1,19 @@
+import { afterPrefix, hexEqual, hmacHex } from './hmac.ts';
+import { header, type ProviderSpec, TOLERANCE_SECONDS } from './types.ts';
+
+export const slack: ProviderSpec = {
+  name: 'slack',
+  verify({ headers, rawBody, now }, secrets) {
+    const ts = header(headers, 'x-slack-request-timestamp');
+    const got = afterPrefix(header(headers, 'x-slack-signature'), 'v0=');
+    if (!ts || !/^\d+$/.test(ts) || got === null || Math.abs(now - Number(ts)) > TOLERANCE_SECONDS) return false;
+    return secrets.some((s) => hexEqual(got, hmacHex('sha256', s, `v0:${ts}:`, rawBody)));
+  },
+  handshake: (body) => (body?.type === 'url_verification' ? { status: 200, body: { challenge: String(body.challenge ?? '') } } : null),
+  describe: (body) => ({
+    dedupKey: String(body?.event_id ?? ''),
+    eventType: body?.event?.type
+      ? `${body.event.type}${body.event.subtype ? `.${body.event.subtype}` : ''}`
+      : String(body?.type ?? 'unknown'),
+  }),
+};

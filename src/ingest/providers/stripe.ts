@@ -1,0 +1,28 @@
+import { hexEqual, hmacHex } from './hmac.ts';
+import { header, type ProviderSpec, TOLERANCE_SECONDS } from './types.ts';
+
+/** `Stripe-Signature: t=<unix>,v1=<hex>[,v1=<hex>...]` over `{t}.{raw body}`; any v1 may match. */
+export function parseStripeSignature(value: string | undefined): { t: number; v1: string[] } | null {
+  if (!value) return null;
+  let t: number | undefined;
+  const v1: string[] = [];
+  for (const part of value.split(',')) {
+    const [k, v] = part.split('=', 2).map((s) => s.trim());
+    if (k === 't' && /^\d+$/.test(v ?? '')) t = Number(v);
+    else if (k === 'v1' && v) v1.push(v.toLowerCase());
+  }
+  return t === undefined || v1.length === 0 ? null : { t, v1 };
+}
+
+export const stripe: ProviderSpec = {
+  name: 'stripe',
+  verify({ headers, rawBody, now }, secrets) {
+    const sig = parseStripeSignature(header(headers, 'stripe-signature'));
+    if (!sig || Math.abs(now - sig.t) > TOLERANCE_SECONDS) return false;
+    return secrets.some((secret) => {
+      const expected = hmacHex('sha256', secret, `${sig.t}.`, rawBody);
+      return sig.v1.some((candidate) => hexEqual(candidate, expected));
+    });
+  },
+  describe: (body) => ({ dedupKey: String(body?.id ?? ''), eventType: String(body?.type ?? 'unknown') }),
+};

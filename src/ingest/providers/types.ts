@@ -1,0 +1,35 @@
+import type { IncomingHttpHeaders } from 'node:http';
+
+export const PROVIDERS = ['stripe', 'github', 'slack', 'discord', 'intercom', 'meta_ads'] as const;
+export type ProviderName = (typeof PROVIDERS)[number];
+export const isProvider = (p: string): p is ProviderName => (PROVIDERS as readonly string[]).includes(p);
+
+export interface InboundRequest {
+  headers: IncomingHttpHeaders;
+  rawBody: Buffer;
+  /** Unix seconds, injectable for tests. */
+  now: number;
+}
+
+export interface HandshakeReply {
+  status: number;
+  body: unknown;
+}
+
+export interface ProviderSpec {
+  name: ProviderName;
+  /** Checks the signature over the exact bytes with each candidate secret (current, then the rotated-out one). */
+  verify(req: InboundRequest, secrets: string[]): boolean;
+  /** A provider's set-up or liveness handshake, answered instead of being stored. */
+  handshake?(body: any, req: InboundRequest): HandshakeReply | null;
+  /** The provider's own id of this event (replays carry the same) and its type. */
+  describe(body: any, req: InboundRequest): { dedupKey: string; eventType: string };
+}
+
+export const header = (h: IncomingHttpHeaders, name: string): string | undefined => {
+  const v = h[name];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+/** Replay window for schemes that sign a timestamp (Stripe, Slack). */
+export const TOLERANCE_SECONDS = 300;

@@ -1,0 +1,53 @@
+// ISO 4217 minor-unit exponents that differ from 2 (DECISIONS §5: convert with the currency's exponent).
+const EXPONENT: Record<string, number> = {
+  bif: 0,
+  clp: 0,
+  djf: 0,
+  gnf: 0,
+  isk: 0,
+  jpy: 0,
+  kmf: 0,
+  krw: 0,
+  pyg: 0,
+  rwf: 0,
+  ugx: 0,
+  uyi: 0,
+  vnd: 0,
+  vuv: 0,
+  xaf: 0,
+  xof: 0,
+  xpf: 0,
+  bhd: 3,
+  iqd: 3,
+  jod: 3,
+  kwd: 3,
+  lyd: 3,
+  omr: 3,
+  tnd: 3,
+  clf: 4,
+  uyw: 4,
+};
+
+export const exponentOf = (currency: string) => EXPONENT[currency.toLowerCase()] ?? 2;
+
+/**
+ * A minor-unit amount as a decimal string with exactly two fraction digits, rounded half away from
+ * zero: usd 12345 → "123.45", jpy 1500 → "1500.00", kwd 12345 → "12.35". Integer arithmetic only.
+ */
+export function formatAmount(minor: bigint | number, currency: string): string {
+  const exp = exponentOf(currency);
+  let v = BigInt(minor);
+  const negative = v < 0n;
+  if (negative) v = -v;
+  let cents: bigint;
+  if (exp >= 2) {
+    const div = 10n ** BigInt(exp - 2);
+    cents = v / div;
+    if ((v % div) * 2n >= div) cents += 1n;
+  } else {
+    cents = v * 10n ** BigInt(2 - exp);
+  }
+  const whole = cents / 100n;
+  const frac = (cents % 100n).toString().padStart(2, '0');
+  return `${negative && cents !== 0n ? '-' : ''}${whole}.${frac}`;
+}
