@@ -21,6 +21,10 @@ const envSchema = z.object({
   DATABASE_URL: url(['postgres', 'postgresql']).optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   AMQP_URL: url(['amqp', 'amqps']).optional(),
+  /** Prefix of exchange and queue names, so several deployments (or test runs) can share a broker. */
+  AMQP_PREFIX: z.string().regex(/^[a-z0-9._-]{1,40}$/).default('chs'),
+  INBOX_SWEEP_MS: z.coerce.number().int().min(100).default(5000),
+  WORKER_PREFETCH: z.coerce.number().int().min(1).max(1000).default(16),
   REDIS_URL: url(['redis', 'rediss']).optional(),
   DATA_DIR: z.string().default('.data'),
   EMBEDDED_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
@@ -57,7 +61,8 @@ export interface Config {
   log: { level: Env['LOG_LEVEL'] };
   database: { url?: string; poolSize: number; embeddedPort: number };
   dataDir: string;
-  amqpUrl?: string;
+  amqp: { url?: string; prefix: string };
+  worker: { sweepEveryMs: number; prefetch: number };
   redisUrl?: string;
   sessions: { secret?: string; ttlSeconds: number; jwksUrl?: string };
   encryptionKey?: string;
@@ -86,7 +91,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     log: { level: e.LOG_LEVEL },
     database: { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE, embeddedPort: e.EMBEDDED_PG_PORT },
     dataDir: e.DATA_DIR,
-    amqpUrl: e.AMQP_URL,
+    amqp: { url: e.AMQP_URL, prefix: e.AMQP_PREFIX },
+    worker: { sweepEveryMs: e.INBOX_SWEEP_MS, prefetch: e.WORKER_PREFETCH },
     redisUrl: e.REDIS_URL,
     sessions: { secret: e.SESSION_SECRET, ttlSeconds: e.SESSION_TTL_SECONDS, jwksUrl: e.SESSION_JWKS_URL },
     encryptionKey: e.ENCRYPTION_KEY,

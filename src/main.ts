@@ -72,7 +72,7 @@ async function main(role: Role) {
   }
   // The in-process queue only reaches consumers in the same process, so the API runs them itself.
   if (role !== 'api' || queue.kind === 'memory') {
-    const worker = startWorker({ prisma: db.prisma, queue, inbox, log });
+    const worker = startWorker({ prisma: db.prisma, queue, inbox, log, prefetch: config.worker.prefetch, sweepEveryMs: config.worker.sweepEveryMs });
     closers.push(() => worker.close());
     log.info({ queue: queue.kind }, 'worker started');
   }

@@ -5,12 +5,12 @@ const RETRY_DELAY_MS = 2000;
 
 /**
  * The topology each topic gets, declared by the app at start and again on every reconnect:
- *   exchange chs.<topic> (direct) → queue chs.<topic>           (durable; rejects dead-letter to ↓)
- *   exchange chs.<topic>.retry    → queue chs.<topic>.retry     (TTL 2 s; dead-letters back to ↑)
- *   exchange chs.<topic>.dead     → queue chs.<topic>.dead      (parked after maxAttempts)
+ *   exchange <prefix>.<topic> (direct) → queue <prefix>.<topic>     (durable; rejects dead-letter to ↓)
+ *   exchange <prefix>.<topic>.retry → queue <prefix>.<topic>.retry     (TTL 2 s; dead-letters back to ↑)
+ *   exchange <prefix>.<topic>.dead  → queue <prefix>.<topic>.dead      (parked after maxAttempts)
  */
-function topology(topic: Topic) {
-  const main = `chs.${topic}`;
+function topology(prefix: string, topic: Topic) {
+  const main = `${prefix}.${topic}`;
   return {
     main,
     exchanges: [
@@ -37,7 +37,11 @@ function attemptOf(headers: Record<string, unknown> | undefined, queue: string):
   return 1 + Number(rejected?.count ?? 0);
 }
 
-export function createRabbitQueue(url: string, log: { warn: (o: object, m: string) => void; info: (o: object, m: string) => void }): Queue {
+export function createRabbitQueue(
+  url: string,
+  log: { warn: (o: object, m: string) => void; info: (o: object, m: string) => void },
+  prefix = 'chs',
+): Queue {
   const connection = new Connection({
     url,
     connectionName: 'customer-health-service',
@@ -49,7 +53,7 @@ export function createRabbitQueue(url: string, log: { warn: (o: object, m: strin
   connection.on('connection', () => log.info({}, 'rabbitmq connected'));
 
   const allTopics: Topic[] = ['inbound.events', 'outbound.deliveries'];
-  const t = allTopics.map(topology);
+  const t = allTopics.map((topic) => topology(prefix, topic));
   const publisher: Publisher = connection.createPublisher({
     confirm: true,
     maxAttempts: 2,
@@ -63,7 +67,7 @@ export function createRabbitQueue(url: string, log: { warn: (o: object, m: strin
     kind: 'rabbitmq',
     async publish(topic, body, opts = {}) {
       const send = publisher.send(
-        { exchange: `chs.${topic}`, routingKey: topic, durable: true, messageId: opts.messageId, contentType: 'application/json' },
+        { exchange: `${prefix}.${topic}`, routingKey: topic, durable: true, messageId: opts.messageId, contentType: 'application/json' },
         body,
       );
       if (!opts.timeoutMs) return send;
@@ -80,7 +84,7 @@ export function createRabbitQueue(url: string, log: { warn: (o: object, m: strin
       }
     },
     consume<T>(topic: Topic, handler: (d: Delivery<T>) => Promise<void>, opts: ConsumeOptions): Consumer {
-      const { main } = topology(topic);
+      const { main } = topology(prefix, topic);
       const sub = connection.createConsumer(
         {
           queue: main,
@@ -120,7 +124,7 @@ export function createRabbitQueue(url: string, log: { warn: (o: object, m: strin
     async depth(topic) {
       const ch = await connection.acquire();
       try {
-        const ok = await ch.queueDeclare({ queue: `chs.${topic}`, passive: true });
+        const ok = await ch.queueDeclare({ queue: `${prefix}.${topic}`, passive: true });
         return ok.messageCount;
       } finally {
         await ch.close();

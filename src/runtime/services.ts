@@ -13,5 +13,5 @@ export function secretBoxFor(config: Config): SecretBox {
 
 /** RabbitMQ when AMQP_URL is set; otherwise the in-process queue (one process runs API and worker). */
 export function queueFor(config: Config, log: Logger): Queue {
-  return config.amqpUrl ? createRabbitQueue(config.amqpUrl, log) : createMemoryQueue();
+  return config.amqp.url ? createRabbitQueue(config.amqp.url, log, config.amqp.prefix) : createMemoryQueue();
 }
