@@ -22,7 +22,10 @@ const envSchema = z.object({
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   AMQP_URL: url(['amqp', 'amqps']).optional(),
   /** Prefix of exchange and queue names, so several deployments (or test runs) can share a broker. */
-  AMQP_PREFIX: z.string().regex(/^[a-z0-9._-]{1,40}$/).default('chs'),
+  AMQP_PREFIX: z
+    .string()
+    .regex(/^[a-z0-9._-]{1,40}$/)
+    .default('chs'),
   INBOX_SWEEP_MS: z.coerce.number().int().min(100).default(5000),
   WORKER_PREFETCH: z.coerce.number().int().min(1).max(1000).default(16),
   REDIS_URL: url(['redis', 'rediss']).optional(),

@@ -21,7 +21,7 @@ async function main(role: Role) {
   const closers: (() => Promise<unknown>)[] = [];
   let banner: string[] = [];
   const queue = queueFor(config, log);
-  const inbox = createInbox(db.prisma, queue, log);
+  const inbox = createInbox(db.pool, queue, log);
   closers.push(
     () => queue.close(),
     () => inbox.close(),
@@ -72,7 +72,14 @@ async function main(role: Role) {
   }
   // The in-process queue only reaches consumers in the same process, so the API runs them itself.
   if (role !== 'api' || queue.kind === 'memory') {
-    const worker = startWorker({ prisma: db.prisma, queue, inbox, log, prefetch: config.worker.prefetch, sweepEveryMs: config.worker.sweepEveryMs });
+    const worker = startWorker({
+      pool: db.pool,
+      queue,
+      inbox,
+      log,
+      prefetch: config.worker.prefetch,
+      sweepEveryMs: config.worker.sweepEveryMs,
+    });
     closers.push(() => worker.close());
     log.info({ queue: queue.kind }, 'worker started');
   }

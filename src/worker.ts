@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
-import type { Db } from './db/prisma.ts';
+import type pg from 'pg';
 import type { Inbox } from './ingest/inbox.ts';
 import { markOverdueInvoices } from './ingest/overdue.ts';
 import { startInboxConsumer } from './ingest/processor.ts';
 import type { Queue } from './queue/queue.ts';
 
 export interface WorkerDeps {
-  prisma: Db;
+  pool: pg.Pool;
   queue: Queue;
   inbox: Inbox;
   log: Logger;
@@ -35,10 +35,10 @@ export function every(ms: number, name: string, log: Logger, fn: () => Promise<u
 
 /** The background side: queue consumers and the scheduled passes. Safe to run in several processes. */
 export function startWorker(deps: WorkerDeps) {
-  const consumer = startInboxConsumer(deps.prisma, deps.queue, { prefetch: deps.prefetch ?? 16, log: deps.log });
+  const consumer = startInboxConsumer(deps.pool, deps.queue, { prefetch: deps.prefetch ?? 16, log: deps.log });
   const stops = [
     every(deps.sweepEveryMs ?? 5000, 'inbox-sweep', deps.log, () => deps.inbox.sweep()),
-    every(deps.overdueEveryMs ?? 60_000, 'invoice-overdue', deps.log, () => markOverdueInvoices(deps.prisma)),
+    every(deps.overdueEveryMs ?? 60_000, 'invoice-overdue', deps.log, () => markOverdueInvoices(deps.pool)),
   ];
   return {
     async close() {

@@ -12,7 +12,7 @@ let worker: { close(): Promise<void> };
 beforeAll(async () => {
   t = await createTestApp();
   worker = startWorker({
-    prisma: t.prisma,
+    pool: t.pool,
     queue: t.queue,
     inbox: t.inbox,
     log: pino({ level: 'silent' }),
@@ -96,8 +96,8 @@ describe('stripe invoices', () => {
     await send('stripe', tenantId, p.signStripe(secret, p.stripeEvent('invoice.finalized', inv)));
     await settled(tenantId);
     const later = new Date(Date.now() + 2 * 3600_000);
-    await markOverdueInvoices(t.prisma, later);
-    await markOverdueInvoices(t.prisma, later);
+    await markOverdueInvoices(t.pool, later);
+    await markOverdueInvoices(t.pool, later);
     await send('stripe', tenantId, p.signStripe(secret, p.stripeEvent('invoice.overdue', inv)));
     await settled(tenantId);
     expect((await t.prisma.invoice.findFirstOrThrow({ where: { tenantId } })).status).toBe('overdue');

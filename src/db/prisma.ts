@@ -1,4 +1,5 @@
 import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client.ts';
 
 export type Db = PrismaClient;
@@ -6,12 +7,23 @@ export type Db = PrismaClient;
 export interface PrismaOptions {
   url: string;
   poolSize: number;
-  /** Called with every SQL statement; tests use it to catch N+1 queries. */
+  /** Called with every SQL statement Prisma sends; tests use it to catch N+1 queries. */
   onQuery?: (sql: string) => void;
 }
 
-export function createPrisma({ url, poolSize, onQuery }: PrismaOptions): Db {
-  const adapter = new PrismaPg({ connectionString: url, max: poolSize });
+/**
+ * An idle connection the server drops (a PostgreSQL restart, a failover) emits an error on the pool;
+ * without a listener that would end the process. The pool replaces the connection on next use.
+ */
+export function createPool(url: string, poolSize: number, onIdleError: (err: Error) => void = () => {}): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  pool.on('error', onIdleError);
+  return pool;
+}
+
+/** Prisma over a pg pool; pass `pool` to share one pool with the plain-SQL paths. */
+export function createPrisma({ url, poolSize, onQuery, pool }: PrismaOptions & { pool?: pg.Pool }): Db {
+  const adapter = new PrismaPg(pool ?? { connectionString: url, max: poolSize });
   const client = new PrismaClient({ adapter, log: onQuery ? [{ emit: 'event', level: 'query' }] : [] });
   if (onQuery) client.$on('query' as never, (e: { query: string }) => onQuery(e.query));
   return client;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Db } from '../db/prisma.ts';
+import type pg from 'pg';
+import { onPg } from '../db/sql.ts';
 import type { Queue } from '../queue/queue.ts';
 
 export interface InboxMessage {
@@ -22,16 +23,17 @@ export interface Inbox {
 
 const PUBLISH_TIMEOUT_MS = 2000;
 
-export function createInbox(db: Db, queue: Queue, log: { warn: (o: object, m: string) => void }): Inbox {
+export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object, m: string) => void }): Inbox {
+  const sql = onPg(pool);
   // Confirmed publishes are recorded in batches: one UPDATE for many events, off the request path.
   let confirmed: string[] = [];
   let flushing: Promise<void> | null = null;
   const flush = async () => {
     while (confirmed.length) {
       const ids = confirmed.splice(0, 1000);
-      await db.$executeRaw`UPDATE inbox_events SET published_at = now() WHERE id = ANY(${ids}::uuid[]) AND published_at IS NULL`.catch(
-        (err) => log.warn({ err }, 'could not record published inbox events; the sweeper will publish them again'),
-      );
+      await pool
+        .query('UPDATE inbox_events SET published_at = now() WHERE id = ANY($1::uuid[]) AND published_at IS NULL', [ids])
+        .catch((err) => log.warn({ err }, 'could not record published inbox events; the sweeper will publish them again'));
     }
     flushing = null;
   };
@@ -44,17 +46,19 @@ export function createInbox(db: Db, queue: Queue, log: { warn: (o: object, m: st
     async accept({ tenantId, provider, dedupKey, eventType, rawBody }) {
       // Providers that give an event no id of its own are keyed by the bytes they signed.
       const key = dedupKey || `sha256:${createHash('sha256').update(rawBody).digest('hex')}`;
-      const inserted = await db.$queryRaw<{ id: string }[]>`
-        INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body)
-        VALUES (gen_random_uuid(), ${tenantId}::uuid, ${provider}, ${key}, ${eventType.slice(0, 200)}, ${rawBody.toString('utf8')})
-        ON CONFLICT (tenant_id, provider, dedup_key) DO NOTHING
-        RETURNING id`;
+      const inserted = await sql.query<{ id: string }>(
+        `INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body)
+         VALUES (gen_random_uuid(), $1, $2, $3, $4, $5)
+         ON CONFLICT (tenant_id, provider, dedup_key) DO NOTHING
+         RETURNING id`,
+        [tenantId, provider, key, eventType.slice(0, 200), rawBody.toString('utf8')],
+      );
       if (inserted.length === 0) {
-        const existing = await db.inboxEvent.findUniqueOrThrow({
-          where: { tenantId_provider_dedupKey: { tenantId, provider, dedupKey: key } },
-          select: { id: true },
-        });
-        return { id: existing.id, duplicate: true };
+        const { rows } = await pool.query<{ id: string }>(
+          'SELECT id FROM inbox_events WHERE tenant_id = $1 AND provider = $2 AND dedup_key = $3',
+          [tenantId, provider, key],
+        );
+        return { id: rows[0]!.id, duplicate: true };
       }
       const id = inserted[0]!.id;
       try {
@@ -68,24 +72,34 @@ export function createInbox(db: Db, queue: Queue, log: { warn: (o: object, m: st
     },
     async sweep({ olderThanMs = 5000, staleAfterMs = 15 * 60_000, limit = 500 } = {}) {
       // Claim with SKIP LOCKED so concurrent sweepers take different rows; row locks last one statement.
-      const claimed = await db.$queryRaw<{ id: string }[]>`
-        UPDATE inbox_events SET published_at = now()
-        WHERE id IN (
-          SELECT id FROM inbox_events
-          WHERE status = 'received'
-            AND ((published_at IS NULL AND received_at < now() - make_interval(secs => ${olderThanMs / 1000}))
-              OR published_at < now() - make_interval(secs => ${staleAfterMs / 1000}))
-          ORDER BY received_at
-          LIMIT ${limit}
-          FOR UPDATE SKIP LOCKED)
-        RETURNING id`;
+      const { rows: claimed } = await pool.query<{ id: string }>(
+        `UPDATE inbox_events SET published_at = now()
+         WHERE id IN (
+           SELECT id FROM inbox_events
+           WHERE status = 'received'
+             AND ((published_at IS NULL AND received_at < now() - make_interval(secs => $1))
+               OR published_at < now() - make_interval(secs => $2))
+           ORDER BY received_at
+           LIMIT $3
+           FOR UPDATE SKIP LOCKED)
+         RETURNING id`,
+        [olderThanMs / 1000, staleAfterMs / 1000, limit],
+      );
+      // Publish in concurrent chunks: awaiting each confirm in turn would make recovery after an outage crawl.
       let published = 0;
-      for (const { id } of claimed) {
-        try {
-          await queue.publish('inbound.events', { id } satisfies InboxMessage, { messageId: id, timeoutMs: PUBLISH_TIMEOUT_MS });
-          published++;
-        } catch {
-          await db.$executeRaw`UPDATE inbox_events SET published_at = NULL WHERE id = ${id}::uuid`;
+      for (let i = 0; i < claimed.length; i += 50) {
+        const chunk = claimed.slice(i, i + 50);
+        const results = await Promise.allSettled(
+          chunk.map(({ id }) =>
+            queue.publish('inbound.events', { id } satisfies InboxMessage, { messageId: id, timeoutMs: PUBLISH_TIMEOUT_MS }),
+          ),
+        );
+        const failed = chunk.filter((_, j) => results[j]!.status === 'rejected').map((r) => r.id);
+        published += chunk.length - failed.length;
+        if (failed.length) {
+          // Unclaim what did not make it; the next sweep tries again.
+          const rest = claimed.slice(i + 50).map((r) => r.id);
+          await pool.query('UPDATE inbox_events SET published_at = NULL WHERE id = ANY($1::uuid[])', [[...failed, ...rest]]);
           break;
         }
       }

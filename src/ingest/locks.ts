@@ -1,9 +1,9 @@
-import type { Prisma } from '../generated/prisma/client.ts';
+import type { Sql } from '../db/sql.ts';
 
 /**
  * Serialises work on one provider object (an invoice, a subscription, a customer account) across
  * concurrent consumers for the rest of the transaction; the lock is released at commit or rollback.
  */
-export async function lockObject(tx: Prisma.TransactionClient, ...parts: string[]): Promise<void> {
-  await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${parts.join(':')}, 0))`;
+export async function lockObject(sql: Sql, ...parts: string[]): Promise<void> {
+  await sql.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [parts.join(':')]);
 }

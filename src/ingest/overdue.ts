@@ -1,4 +1,5 @@
-import type { Db } from '../db/prisma.ts';
+import type pg from 'pg';
+import { inTransaction } from '../db/sql.ts';
 import { enqueueEvents } from '../outbox/enqueue.ts';
 import { formatAmount } from '../outbox/money.ts';
 import { recordSignals } from './signals.ts';
@@ -8,7 +9,7 @@ interface Row {
   tenant_id: string;
   customer_id: string | null;
   account_id: string | null;
-  total_minor: bigint;
+  total_minor: string;
   currency: string;
   due_at: Date | null;
   provider: string;
@@ -18,16 +19,18 @@ interface Row {
  * Marks open or sent invoices whose due date has passed as overdue, once, announcing
  * invoice.overdue in the same transaction. Claimed with SKIP LOCKED, so several workers may run it.
  */
-export async function markOverdueInvoices(db: Db, now = new Date(), limit = 500): Promise<number> {
-  return db.$transaction(async (tx) => {
-    const rows = await tx.$queryRaw<Row[]>`
-      UPDATE invoices SET status = 'overdue', overdue_at = ${now}, updated_at = ${now}
-      WHERE id IN (
-        SELECT id FROM invoices WHERE status IN ('open', 'sent') AND due_at < ${now}
-        ORDER BY due_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-      RETURNING id, tenant_id, customer_id, account_id, total_minor, currency, due_at, provider`;
+export async function markOverdueInvoices(pool: pg.Pool, now = new Date(), limit = 500): Promise<number> {
+  return inTransaction(pool, async (sql) => {
+    const rows = await sql.query<Row>(
+      `UPDATE invoices SET status = 'overdue', overdue_at = $1, updated_at = $1
+       WHERE id IN (
+         SELECT id FROM invoices WHERE status IN ('open', 'sent') AND due_at < $1
+         ORDER BY due_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+       RETURNING id, tenant_id, customer_id, account_id, total_minor, currency, due_at, provider`,
+      [now, limit],
+    );
     await enqueueEvents(
-      tx,
+      sql,
       rows.map((r) => ({
         tenantId: r.tenant_id,
         type: 'invoice.overdue',
@@ -37,7 +40,7 @@ export async function markOverdueInvoices(db: Db, now = new Date(), limit = 500)
           tenant_id: r.tenant_id,
           invoice_id: r.id,
           status: 'overdue',
-          total: formatAmount(r.total_minor, r.currency),
+          total: formatAmount(BigInt(r.total_minor), r.currency),
           currency: r.currency,
           customer_id: r.customer_id,
           due_at: r.due_at?.toISOString() ?? null,
@@ -45,7 +48,7 @@ export async function markOverdueInvoices(db: Db, now = new Date(), limit = 500)
       })),
     );
     await recordSignals(
-      tx,
+      sql,
       rows.map((r) => ({
         tenantId: r.tenant_id,
         customerId: r.customer_id,

@@ -1,4 +1,5 @@
-import type { Db } from '../db/prisma.ts';
+import type pg from 'pg';
+import { inTransaction } from '../db/sql.ts';
 import type { Consumer, Queue } from '../queue/queue.ts';
 import type { InboxMessage } from './inbox.ts';
 import { NORMALIZERS } from './normalizers/index.ts';
@@ -22,38 +23,38 @@ interface Row {
  * the inbox row's new status commit together, and the message is acked only after that commit. The
  * row lock makes a redelivered message wait, then find the event done: processing is idempotent.
  */
-export async function processInboxEvent(db: Db, id: string): Promise<'processed' | 'ignored' | 'already_done'> {
-  return db.$transaction(
-    async (tx) => {
-      const [row] = await tx.$queryRaw<Row[]>`
-        SELECT id, tenant_id, provider, event_type, body, status, received_at FROM inbox_events WHERE id = ${id}::uuid FOR UPDATE`;
-      if (!row || row.status !== 'received') return 'already_done';
-      const normalize = isProvider(row.provider) ? NORMALIZERS[row.provider] : undefined;
-      const outcome = normalize
-        ? await normalize({
-            tx,
-            event: {
-              id: row.id,
-              tenantId: row.tenant_id,
-              provider: row.provider,
-              eventType: row.event_type,
-              body: JSON.parse(row.body),
-              receivedAt: row.received_at,
-            },
-            sentiment: sentimentOf,
-          })
-        : 'ignored';
-      await tx.$executeRaw`
-        UPDATE inbox_events SET status = ${outcome}::"InboxStatus", processed_at = now(), attempts = attempts + 1, last_error = NULL
-        WHERE id = ${id}::uuid`;
-      return outcome;
-    },
-    { timeout: 30_000, maxWait: 10_000 },
-  );
+export async function processInboxEvent(pool: pg.Pool, id: string): Promise<'processed' | 'ignored' | 'already_done'> {
+  return inTransaction(pool, async (sql) => {
+    const [row] = await sql.query<Row>(
+      'SELECT id, tenant_id, provider, event_type, body, status::text AS status, received_at FROM inbox_events WHERE id = $1 FOR UPDATE',
+      [id],
+    );
+    if (!row || row.status !== 'received') return 'already_done';
+    const normalize = isProvider(row.provider) ? NORMALIZERS[row.provider] : undefined;
+    const outcome = normalize
+      ? await normalize({
+          sql,
+          event: {
+            id: row.id,
+            tenantId: row.tenant_id,
+            provider: row.provider,
+            eventType: row.event_type,
+            body: JSON.parse(row.body),
+            receivedAt: row.received_at,
+          },
+          sentiment: sentimentOf,
+        })
+      : 'ignored';
+    await sql.query(
+      `UPDATE inbox_events SET status = $2::"InboxStatus", processed_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = $1`,
+      [id, outcome],
+    );
+    return outcome;
+  });
 }
 
 export function startInboxConsumer(
-  db: Db,
+  pool: pg.Pool,
   queue: Queue,
   opts: { prefetch: number; log: { error: (o: object, m: string) => void } },
 ): Consumer {
@@ -61,12 +62,12 @@ export function startInboxConsumer(
     'inbound.events',
     async ({ body, attempt }) => {
       try {
-        await processInboxEvent(db, body.id);
+        await processInboxEvent(pool, body.id);
       } catch (err) {
         opts.log.error({ err, inboxEventId: body.id, attempt }, 'inbound event failed; it will be retried');
-        await db.$executeRaw`UPDATE inbox_events SET attempts = attempts + 1, last_error = ${String(err).slice(0, 1000)} WHERE id = ${body.id}::uuid`.catch(
-          () => {},
-        );
+        await pool
+          .query('UPDATE inbox_events SET attempts = attempts + 1, last_error = $2 WHERE id = $1', [body.id, String(err).slice(0, 1000)])
+          .catch(() => {});
         throw err;
       }
     },
@@ -75,7 +76,7 @@ export function startInboxConsumer(
       maxAttempts: MAX_ATTEMPTS,
       // Parked for a human: the event stays in the inbox with its error, marked failed.
       onDead: async (b) => {
-        await db.$executeRaw`UPDATE inbox_events SET status = 'failed' WHERE id = ${(b as InboxMessage).id}::uuid AND status = 'received'`;
+        await pool.query(`UPDATE inbox_events SET status = 'failed' WHERE id = $1 AND status = 'received'`, [(b as InboxMessage).id]);
       },
     },
   );

@@ -1,4 +1,4 @@
-import type { Prisma } from '../generated/prisma/client.ts';
+import type { Sql } from '../db/sql.ts';
 
 export interface SignalInput {
   tenantId: string;
@@ -15,23 +15,26 @@ export interface SignalInput {
   attributes?: Record<string, unknown>;
 }
 
-/** Records observations about customers: the inputs of health scoring. */
-export async function recordSignals(tx: Prisma.TransactionClient, signals: SignalInput[]): Promise<void> {
+/** Records observations about customers, the inputs of health scoring, in one statement. */
+export async function recordSignals(sql: Sql, signals: SignalInput[]): Promise<void> {
   if (signals.length === 0) return;
-  await tx.signal.createMany({
-    data: signals.map((s) => ({
-      tenantId: s.tenantId,
-      customerId: s.customerId,
-      inboxEventId: s.inboxEventId ?? null,
-      source: s.source,
-      kind: s.kind,
-      occurredAt: s.occurredAt,
-      value: s.value ?? 1,
-      sentiment: s.sentiment ?? null,
-      accountId: s.accountId ?? null,
-      altAccountId: s.altAccountId ?? null,
-      emailDomain: s.emailDomain ?? null,
-      attributes: (s.attributes ?? {}) as Prisma.InputJsonValue,
-    })),
-  });
+  const col = <K extends keyof SignalInput>(k: K, d: unknown = null) => signals.map((s) => s[k] ?? d);
+  await sql.query(
+    `INSERT INTO signals (id, tenant_id, customer_id, inbox_event_id, source, kind, occurred_at, value, sentiment, account_id, alt_account_id, email_domain, attributes)
+     SELECT gen_random_uuid(), * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::timestamptz[], $7::float8[], $8::float8[], $9::text[], $10::text[], $11::text[], $12::jsonb[])`,
+    [
+      col('tenantId'),
+      col('customerId'),
+      col('inboxEventId'),
+      col('source'),
+      col('kind'),
+      col('occurredAt'),
+      col('value', 1),
+      col('sentiment'),
+      col('accountId'),
+      col('altAccountId'),
+      col('emailDomain'),
+      signals.map((s) => JSON.stringify(s.attributes ?? {})),
+    ],
+  );
 }

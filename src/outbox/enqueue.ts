@@ -1,4 +1,4 @@
-import type { Prisma } from '../generated/prisma/client.ts';
+import type { Sql } from '../db/sql.ts';
 
 export interface OutboxInput {
   tenantId: string;
@@ -13,16 +13,18 @@ export interface OutboxInput {
  * Writes events for the tenant's endpoints in the caller's transaction, so an event exists exactly when
  * the change it describes was committed. The relay delivers them (src/outbox).
  */
-export async function enqueueEvents(tx: Prisma.TransactionClient, events: OutboxInput[]): Promise<void> {
+export async function enqueueEvents(sql: Sql, events: OutboxInput[]): Promise<void> {
   if (events.length === 0) return;
-  await tx.outboxEvent.createMany({
-    data: events.map((e) => ({
-      tenantId: e.tenantId,
-      type: e.type,
-      subject: e.subject ?? null,
-      payload: e.payload as Prisma.InputJsonValue,
-      dedupKey: e.dedupKey,
-    })),
-    skipDuplicates: true,
-  });
+  await sql.query(
+    `INSERT INTO outbox_events (id, tenant_id, type, subject, payload, dedup_key)
+     SELECT gen_random_uuid(), * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::jsonb[], $5::text[])
+     ON CONFLICT (tenant_id, dedup_key) DO NOTHING`,
+    [
+      events.map((e) => e.tenantId),
+      events.map((e) => e.type),
+      events.map((e) => e.subject ?? null),
+      events.map((e) => JSON.stringify(e.payload)),
+      events.map((e) => e.dedupKey),
+    ],
+  );
 }

@@ -3,11 +3,14 @@ import type { Config } from '../config.ts';
 import { startEmbeddedPostgres } from '../db/embedded-postgres.ts';
 import { loadLocalSecrets } from '../db/local-secrets.ts';
 import { migrateDeploy } from '../db/migrate.ts';
-import { createPrisma, type Db } from '../db/prisma.ts';
+import type pg from 'pg';
+import { createPool, createPrisma, type Db } from '../db/prisma.ts';
 
 export interface Database {
   url: string;
   prisma: Db;
+  /** The one connection pool: Prisma runs over it, and so do the plain-SQL pipeline paths. */
+  pool: pg.Pool;
   embedded: boolean;
   close(): Promise<void>;
 }
@@ -29,13 +32,16 @@ export async function openDatabase(config: Config, log: Logger, opts: { migrate:
     stopEmbedded = embedded.stop;
   }
   if (opts.migrate) await migrateDeploy(url, (line) => log.debug({ migrate: line }));
-  const prisma = createPrisma({ url, poolSize: opts.poolSize ?? config.database.poolSize });
+  const pool = createPool(url, opts.poolSize ?? config.database.poolSize, (err) => log.warn({ err }, 'idle database connection lost'));
+  const prisma = createPrisma({ url, poolSize: opts.poolSize ?? config.database.poolSize, pool });
   return {
     url,
     prisma,
+    pool,
     embedded: !config.database.url,
     close: async () => {
       await prisma.$disconnect();
+      await pool.end();
       await stopEmbedded();
     },
   };

@@ -1,6 +1,7 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { z } from 'zod';
 import { DomainError, notFound } from '../errors.ts';
+import { onPrisma } from '../db/sql.ts';
 import { attributePending } from '../ingest/attribution.ts';
 import { builder } from './builder.ts';
 import { HealthStatus, Provider, PROVIDER_VALUES, RiskLevel } from './enums.ts';
@@ -156,7 +157,7 @@ builder.mutationFields((t) => ({
             },
             select: { id: true },
           });
-          await attributePending(tx, p.tenantId, c.id, { identities, domain: input.domain });
+          await attributePending(onPrisma(tx), p.tenantId, c.id, { identities, domain: input.domain });
           return c.id;
         });
         return await ctx.prisma.customer.findUniqueOrThrow({ ...query, where: { id } });
@@ -175,7 +176,7 @@ builder.mutationFields((t) => ({
         await ctx.prisma.$transaction(async (tx) => {
           const { count } = await tx.customer.updateMany({ where: { id: args.id, tenantId: p.tenantId }, data: input });
           if (count === 0) throw notFound(`Customer ${args.id}`);
-          if (input.domain) await attributePending(tx, p.tenantId, args.id, { identities: [], domain: input.domain });
+          if (input.domain) await attributePending(onPrisma(tx), p.tenantId, args.id, { identities: [], domain: input.domain });
         });
       } catch (e) {
         if (e instanceof DomainError) throw e;

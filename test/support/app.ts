@@ -5,7 +5,8 @@ import { inject } from 'vitest';
 import { buildApp } from '../../src/app.ts';
 import { createSessions, type Sessions } from '../../src/auth/sessions.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
-import { createPrisma, type Db } from '../../src/db/prisma.ts';
+import type pg from 'pg';
+import { createPool, createPrisma, type Db } from '../../src/db/prisma.ts';
 import { createSecretBox } from '../../src/crypto/secret-box.ts';
 import { createInbox, type Inbox } from '../../src/ingest/inbox.ts';
 import { createMemoryQueue } from '../../src/queue/memory.ts';
@@ -17,6 +18,7 @@ export const testSecretBox = () => createSecretBox([{ id: 'test', key: Buffer.al
 export interface TestApp {
   app: FastifyInstance;
   prisma: Db;
+  pool: pg.Pool;
   sessions: Sessions;
   config: Config;
   queue: Queue;
@@ -43,17 +45,19 @@ export async function createTestApp(
 ): Promise<TestApp> {
   const config = testConfig(opts.env);
   const queries: string[] = [];
-  const prisma = createPrisma({ url: config.database.url!, poolSize: 5, onQuery: (q) => queries.push(q) });
+  const pool = createPool(config.database.url!, 8);
+  const prisma = createPrisma({ url: config.database.url!, poolSize: 8, pool, onQuery: (q) => queries.push(q) });
   const redis = opts.redis ? new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 }) : undefined;
   const sessions = createSessions({ secret: SESSION_SECRET, ttlSeconds: 3600 });
   const logger = opts.logger ?? pino({ level: 'silent' });
   const queue = opts.queue ?? createMemoryQueue({ retryDelayMs: 50 });
-  const inbox = createInbox(prisma, queue, logger);
+  const inbox = createInbox(pool, queue, logger);
   const app = await buildApp({ config, prisma, sessions, redis, logger, secretBox: testSecretBox(), inbox, now: opts.now });
   await app.ready();
   return {
     app,
     prisma,
+    pool,
     sessions,
     config,
     queue,
@@ -64,6 +68,7 @@ export async function createTestApp(
       await inbox.close();
       if (!opts.queue) await queue.close();
       await prisma.$disconnect();
+      await pool.end();
       await redis?.quit();
     },
   };

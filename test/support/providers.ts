@@ -11,18 +11,33 @@ export interface Signed {
 
 export const signStripe = (secret: string, event: object, t = nowS()): Signed => {
   const body = JSON.stringify(event);
-  return { body, headers: { 'content-type': 'application/json', 'stripe-signature': `t=${t},v1=${hmac('sha256', secret, `${t}.${body}`)}` } };
+  return {
+    body,
+    headers: { 'content-type': 'application/json', 'stripe-signature': `t=${t},v1=${hmac('sha256', secret, `${t}.${body}`)}` },
+  };
 };
 export const signGithub = (secret: string, event: string, payload: object, delivery = randomUUID()): Signed => {
   const body = JSON.stringify(payload);
   return {
     body,
-    headers: { 'content-type': 'application/json', 'x-github-event': event, 'x-github-delivery': delivery, 'x-hub-signature-256': `sha256=${hmac('sha256', secret, body)}` },
+    headers: {
+      'content-type': 'application/json',
+      'x-github-event': event,
+      'x-github-delivery': delivery,
+      'x-hub-signature-256': `sha256=${hmac('sha256', secret, body)}`,
+    },
   };
 };
 export const signSlack = (secret: string, payload: object, ts = nowS()): Signed => {
   const body = JSON.stringify(payload);
-  return { body, headers: { 'content-type': 'application/json', 'x-slack-request-timestamp': String(ts), 'x-slack-signature': `v0=${hmac('sha256', secret, `v0:${ts}:${body}`)}` } };
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'x-slack-request-timestamp': String(ts),
+      'x-slack-signature': `v0=${hmac('sha256', secret, `v0:${ts}:${body}`)}`,
+    },
+  };
 };
 export const signIntercom = (secret: string, payload: object): Signed => {
   const body = JSON.stringify(payload);
@@ -41,7 +56,11 @@ export const signDiscord = (privateKey: KeyObject, payload: object, ts = String(
   const body = JSON.stringify(payload);
   return {
     body,
-    headers: { 'content-type': 'application/json', 'x-signature-timestamp': ts, 'x-signature-ed25519': sign(null, Buffer.from(ts + body), privateKey).toString('hex') },
+    headers: {
+      'content-type': 'application/json',
+      'x-signature-timestamp': ts,
+      'x-signature-ed25519': sign(null, Buffer.from(ts + body), privateKey).toString('hex'),
+    },
   };
 };
 
@@ -56,7 +75,13 @@ export const stripeEvent = (type: string, object: object, created = nowS()) => (
   type,
   data: { object },
 });
-export const stripeCustomer = (cus: string, email = 'billing@initech.example', name = 'Initech') => ({ id: cus, object: 'customer', email, name, metadata: {} });
+export const stripeCustomer = (cus: string, email = 'billing@initech.example', name = 'Initech') => ({
+  id: cus,
+  object: 'customer',
+  email,
+  name,
+  metadata: {},
+});
 export const stripeInvoice = (id: string, cus: string, total: number, extra: object = {}) => ({
   id,
   object: 'invoice',
@@ -75,7 +100,16 @@ export const stripeSubscription = (id: string, cus: string, trialEnd: number | n
   status: trialEnd ? 'trialing' : 'active',
   currency: 'usd',
   trial_end: trialEnd,
-  items: { object: 'list', data: [{ id: `si_${rid()}`, quantity: 5, price: { id: 'price_pro', unit_amount: 5000, currency: 'usd', recurring: { interval: 'month', interval_count: 1 } } }] },
+  items: {
+    object: 'list',
+    data: [
+      {
+        id: `si_${rid()}`,
+        quantity: 5,
+        price: { id: 'price_pro', unit_amount: 5000, currency: 'usd', recurring: { interval: 'month', interval_count: 1 } },
+      },
+    ],
+  },
   ...extra,
 });
 export const githubPush = (org: string, commits = 3) => ({
@@ -99,7 +133,14 @@ export const discordMessage = (guild: string, content: string) => ({
   op: 0,
   t: 'MESSAGE_CREATE',
   s: 42,
-  d: { id: String(BigInt(Date.now()) << 22n), guild_id: guild, channel_id: '99', content, author: { id: '5', username: 'user' }, timestamp: new Date().toISOString() },
+  d: {
+    id: String(BigInt(Date.now()) << 22n),
+    guild_id: guild,
+    channel_id: '99',
+    content,
+    author: { id: '5', username: 'user' },
+    timestamp: new Date().toISOString(),
+  },
 });
 export const intercomConversation = (topic: string, email: string, extra: object = {}) => ({
   type: 'notification_event',
@@ -109,7 +150,14 @@ export const intercomConversation = (topic: string, email: string, extra: object
   created_at: nowS(),
   data: {
     type: 'notification_event_data',
-    item: { type: 'conversation', id: rid(), state: 'open', source: { author: { type: 'user', email }, body: '<p>The export is broken and I am frustrated</p>' }, contacts: { contacts: [{ id: 'ct1' }] }, ...extra },
+    item: {
+      type: 'conversation',
+      id: rid(),
+      state: 'open',
+      source: { author: { type: 'user', email }, body: '<p>The export is broken and I am frustrated</p>' },
+      contacts: { contacts: [{ id: 'ct1' }] },
+      ...extra,
+    },
   },
 });
 export const metaLead = (page: string, leadgen: string, email?: string) => ({
@@ -121,7 +169,14 @@ export const metaLead = (page: string, leadgen: string, email?: string) => ({
       changes: [
         {
           field: 'leadgen',
-          value: { ad_id: '444', form_id: '555', leadgen_id: leadgen, created_time: nowS(), page_id: page, ...(email ? { field_data: [{ name: 'email', values: [email] }] } : {}) },
+          value: {
+            ad_id: '444',
+            form_id: '555',
+            leadgen_id: leadgen,
+            created_time: nowS(),
+            page_id: page,
+            ...(email ? { field_data: [{ name: 'email', values: [email] }] } : {}),
+          },
         },
       ],
     },

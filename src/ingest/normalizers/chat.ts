@@ -12,9 +12,9 @@ interface ChatFact {
 }
 
 async function record(ctx: NormalizeContext, source: 'slack' | 'discord', f: ChatFact) {
-  const { tx, event } = ctx;
-  const customerId = await resolveCustomer(tx, event.tenantId, { provider: source, accountIds: [f.alt, f.account] });
-  await recordSignals(tx, [
+  const { sql, event } = ctx;
+  const customerId = await resolveCustomer(sql, event.tenantId, { provider: source, accountIds: [f.alt, f.account] });
+  await recordSignals(sql, [
     {
       tenantId: event.tenantId,
       customerId,

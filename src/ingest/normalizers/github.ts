@@ -20,7 +20,7 @@ const KINDS: Record<string, (b: any) => { kind: string; value?: number } | null>
   release: (b) => (b.action === 'published' ? { kind: 'code.release' } : null),
 };
 
-export const normalizeGithub: Normalizer = async ({ tx, event }) => {
+export const normalizeGithub: Normalizer = async ({ sql, event }) => {
   const [name] = event.eventType.split('.');
   const b = event.body ?? {};
   const k = KINDS[name ?? '']?.(b);
@@ -28,12 +28,12 @@ export const normalizeGithub: Normalizer = async ({ tx, event }) => {
   const org = str(b.organization?.login) ?? str(b.repository?.owner?.login);
   const email = b.pusher?.email ?? b.sender?.email ?? b.head_commit?.author?.email;
   const domain = companyDomain(email);
-  const customerId = await resolveCustomer(tx, event.tenantId, {
+  const customerId = await resolveCustomer(sql, event.tenantId, {
     provider: 'github',
     accountIds: [org, str(b.sender?.login)],
     emailDomain: domain,
   });
-  await recordSignals(tx, [
+  await recordSignals(sql, [
     {
       tenantId: event.tenantId,
       customerId,

@@ -14,7 +14,7 @@ const TOPICS: Record<string, string> = {
 };
 
 /** Intercom conversations: opened, replied, closed, rated; by company, contact or email domain. */
-export const normalizeIntercom: Normalizer = async ({ tx, event, sentiment }) => {
+export const normalizeIntercom: Normalizer = async ({ sql, event, sentiment }) => {
   const kind = TOPICS[event.eventType];
   if (!kind) return 'ignored';
   const item = event.body?.data?.item ?? {};
@@ -24,14 +24,14 @@ export const normalizeIntercom: Normalizer = async ({ tx, event, sentiment }) =>
   const companyIds = (item.companies?.companies ?? []).map((c: any) => str(c?.company_id ?? c?.id));
   const contactIds = contacts.map((c) => str(c?.external_id ?? c?.id));
   const domain = companyDomain(email);
-  const customerId = await resolveCustomer(tx, event.tenantId, {
+  const customerId = await resolveCustomer(sql, event.tenantId, {
     provider: 'intercom',
     accountIds: [...companyIds, ...contactIds],
     emailDomain: domain,
   });
   const rating = Number(item.conversation_rating?.rating);
   const text = String(item.source?.body ?? item.conversation_parts?.conversation_parts?.at(-1)?.body ?? '').replace(/<[^>]+>/g, ' ');
-  await recordSignals(tx, [
+  await recordSignals(sql, [
     {
       tenantId: event.tenantId,
       customerId,

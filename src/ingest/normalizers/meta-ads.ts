@@ -11,7 +11,7 @@ function leadEmail(value: any): string | null {
 }
 
 /** Meta lead ads (leadgen): each lead is attributed by page/ad account identity, else by the email domain. */
-export const normalizeMetaAds: Normalizer = async ({ tx, event }) => {
+export const normalizeMetaAds: Normalizer = async ({ sql, event }) => {
   const signals: SignalInput[] = [];
   for (const entry of Array.isArray(event.body?.entry) ? event.body.entry : []) {
     for (const change of Array.isArray(entry?.changes) ? entry.changes : []) {
@@ -20,7 +20,7 @@ export const normalizeMetaAds: Normalizer = async ({ tx, event }) => {
       const page = str(v.page_id) ?? str(entry.id);
       const adAccount = str(v.ad_account_id);
       const domain = companyDomain(leadEmail(v));
-      const customerId = await resolveCustomer(tx, event.tenantId, {
+      const customerId = await resolveCustomer(sql, event.tenantId, {
         provider: 'meta_ads',
         accountIds: [page, adAccount],
         emailDomain: domain,
@@ -39,6 +39,6 @@ export const normalizeMetaAds: Normalizer = async ({ tx, event }) => {
       });
     }
   }
-  await recordSignals(tx, signals);
+  await recordSignals(sql, signals);
   return signals.length ? 'processed' : 'ignored';
 };

@@ -1,10 +1,10 @@
-import { attributePending, resolveCustomer } from '../attribution.ts';
-import { companyDomain } from '../email-domain.ts';
-import { lockObject } from '../locks.ts';
-import { canMove, EVENT_FOR_STATUS, type InvoiceStatus } from '../invoice-state.ts';
-import { recordSignals } from '../signals.ts';
 import { enqueueEvents } from '../../outbox/enqueue.ts';
 import { formatAmount } from '../../outbox/money.ts';
+import { attributePending, resolveCustomer } from '../attribution.ts';
+import { companyDomain } from '../email-domain.ts';
+import { canMove, EVENT_FOR_STATUS, type InvoiceStatus } from '../invoice-state.ts';
+import { lockObject } from '../locks.ts';
+import { recordSignals } from '../signals.ts';
 import { fromUnix, type NormalizeContext, type Normalizer, type Outcome, str } from './types.ts';
 
 const PROVIDER = 'stripe';
@@ -20,30 +20,44 @@ const INVOICE_EVENTS: Record<string, InvoiceStatus> = {
   'invoice.marked_uncollectible': 'uncollectible',
 };
 
+interface InvoiceRow {
+  id: string;
+  status: InvoiceStatus;
+  total_minor: string;
+  currency: string;
+  customer_id: string | null;
+  account_id: string | null;
+  due_at: Date | null;
+}
+const INVOICE_COLUMNS = 'id, status::text AS status, total_minor, currency, customer_id, account_id, due_at';
+
 /** The account id of an object's customer, whether expanded or not. */
 const accountOf = (o: any): string | null => str(typeof o?.customer === 'object' ? o.customer?.id : o?.customer);
 const eventTime = (ctx: NormalizeContext) => fromUnix(ctx.event.body?.created) ?? ctx.event.receivedAt;
+const minor = (v: unknown, fallback: string | number = 0) => BigInt(Math.trunc(Number(v ?? fallback)) || 0);
 
-async function customerFor(ctx: NormalizeContext, account: string | null, email?: unknown) {
-  return resolveCustomer(ctx.tx, ctx.event.tenantId, { provider: PROVIDER, accountIds: [account], emailDomain: companyDomain(email) });
-}
+const customerFor = (ctx: NormalizeContext, account: string | null, email?: unknown) =>
+  resolveCustomer(ctx.sql, ctx.event.tenantId, { provider: PROVIDER, accountIds: [account], emailDomain: companyDomain(email) });
 
 /** Stripe customers become our customers (matched by identity, then email domain, else created). */
 async function upsertCustomer(ctx: NormalizeContext, o: any): Promise<Outcome> {
-  const { tx } = ctx;
+  const { sql } = ctx;
   const tenantId = ctx.event.tenantId;
   const account = str(o?.id);
   if (!account) return 'ignored';
-  await lockObject(tx, tenantId, PROVIDER, account);
+  await lockObject(sql, tenantId, PROVIDER, account);
   const domain = companyDomain(o.email);
-  const existing = await resolveCustomer(tx, tenantId, { provider: PROVIDER, accountIds: [account], emailDomain: domain });
-  let customerId = existing;
+  let customerId = await resolveCustomer(sql, tenantId, { provider: PROVIDER, accountIds: [account], emailDomain: domain });
   if (!customerId) {
-    const created = await tx.customer.create({
-      data: { tenantId, name: str(o.name) ?? str(o.email) ?? account, email: str(o.email)?.toLowerCase() ?? null, domain },
-    });
-    customerId = created.id;
-    await enqueueEvents(tx, [
+    const name = str(o.name) ?? str(o.email) ?? account;
+    const email = str(o.email)?.toLowerCase() ?? null;
+    const [c] = await sql.query<{ id: string; created_at: Date; updated_at: Date }>(
+      `INSERT INTO customers (id, tenant_id, name, email, domain, created_at, updated_at)
+       VALUES (gen_random_uuid(), $1, $2, $3, $4, now(), now()) RETURNING id, created_at, updated_at`,
+      [tenantId, name, email, domain],
+    );
+    customerId = c!.id;
+    await enqueueEvents(sql, [
       {
         tenantId,
         type: 'customer.created',
@@ -53,104 +67,105 @@ async function upsertCustomer(ctx: NormalizeContext, o: any): Promise<Outcome> {
           tenant_id: tenantId,
           id: customerId,
           external_id: null,
-          name: created.name,
-          email: created.email,
+          name,
+          email,
           domain,
           health_score: null,
           health_status: null,
           churn_risk_level: null,
-          created_at: created.createdAt.toISOString(),
-          updated_at: created.updatedAt.toISOString(),
+          created_at: c!.created_at.toISOString(),
+          updated_at: c!.updated_at.toISOString(),
         },
       },
     ]);
   }
-  await tx.customerIdentity.createMany({ data: [{ tenantId, customerId, provider: PROVIDER, externalId: account }], skipDuplicates: true });
-  await attributePending(tx, tenantId, customerId, { identities: [{ provider: PROVIDER, externalId: account }] });
+  await sql.query(
+    `INSERT INTO customer_identities (id, tenant_id, customer_id, provider, external_id) VALUES (gen_random_uuid(), $1, $2, $3, $4)
+     ON CONFLICT (tenant_id, provider, external_id) DO NOTHING`,
+    [tenantId, customerId, PROVIDER, account],
+  );
+  await attributePending(sql, tenantId, customerId, { identities: [{ provider: PROVIDER, externalId: account }] });
   return 'processed';
 }
 
-function invoicePayload(
-  tenantId: string,
-  inv: { id: string; status: string; totalMinor: bigint; currency: string; customerId: string | null; dueAt: Date | null },
-) {
+function invoicePayload(tenantId: string, inv: InvoiceRow) {
   return {
     tenant_id: tenantId,
     invoice_id: inv.id,
     status: inv.status,
-    total: formatAmount(inv.totalMinor, inv.currency),
+    total: formatAmount(BigInt(inv.total_minor), inv.currency),
     currency: inv.currency,
-    customer_id: inv.customerId,
-    due_at: inv.dueAt?.toISOString() ?? null,
+    customer_id: inv.customer_id,
+    due_at: inv.due_at?.toISOString() ?? null,
   };
 }
 
-/** Finds or creates our invoice for a Stripe invoice object, without changing its status. */
-async function invoiceRow(ctx: NormalizeContext, o: any, initial: InvoiceStatus) {
+/** Finds or creates our invoice for a Stripe invoice object (locked for this transaction), without changing its status. */
+async function invoiceRow(ctx: NormalizeContext, o: any, initial: InvoiceStatus): Promise<{ invoice: InvoiceRow; created: boolean }> {
+  const { sql } = ctx;
   const tenantId = ctx.event.tenantId;
   const externalId = str(o?.id)!;
-  await lockObject(ctx.tx, tenantId, PROVIDER, externalId);
-  const found = await ctx.tx.invoice.findUnique({ where: { tenantId_provider_externalId: { tenantId, provider: PROVIDER, externalId } } });
+  await lockObject(sql, tenantId, PROVIDER, externalId);
+  const [found] = await sql.query<InvoiceRow>(
+    `SELECT ${INVOICE_COLUMNS} FROM invoices WHERE tenant_id = $1 AND provider = $2 AND external_id = $3`,
+    [tenantId, PROVIDER, externalId],
+  );
   if (found) return { invoice: found, created: false };
   const account = accountOf(o);
-  const invoice = await ctx.tx.invoice.create({
-    data: {
+  const [invoice] = await sql.query<InvoiceRow>(
+    `INSERT INTO invoices (id, tenant_id, provider, external_id, account_id, customer_id, status, total_minor, currency, due_at, created_at, updated_at)
+     VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6::"InvoiceStatus", $7, $8, $9, now(), now()) RETURNING ${INVOICE_COLUMNS}`,
+    [
       tenantId,
-      provider: PROVIDER,
+      PROVIDER,
       externalId,
-      accountId: account,
-      customerId: await customerFor(ctx, account, o?.customer_email),
-      status: initial,
-      totalMinor: BigInt(Math.trunc(Number(o?.total ?? o?.amount_due ?? 0))),
-      currency: String(o?.currency ?? 'usd').toLowerCase(),
-      dueAt: fromUnix(o?.due_date),
-    },
-  });
-  return { invoice, created: true };
+      account,
+      await customerFor(ctx, account, o?.customer_email),
+      initial,
+      minor(o?.total ?? o?.amount_due).toString(),
+      String(o?.currency ?? 'usd').toLowerCase(),
+      fromUnix(o?.due_date),
+    ],
+  );
+  return { invoice: invoice!, created: true };
 }
 
 async function invoiceTransition(ctx: NormalizeContext, o: any, target: InvoiceStatus): Promise<Outcome> {
+  const { sql } = ctx;
   const tenantId = ctx.event.tenantId;
   if (!str(o?.id)) return 'ignored';
   const { invoice, created } = await invoiceRow(ctx, o, target);
-  let current = invoice;
-  if (!created) {
-    if (!canMove(invoice.status as InvoiceStatus, target)) return 'ignored';
-    current = await ctx.tx.invoice.update({
-      where: { id: invoice.id },
-      data: {
-        status: target,
-        totalMinor: BigInt(Math.trunc(Number(o?.total ?? invoice.totalMinor))),
-        dueAt: fromUnix(o?.due_date) ?? invoice.dueAt,
-        ...(target === 'paid' ? { paidAt: eventTime(ctx) } : {}),
-        ...(target === 'overdue' ? { overdueAt: eventTime(ctx) } : {}),
-      },
-    });
-  } else if (target === 'paid' || target === 'overdue') {
-    current = await ctx.tx.invoice.update({
-      where: { id: invoice.id },
-      data: target === 'paid' ? { paidAt: eventTime(ctx) } : { overdueAt: eventTime(ctx) },
-    });
-  }
+  if (!created && !canMove(invoice.status, target)) return 'ignored';
+  // A row just created already has the target status; only the event time of paid/overdue remains to set.
+  const [current] =
+    created && target !== 'paid' && target !== 'overdue'
+      ? [invoice]
+      : await sql.query<InvoiceRow>(
+          `UPDATE invoices SET status = $2::"InvoiceStatus", total_minor = $3, due_at = COALESCE($4, due_at),
+             paid_at = CASE WHEN $2 = 'paid' THEN $5 ELSE paid_at END,
+             overdue_at = CASE WHEN $2 = 'overdue' THEN $5 ELSE overdue_at END, updated_at = now()
+           WHERE id = $1 RETURNING ${INVOICE_COLUMNS}`,
+          [invoice.id, target, minor(o?.total, invoice.total_minor).toString(), fromUnix(o?.due_date), eventTime(ctx)],
+        );
   // invoice.created announces a draft that came into being here; later statuses announce themselves.
   const type = EVENT_FOR_STATUS[target];
   if (type && (target !== 'draft' || created)) {
-    await enqueueEvents(ctx.tx, [
-      { tenantId, type, subject: current.id, dedupKey: `${type}:${current.id}`, payload: invoicePayload(tenantId, current) },
+    await enqueueEvents(sql, [
+      { tenantId, type, subject: current!.id, dedupKey: `${type}:${current!.id}`, payload: invoicePayload(tenantId, current!) },
     ]);
   }
   if (target === 'paid' || target === 'overdue') {
-    await recordSignals(ctx.tx, [
+    await recordSignals(sql, [
       {
         tenantId,
-        customerId: current.customerId,
+        customerId: current!.customer_id,
         inboxEventId: ctx.event.id,
         source: PROVIDER,
         kind: target === 'paid' ? 'billing.invoice_paid' : 'billing.invoice_overdue',
         occurredAt: eventTime(ctx),
-        value: Number(current.totalMinor),
-        accountId: current.accountId,
-        attributes: { invoice_id: current.id, currency: current.currency },
+        value: Number(current!.total_minor),
+        accountId: current!.account_id,
+        attributes: { invoice_id: current!.id, currency: current!.currency },
       },
     ]);
   }
@@ -162,8 +177,8 @@ async function paymentFailed(ctx: NormalizeContext, o: any): Promise<Outcome> {
   if (!str(o?.id)) return 'ignored';
   const initial = (['draft', 'open', 'paid', 'void', 'uncollectible'].includes(o?.status) ? o.status : 'open') as InvoiceStatus;
   const { invoice } = await invoiceRow(ctx, o, initial);
-  const amountMinor = Math.trunc(Number(o?.amount_due ?? o?.total ?? 0));
-  await enqueueEvents(ctx.tx, [
+  const amountMinor = minor(o?.amount_due ?? o?.total);
+  await enqueueEvents(ctx.sql, [
     {
       tenantId,
       type: 'payment.failed',
@@ -173,23 +188,23 @@ async function paymentFailed(ctx: NormalizeContext, o: any): Promise<Outcome> {
         tenant_id: tenantId,
         payment_id: str(o?.payment_intent) ?? str(o?.charge),
         invoice_id: invoice.id,
-        customer_id: invoice.customerId,
+        customer_id: invoice.customer_id,
         amount: formatAmount(amountMinor, invoice.currency),
         currency: invoice.currency,
         reason: str(o?.last_finalization_error?.message) ?? str(o?.last_payment_error?.message) ?? 'payment_failed',
       },
     },
   ]);
-  await recordSignals(ctx.tx, [
+  await recordSignals(ctx.sql, [
     {
       tenantId,
-      customerId: invoice.customerId,
+      customerId: invoice.customer_id,
       inboxEventId: ctx.event.id,
       source: PROVIDER,
       kind: 'billing.payment_failed',
       occurredAt: eventTime(ctx),
-      value: amountMinor,
-      accountId: invoice.accountId,
+      value: Number(amountMinor),
+      accountId: invoice.account_id,
       attributes: { invoice_id: invoice.id, attempt_count: o?.attempt_count ?? null },
     },
   ]);
@@ -203,15 +218,16 @@ async function refunded(ctx: NormalizeContext, o: any): Promise<Outcome> {
   const account = accountOf(o);
   const customerId = await customerFor(ctx, account, o?.billing_details?.email ?? o?.receipt_email);
   const invoiceExternal = str(typeof o?.invoice === 'object' ? o.invoice?.id : o?.invoice);
-  const invoice = invoiceExternal
-    ? await ctx.tx.invoice.findUnique({
-        where: { tenantId_provider_externalId: { tenantId, provider: PROVIDER, externalId: invoiceExternal } },
-        select: { id: true },
-      })
-    : null;
+  const [invoice] = invoiceExternal
+    ? await ctx.sql.query<{ id: string }>('SELECT id FROM invoices WHERE tenant_id = $1 AND provider = $2 AND external_id = $3', [
+        tenantId,
+        PROVIDER,
+        invoiceExternal,
+      ])
+    : [];
   const currency = String(o?.currency ?? 'usd').toLowerCase();
-  const refundedMinor = Math.trunc(Number(o?.amount_refunded ?? o?.amount ?? 0));
-  await enqueueEvents(ctx.tx, [
+  const refundedMinor = minor(o?.amount_refunded ?? o?.amount);
+  await enqueueEvents(ctx.sql, [
     {
       tenantId,
       type: 'payment.refunded',
@@ -228,7 +244,7 @@ async function refunded(ctx: NormalizeContext, o: any): Promise<Outcome> {
       },
     },
   ]);
-  await recordSignals(ctx.tx, [
+  await recordSignals(ctx.sql, [
     {
       tenantId,
       customerId,
@@ -236,7 +252,7 @@ async function refunded(ctx: NormalizeContext, o: any): Promise<Outcome> {
       source: PROVIDER,
       kind: 'billing.refund',
       occurredAt: eventTime(ctx),
-      value: refundedMinor,
+      value: Number(refundedMinor),
       accountId: account,
       attributes: { charge_id: chargeId, currency },
     },
@@ -259,7 +275,7 @@ function subscriptionFacts(o: any) {
   return {
     status: String(o?.status ?? 'active'),
     trialEnd: fromUnix(o?.trial_end),
-    seats,
+    seats: seats as number | null,
     planId: str(price?.id),
     mrrMinor: items.length ? BigInt(Math.round(monthly)) : null,
     currency: str(o?.currency)?.toLowerCase() ?? str(price?.currency)?.toLowerCase() ?? null,
@@ -267,55 +283,83 @@ function subscriptionFacts(o: any) {
   };
 }
 
+interface SubscriptionRow {
+  id: string;
+  customer_id: string | null;
+  status: string;
+  trial_end: Date | null;
+  seats: number | null;
+  mrr_minor: string | null;
+  last_event_at: Date;
+}
+
 async function subscriptionChanged(ctx: NormalizeContext, o: any, deleted: boolean): Promise<Outcome> {
-  const { tx } = ctx;
+  const { sql } = ctx;
   const tenantId = ctx.event.tenantId;
   const externalId = str(o?.id);
   if (!externalId) return 'ignored';
+  await lockObject(sql, tenantId, PROVIDER, externalId);
   const at = eventTime(ctx);
-  await lockObject(tx, tenantId, PROVIDER, externalId);
   const facts = subscriptionFacts(o);
   if (deleted) facts.status = 'canceled';
   const account = accountOf(o);
-  const existing = await tx.subscription.findUnique({
-    where: { tenantId_provider_externalId: { tenantId, provider: PROVIDER, externalId } },
-  });
+  const [existing] = await sql.query<SubscriptionRow>(
+    'SELECT id, customer_id, status, trial_end, seats, mrr_minor, last_event_at FROM subscriptions WHERE tenant_id = $1 AND provider = $2 AND external_id = $3',
+    [tenantId, PROVIDER, externalId],
+  );
   // An older event never overwrites what a newer one already said.
-  if (existing && existing.lastEventAt > at) return 'ignored';
-  const customerId = existing?.customerId ?? (await customerFor(ctx, account));
-  const sub = existing
-    ? await tx.subscription.update({ where: { id: existing.id }, data: { ...facts, customerId, lastEventAt: at } })
-    : await tx.subscription.create({
-        data: { tenantId, provider: PROVIDER, externalId, accountId: account, customerId, ...facts, lastEventAt: at },
-      });
+  if (existing && existing.last_event_at > at) return 'ignored';
+  const customerId = existing?.customer_id ?? (await customerFor(ctx, account));
+  const values = [
+    facts.status,
+    facts.trialEnd,
+    facts.seats,
+    facts.planId,
+    facts.mrrMinor?.toString() ?? null,
+    facts.currency,
+    facts.canceledAt,
+    customerId,
+    at,
+  ];
+  const [sub] = existing
+    ? await sql.query<{ id: string; customer_id: string | null }>(
+        `UPDATE subscriptions SET status = $1, trial_end = $2, seats = $3, plan_id = $4, mrr_minor = $5, currency = $6, canceled_at = $7,
+           customer_id = $8, last_event_at = $9, updated_at = now() WHERE id = $10 RETURNING id, customer_id`,
+        [...values, existing.id],
+      )
+    : await sql.query<{ id: string; customer_id: string | null }>(
+        `INSERT INTO subscriptions (id, status, trial_end, seats, plan_id, mrr_minor, currency, canceled_at, customer_id, last_event_at, tenant_id, provider, external_id, account_id, created_at, updated_at)
+         VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, now(), now()) RETURNING id, customer_id`,
+        [...values, tenantId, PROVIDER, externalId, account],
+      );
 
-  const signals = [];
+  const signals: { kind: string; value: number; attributes?: Record<string, unknown> }[] = [];
   // SEED's trial rule: only a later trial_end on a subscription that already had one is an extension.
-  if (existing?.trialEnd && facts.trialEnd && facts.trialEnd > existing.trialEnd) {
-    await enqueueEvents(tx, [
+  if (existing?.trial_end && facts.trialEnd && facts.trialEnd > existing.trial_end) {
+    await enqueueEvents(sql, [
       {
         tenantId,
         type: 'subscription.trial_extended',
-        subject: sub.id,
-        dedupKey: `subscription.trial_extended:${sub.id}:${facts.trialEnd.toISOString()}`,
+        subject: sub!.id,
+        dedupKey: `subscription.trial_extended:${sub!.id}:${facts.trialEnd.toISOString()}`,
         payload: {
           tenant_id: tenantId,
-          subscription_id: sub.id,
-          customer_id: sub.customerId,
-          previous_trial_end: existing.trialEnd.toISOString(),
+          subscription_id: sub!.id,
+          customer_id: sub!.customer_id,
+          previous_trial_end: existing.trial_end.toISOString(),
           trial_end: facts.trialEnd.toISOString(),
         },
       },
     ]);
-    signals.push({ kind: 'billing.trial_extended', value: (facts.trialEnd.getTime() - existing.trialEnd.getTime()) / 86_400_000 });
+    signals.push({ kind: 'billing.trial_extended', value: (facts.trialEnd.getTime() - existing.trial_end.getTime()) / 86_400_000 });
   }
   if (facts.seats !== null && facts.seats !== (existing?.seats ?? null)) {
     signals.push({ kind: 'growth.seats', value: facts.seats, attributes: { previous: existing?.seats ?? null } });
   }
-  if (existing && facts.mrrMinor !== null && existing.mrrMinor !== null && facts.mrrMinor !== existing.mrrMinor) {
+  if (existing?.mrr_minor != null && facts.mrrMinor !== null && facts.mrrMinor !== BigInt(existing.mrr_minor)) {
     signals.push({
       kind: 'growth.mrr_change',
-      value: Number(facts.mrrMinor - existing.mrrMinor),
+      value: Number(facts.mrrMinor - BigInt(existing.mrr_minor)),
       attributes: { currency: facts.currency },
     });
   }
@@ -326,23 +370,23 @@ async function subscriptionChanged(ctx: NormalizeContext, o: any, deleted: boole
       attributes: { status: facts.status, previous: existing?.status ?? null },
     });
   await recordSignals(
-    tx,
+    sql,
     signals.map((s) => ({
       tenantId,
-      customerId: sub.customerId,
+      customerId: sub!.customer_id,
       inboxEventId: ctx.event.id,
       source: PROVIDER,
       occurredAt: at,
       accountId: account,
-      attributes: {},
       ...s,
     })),
   );
 
-  if (facts.status === 'canceled' && existing?.status !== 'canceled' && sub.customerId) {
-    await tx.churnOutcome.create({
-      data: { tenantId, customerId: sub.customerId, churned: true, at: facts.canceledAt ?? at, source: PROVIDER },
-    });
+  if (facts.status === 'canceled' && existing?.status !== 'canceled' && sub!.customer_id) {
+    await sql.query(
+      `INSERT INTO churn_outcomes (id, tenant_id, customer_id, churned, at, source) VALUES (gen_random_uuid(), $1, $2, true, $3, $4)`,
+      [tenantId, sub!.customer_id, facts.canceledAt ?? at, PROVIDER],
+    );
   }
   return 'processed';
 }

@@ -1,4 +1,4 @@
-import type { Prisma } from '../../generated/prisma/client.ts';
+import type { Sql } from '../../db/sql.ts';
 
 export interface StoredEvent {
   id: string;
@@ -10,7 +10,8 @@ export interface StoredEvent {
 }
 
 export interface NormalizeContext {
-  tx: Prisma.TransactionClient;
+  /** The event's transaction: everything written here commits with the inbox row's new status. */
+  sql: Sql;
   event: StoredEvent;
   /** -1..1 sentiment of a text, from an established library (src/ingest/sentiment.ts). */
   sentiment: (text: string) => number;

@@ -1,0 +1,55 @@
+import type { Prisma } from '../generated/prisma/client.ts';
+import { createHash } from 'node:crypto';
+import type pg from 'pg';
+
+/**
+ * Plain parameterised SQL for the pipeline's hot paths (ingestion, outbox), where Prisma's per-query
+ * cost dominates (see docs/architecture.md). The domain API keeps using Prisma over the same pool.
+ */
+export interface Sql {
+  query<T = Record<string, unknown>>(text: string, values?: unknown[]): Promise<T[]>;
+}
+
+/** sql`... ${value} ...` → { text: '... $1 ...', values: [value] }: values are always parameters, never spliced. */
+export function q(strings: TemplateStringsArray, ...values: unknown[]): { text: string; values: unknown[] } {
+  let text = strings[0]!;
+  for (let i = 0; i < values.length; i++) text += `$${i + 1}${strings[i + 1]}`;
+  return { text, values };
+}
+
+// Named statements are prepared once per connection, so PostgreSQL skips parsing and planning on
+// every later run; the pipeline's statements are a small fixed set, so the names stay few.
+const names = new Map<string, string>();
+const statementName = (text: string) => {
+  let name = names.get(text);
+  if (!name) {
+    name = `chs_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+    names.set(text, name);
+  }
+  return name;
+};
+
+export const onPg = (client: pg.Pool | pg.PoolClient): Sql => ({
+  query: async <T>(text: string, values: unknown[] = []) => (await client.query({ name: statementName(text), text, values })).rows as T[],
+});
+
+/** The same interface over a Prisma transaction, for code shared with Prisma-side callers. */
+export const onPrisma = (tx: Prisma.TransactionClient): Sql => ({
+  query: <T>(text: string, values: unknown[] = []) => tx.$queryRawUnsafe<T[]>(text, ...values),
+});
+
+/** Runs `fn` in one transaction on a pooled connection; commits when it resolves, rolls back when it throws. */
+export async function inTransaction<T>(pool: pg.Pool, fn: (sql: Sql) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await fn(onPg(client));
+    await client.query('COMMIT');
+    return result;
+  } catch (e) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw e;
+  } finally {
+    client.release();
+  }
+}

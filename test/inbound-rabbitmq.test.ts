@@ -1,0 +1,155 @@
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createInboundSecretStore } from '../src/ingest/secrets.ts';
+import { createRabbitQueue } from '../src/queue/rabbitmq.ts';
+import { startWorker } from '../src/worker.ts';
+import { createTestApp, type TestApp, testSecretBox } from './support/app.ts';
+import { tenantWithKey } from './support/factories.ts';
+import * as p from './support/providers.ts';
+import { startService, stop } from './support/spawn.ts';
+
+// These run against the real RabbitMQ on 127.0.0.1 under a prefix of their own, and stop and start it.
+const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+const prefix = `chs-test-${randomUUID().slice(0, 8)}`;
+const log = pino({ level: 'silent' });
+const ENCRYPTION_KEY = `test:${Buffer.alloc(32, 7).toString('base64')}`;
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp({ queue: createRabbitQueue(AMQP_URL, log, prefix) });
+});
+afterAll(async () => {
+  await t.close();
+  await t.queue.close();
+  // This run's queues go with it; the names are unique to the run.
+  for (const topic of ['inbound.events', 'outbound.deliveries']) {
+    for (const suffix of ['', '.retry', '.dead']) execFileSync('rabbitmqctl', ['-q', 'delete_queue', `${prefix}.${topic}${suffix}`]);
+  }
+});
+
+async function githubTenant() {
+  const { tenantId } = await tenantWithKey(t.prisma);
+  const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider: 'github' });
+  return { tenantId, secret };
+}
+function post(tenantId: string, secret: string, i: number) {
+  const { body, headers } = p.signGithub(secret, 'push', p.githubPush(`org-${i % 7}`, 1 + (i % 3)));
+  return t.app.inject({ method: 'POST', url: `/api/v1/webhooks/in/github/${tenantId}`, headers, payload: body });
+}
+
+/** Every accepted event took effect exactly once: processed, and one signal each. */
+async function expectExactlyOnce(tenantId: string, accepted: number, timeout = 60_000) {
+  await expect
+    .poll(() => t.prisma.inboxEvent.count({ where: { tenantId, status: 'processed' } }), { timeout, interval: 250 })
+    .toBe(accepted);
+  expect(await t.prisma.inboxEvent.count({ where: { tenantId } })).toBe(accepted);
+  expect(await t.prisma.signal.count({ where: { tenantId } })).toBe(accepted);
+  const perEvent = await t.prisma.signal.groupBy({ by: ['inboxEventId'], where: { tenantId }, _count: true });
+  expect(perEvent.every((g) => g._count === 1)).toBe(true);
+}
+
+const workerEnv = () => ({
+  DATABASE_URL: inject('databaseUrl'),
+  AMQP_URL,
+  AMQP_PREFIX: prefix,
+  ENCRYPTION_KEY,
+  INBOX_SWEEP_MS: '300',
+  WORKER_PREFETCH: '8',
+  // info, so the readiness line ("worker started") is printed.
+  LOG_LEVEL: 'info',
+  REDIS_URL: '',
+});
+
+describe('through RabbitMQ', () => {
+  it('declares the durable topology and processes every accepted event once', async () => {
+    const worker = startWorker({ pool: t.pool, queue: t.queue, inbox: t.inbox, log, sweepEveryMs: 500 });
+    try {
+      const { tenantId, secret } = await githubTenant();
+      const statuses = await Promise.all(Array.from({ length: 60 }, (_, i) => post(tenantId, secret, i).then((r) => r.statusCode)));
+      expect(statuses.every((s) => s === 202)).toBe(true);
+      await expectExactlyOnce(tenantId, 60);
+      const queues = execFileSync('rabbitmqctl', ['-q', 'list_queues', 'name', 'durable', 'arguments'], { encoding: 'utf8' });
+      for (const q of [`${prefix}.inbound.events`, `${prefix}.inbound.events.retry`, `${prefix}.inbound.events.dead`]) {
+        expect(queues).toMatch(new RegExp(`^${q.replaceAll('.', '\\.')}\\s+true`, 'm'));
+      }
+    } finally {
+      await worker.close();
+    }
+  });
+
+  it('retries a failing event with a delay, then parks it and marks it failed', async () => {
+    const worker = startWorker({ pool: t.pool, queue: t.queue, inbox: t.inbox, log, sweepEveryMs: 60_000 });
+    try {
+      const { tenantId } = await githubTenant();
+      // A body no normalizer can parse stands in for a defect that fails every attempt.
+      const row = await t.prisma.inboxEvent.create({
+        data: { tenantId, provider: 'github', dedupKey: randomUUID(), eventType: 'push', body: '{broken' },
+      });
+      await t.queue.publish('inbound.events', { id: row.id });
+      await expect
+        .poll(() => t.prisma.inboxEvent.findUniqueOrThrow({ where: { id: row.id } }).then((r) => r.status), {
+          timeout: 30_000,
+          interval: 250,
+        })
+        .toBe('failed');
+      const failed = await t.prisma.inboxEvent.findUniqueOrThrow({ where: { id: row.id } });
+      expect(failed.attempts).toBe(5);
+      expect(failed.lastError).toMatch(/JSON/);
+      await expect.poll(() => t.queue.depth('inbound.events'), { timeout: 5000 }).toBe(0);
+    } finally {
+      await worker.close();
+    }
+  }, 45_000);
+});
+
+describe('faults', () => {
+  it('a worker killed with SIGKILL mid-batch and restarted loses nothing and applies nothing twice', async () => {
+    const { tenantId, secret } = await githubTenant();
+    const first = startService('worker', workerEnv(), /worker started/);
+    await first.started;
+    const total = 400;
+    let accepted = 0;
+    for (let i = 0; i < total; i += 50) {
+      const batch = await Promise.all(Array.from({ length: 50 }, (_, j) => post(tenantId, secret, i + j)));
+      accepted += batch.filter((r) => r.statusCode === 202).length;
+    }
+    expect(accepted).toBe(total);
+    // Kill once some, but not all, of the work is done.
+    await expect
+      .poll(() => t.prisma.inboxEvent.count({ where: { tenantId, status: 'processed' } }), { timeout: 30_000, interval: 20 })
+      .toBeGreaterThan(20);
+    first.child.kill('SIGKILL');
+    const doneAtKill = await t.prisma.inboxEvent.count({ where: { tenantId, status: 'processed' } });
+    expect(doneAtKill).toBeLessThan(total);
+    const second = startService('worker', workerEnv(), /worker started/);
+    await second.started;
+    try {
+      await expectExactlyOnce(tenantId, total);
+    } finally {
+      await stop(second.child);
+    }
+  }, 120_000);
+
+  it('RabbitMQ stopped while events are posted: they are still accepted, then published and applied once it is back', async () => {
+    const { tenantId, secret } = await githubTenant();
+    const worker = startService('worker', workerEnv(), /worker started/);
+    await worker.started;
+    try {
+      const before = await Promise.all(Array.from({ length: 20 }, (_, i) => post(tenantId, secret, i)));
+      execFileSync('rabbitmqctl', ['-q', 'stop_app']);
+      let during: { statusCode: number }[] = [];
+      try {
+        during = await Promise.all(Array.from({ length: 30 }, (_, i) => post(tenantId, secret, 100 + i)));
+      } finally {
+        execFileSync('rabbitmqctl', ['-q', 'start_app']);
+      }
+      const after = await Promise.all(Array.from({ length: 20 }, (_, i) => post(tenantId, secret, 200 + i)));
+      expect([...before, ...during, ...after].every((r) => r.statusCode === 202)).toBe(true);
+      await expectExactlyOnce(tenantId, 70, 90_000);
+    } finally {
+      await stop(worker.child);
+    }
+  }, 150_000);
+});
