@@ -1,5 +1,6 @@
 // Inbound webhooks under load: signed Stripe events accepted (stored + confirmed on RabbitMQ) against a
 // bare Fastify route that only checks the HMAC and answers 202; then how fast the worker drains them.
+import { spawnSync } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import type { Request } from 'autocannon';
 import { createPrisma } from '../src/db/prisma.ts';
@@ -107,6 +108,10 @@ const processed = await db.inboxEvent.count({ where: { status: 'processed' } });
 await db.$disconnect();
 worker.child.kill('SIGTERM');
 api.child.kill('SIGTERM');
+// The run's queues were named for it; remove them.
+for (const topic of ['inbound.events', 'outbound.deliveries']) {
+  for (const suffix of ['', '.retry', '.dead']) spawnSync('rabbitmqctl', ['-q', 'delete_queue', `${prefix}.${topic}${suffix}`], { stdio: 'ignore' });
+}
 
 report('Inbound webhooks', [
   { m: baseline },
