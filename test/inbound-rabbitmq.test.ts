@@ -83,9 +83,10 @@ describe('through RabbitMQ', () => {
     const worker = startWorker({ pool: t.pool, queue: t.queue, inbox: t.inbox, log, sweepEveryMs: 60_000 });
     try {
       const { tenantId } = await githubTenant();
-      // A body no normalizer can parse stands in for a defect that fails every attempt.
+      // A body no normalizer can parse stands in for a defect that fails every attempt. Marked published,
+      // as accepted events are, so no sweeper (of any test file sharing the database) sends it again.
       const row = await t.prisma.inboxEvent.create({
-        data: { tenantId, provider: 'github', dedupKey: randomUUID(), eventType: 'push', body: '{broken' },
+        data: { tenantId, provider: 'github', dedupKey: randomUUID(), eventType: 'push', body: '{broken', publishedAt: new Date() },
       });
       await t.queue.publish('inbound.events', { id: row.id });
       await expect
