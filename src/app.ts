@@ -9,6 +9,7 @@ import type { Config } from './config.ts';
 import type { SecretBox } from './crypto/secret-box.ts';
 import type { Db } from './db/prisma.ts';
 import type { Inbox } from './ingest/inbox.ts';
+import type { WebhookService } from './outbox/service.ts';
 import { inboundRoutes } from './ingest/inbound-route.ts';
 import { createInboundSecretStore } from './ingest/secrets.ts';
 import { authHook } from './http/auth-hook.ts';
@@ -30,6 +31,7 @@ export interface AppDeps {
   logger: Logger;
   secretBox: SecretBox;
   inbox: Inbox;
+  webhooks: WebhookService;
   redis?: Redis;
   registry?: Registry;
   /** Unix seconds; tests move the clock for signature time windows. */
@@ -83,6 +85,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     principal: req.principal,
     sessions,
     inboundSecrets,
+    webhooks: deps.webhooks,
     log: req.log,
     requestId: req.id,
   });

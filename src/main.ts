@@ -10,6 +10,7 @@ import { sessionSecret } from './runtime/secrets.ts';
 import { queueFor, secretBoxFor } from './runtime/services.ts';
 import { createInbox } from './ingest/inbox.ts';
 import { startWorker } from './worker.ts';
+import { createOutbound } from './outbox/index.ts';
 import { seedDemoTenant } from './seed/demo.ts';
 
 type Role = 'all' | 'api' | 'worker';
@@ -22,9 +23,18 @@ async function main(role: Role) {
   let banner: string[] = [];
   const queue = queueFor(config, log);
   const inbox = createInbox(db.pool, queue, log);
+  const box = secretBoxFor(config);
+  const outbound = createOutbound({
+    prisma: db.prisma,
+    pool: db.pool,
+    box,
+    queue,
+    allowPrivateTargets: config.webhooks.allowPrivateTargets,
+  });
   closers.push(
     () => queue.close(),
     () => inbox.close(),
+    async () => outbound.close(),
   );
 
   if (role !== 'worker') {
@@ -50,8 +60,9 @@ async function main(role: Role) {
       prisma: db.prisma,
       redis,
       logger: log,
-      secretBox: secretBoxFor(config),
+      secretBox: box,
       inbox,
+      webhooks: outbound.service,
       sessions: createSessions({ secret: sessionSecret(config), ttlSeconds: config.sessions.ttlSeconds, jwksUrl: config.sessions.jwksUrl }),
     });
     await app.listen({ host: config.http.host, port: config.http.port });
@@ -74,6 +85,8 @@ async function main(role: Role) {
   if (role !== 'api' || queue.kind === 'memory') {
     const worker = startWorker({
       pool: db.pool,
+      deliverer: outbound.deliverer,
+      databaseUrl: db.url,
       queue,
       inbox,
       log,

@@ -4,11 +4,16 @@ import type { Inbox } from './ingest/inbox.ts';
 import { markOverdueInvoices } from './ingest/overdue.ts';
 import { startInboxConsumer } from './ingest/processor.ts';
 import type { Queue } from './queue/queue.ts';
+import type { Deliverer } from './outbox/deliverer.ts';
+import { listenForOutbox, pruneOutbox, queueDue, relayOutbox, type DeliveryJob } from './outbox/relay.ts';
 
 export interface WorkerDeps {
   pool: pg.Pool;
   queue: Queue;
   inbox: Inbox;
+  deliverer: Deliverer;
+  /** For the LISTEN connection that wakes the relay; without it the relay only polls. */
+  databaseUrl?: string;
   log: Logger;
   prefetch?: number;
   sweepEveryMs?: number;
@@ -35,15 +40,47 @@ export function every(ms: number, name: string, log: Logger, fn: () => Promise<u
 
 /** The background side: queue consumers and the scheduled passes. Safe to run in several processes. */
 export function startWorker(deps: WorkerDeps) {
-  const consumer = startInboxConsumer(deps.pool, deps.queue, { prefetch: deps.prefetch ?? 16, log: deps.log });
+  const { pool, queue, log } = deps;
+  const consumers = [
+    startInboxConsumer(pool, queue, { prefetch: deps.prefetch ?? 16, log }),
+    // HTTP outcomes are recorded by the deliverer; only infrastructure errors make the job retry.
+    queue.consume<DeliveryJob>('outbound.deliveries', ({ body }) => deps.deliverer.attempt(body.id).then(() => undefined), {
+      prefetch: 64,
+      maxAttempts: 10,
+    }),
+  ];
+  // Relay runs are coalesced: a NOTIFY during a run asks for exactly one more run after it.
+  let relaying: Promise<unknown> | null = null;
+  let again = false;
+  const relay = () => {
+    if (relaying) {
+      again = true;
+      return relaying;
+    }
+    relaying = (async () => {
+      do {
+        again = false;
+        while ((await relayOutbox(pool, queue)) > 0);
+      } while (again);
+    })()
+      .catch((err) => log.error({ err }, 'outbox relay failed'))
+      .finally(() => (relaying = null));
+    return relaying;
+  };
+  const stopListening = deps.databaseUrl ? listenForOutbox(deps.databaseUrl, () => void relay(), log) : async () => {};
   const stops = [
-    every(deps.sweepEveryMs ?? 5000, 'inbox-sweep', deps.log, () => deps.inbox.sweep()),
-    every(deps.overdueEveryMs ?? 60_000, 'invoice-overdue', deps.log, () => markOverdueInvoices(deps.pool)),
+    every(deps.sweepEveryMs ?? 5000, 'inbox-sweep', log, () => deps.inbox.sweep()),
+    every(deps.overdueEveryMs ?? 60_000, 'invoice-overdue', log, () => markOverdueInvoices(pool)),
+    every(1000, 'outbox-relay', log, relay),
+    every(1000, 'deliveries-due', log, () => queueDue(pool, queue)),
+    every(3_600_000, 'outbox-prune', log, () => pruneOutbox(pool)),
   ];
   return {
     async close() {
-      await consumer.close();
+      await stopListening();
+      await Promise.all(consumers.map((c) => c.close()));
       await Promise.all(stops.map((s) => s()));
+      await relaying;
     },
   };
 }

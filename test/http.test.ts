@@ -64,6 +64,7 @@ describe('errors', () => {
       sessions: t.sessions,
       secretBox: testSecretBox(),
       inbox: t.inbox,
+      webhooks: t.outbound.service,
       logger: pino({ level: 'error' }, new Writable({ write: (c, _e, cb) => (logLines.push(c.toString()), cb()) })),
     });
     app.get('/boom', async () => {

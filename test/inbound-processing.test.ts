@@ -15,6 +15,7 @@ beforeAll(async () => {
     pool: t.pool,
     queue: t.queue,
     inbox: t.inbox,
+    deliverer: t.outbound.deliverer,
     log: pino({ level: 'silent' }),
     sweepEveryMs: 200,
     overdueEveryMs: 3_600_000,

@@ -64,7 +64,7 @@ const workerEnv = () => ({
 
 describe('through RabbitMQ', () => {
   it('declares the durable topology and processes every accepted event once', async () => {
-    const worker = startWorker({ pool: t.pool, queue: t.queue, inbox: t.inbox, log, sweepEveryMs: 500 });
+    const worker = startWorker({ pool: t.pool, queue: t.queue, inbox: t.inbox, deliverer: t.outbound.deliverer, log, sweepEveryMs: 500 });
     try {
       const { tenantId, secret } = await githubTenant();
       const statuses = await Promise.all(Array.from({ length: 60 }, (_, i) => post(tenantId, secret, i).then((r) => r.statusCode)));
@@ -80,7 +80,14 @@ describe('through RabbitMQ', () => {
   });
 
   it('retries a failing event with a delay, then parks it and marks it failed', async () => {
-    const worker = startWorker({ pool: t.pool, queue: t.queue, inbox: t.inbox, log, sweepEveryMs: 60_000 });
+    const worker = startWorker({
+      pool: t.pool,
+      queue: t.queue,
+      inbox: t.inbox,
+      deliverer: t.outbound.deliverer,
+      log,
+      sweepEveryMs: 60_000,
+    });
     try {
       const { tenantId } = await githubTenant();
       // A body no normalizer can parse stands in for a defect that fails every attempt. Marked published,

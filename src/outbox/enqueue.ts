@@ -27,4 +27,6 @@ export async function enqueueEvents(sql: Sql, events: OutboxInput[]): Promise<vo
       events.map((e) => e.dedupKey),
     ],
   );
+  // Wakes the relay when the transaction commits; polling covers a missed notification.
+  await sql.query(`SELECT pg_notify('chs_outbox', '')`);
 }

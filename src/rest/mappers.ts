@@ -1,5 +1,7 @@
 import type {
   AlertItemFragment,
+  DeliveryItemFragment,
+  EndpointItemFragment,
   CustomerChurnPredictionQuery,
   CustomerDetailFragment,
   CustomerHealthQuery,
@@ -77,4 +79,36 @@ export const page = <T, R>(conn: { nodes: T[]; pageInfo: { hasNextPage: boolean;
   data: conn.nodes.map(map),
   has_more: conn.pageInfo.hasNextPage,
   next_cursor: conn.pageInfo.endCursor,
+});
+
+export const endpoint = (e: EndpointItemFragment) => ({
+  id: e.id,
+  url: e.url,
+  description: e.description,
+  events: e.events,
+  enabled: e.enabled,
+  disabled_reason: e.disabledReason,
+  created_at: e.createdAt,
+  updated_at: e.updatedAt,
+});
+
+export const delivery = (d: DeliveryItemFragment) => ({
+  id: d.id,
+  endpoint_id: d.endpointId,
+  event: d.eventType,
+  test: d.isTest,
+  status: d.status,
+  attempts: d.attempts,
+  next_attempt_at: d.nextAttemptAt,
+  last_status_code: d.lastStatusCode,
+  last_error: d.lastError,
+  created_at: d.createdAt,
+  attempt_log: d.attemptLog.map((a) => ({
+    attempt: a.attempt,
+    started_at: a.startedAt,
+    duration_ms: a.durationMs,
+    status_code: a.statusCode,
+    error: a.error,
+    response_body: a.responseBody,
+  })),
 });

@@ -5,6 +5,7 @@ import type { Run } from './executor.ts';
 import { alertRoutes } from './routes/alerts.ts';
 import { authRoutes } from './routes/auth.ts';
 import { customerRoutes } from './routes/customers.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 
 export interface RestDeps {
   run: Run;
@@ -23,5 +24,6 @@ export async function restApi(v1: FastifyInstance, opts: RestDeps) {
     });
     await authed.register(customerRoutes, deps);
     await authed.register(alertRoutes, deps);
+    await authed.register(webhookRoutes, deps);
   });
 }

@@ -203,4 +203,50 @@ export const alertUpdate = {
   additionalProperties: false,
 } as const;
 
-export const SHARED_SCHEMAS = [problem, customerItem, customer, health, churnPrediction, alert];
+export const webhookEndpoint = {
+  $id: 'WebhookEndpoint',
+  type: 'object',
+  properties: {
+    id: uuid,
+    url: str,
+    description: nullable(str),
+    events: { type: 'array', items: str },
+    enabled: { type: 'boolean' },
+    disabled_reason: nullable(str),
+    created_at: dateTime,
+    updated_at: dateTime,
+  },
+} as const;
+
+export const webhookDelivery = {
+  $id: 'WebhookDelivery',
+  type: 'object',
+  properties: {
+    id: { ...uuid, description: 'The X-Webhook-Id, the same on every attempt.' },
+    endpoint_id: uuid,
+    event: str,
+    test: { type: 'boolean' },
+    status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
+    attempts: { type: 'integer' },
+    next_attempt_at: nullable(dateTime),
+    last_status_code: nullable({ type: 'integer' }),
+    last_error: nullable(str),
+    created_at: dateTime,
+    attempt_log: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          attempt: { type: 'integer' },
+          started_at: dateTime,
+          duration_ms: { type: 'integer' },
+          status_code: nullable({ type: 'integer' }),
+          error: nullable(str),
+          response_body: nullable(str),
+        },
+      },
+    },
+  },
+} as const;
+
+export const SHARED_SCHEMAS = [problem, customerItem, customer, health, churnPrediction, alert, webhookEndpoint, webhookDelivery];

@@ -3,6 +3,7 @@ import type { Principal } from '../auth/principal.ts';
 import type { Sessions } from '../auth/sessions.ts';
 import type { Db } from '../db/prisma.ts';
 import type { InboundSecretStore } from '../ingest/secrets.ts';
+import type { WebhookService } from '../outbox/service.ts';
 
 /** Everything a resolver may use; built per request by the HTTP layer, shared by /graphql and the REST facade. */
 export interface Context {
@@ -10,6 +11,7 @@ export interface Context {
   principal: Principal | null;
   sessions: Sessions;
   inboundSecrets: InboundSecretStore;
+  webhooks: WebhookService;
   log: FastifyBaseLogger;
   requestId: string;
 }

@@ -9,5 +9,6 @@ import './churn.ts';
 import './alert.ts';
 import './api-key.ts';
 import './integration.ts';
+import './webhook.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

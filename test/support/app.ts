@@ -11,6 +11,7 @@ import { createSecretBox } from '../../src/crypto/secret-box.ts';
 import { createInbox, type Inbox } from '../../src/ingest/inbox.ts';
 import { createMemoryQueue } from '../../src/queue/memory.ts';
 import type { Queue } from '../../src/queue/queue.ts';
+import { createOutbound, type Outbound } from '../../src/outbox/index.ts';
 
 export const SESSION_SECRET = 'test-session-secret-0123456789-abcdefghijklmnop';
 export const testSecretBox = () => createSecretBox([{ id: 'test', key: Buffer.alloc(32, 7) }]);
@@ -23,6 +24,7 @@ export interface TestApp {
   config: Config;
   queue: Queue;
   inbox: Inbox;
+  outbound: Outbound;
   /** SQL statements the app sent since the last reset, to catch N+1 queries. */
   queries: string[];
   close(): Promise<void>;
@@ -41,7 +43,14 @@ export function testConfig(env: Record<string, string> = {}): Config {
 
 /** The same composition as production (buildApp), on the real test database, and Redis when asked. */
 export async function createTestApp(
-  opts: { env?: Record<string, string>; redis?: boolean; logger?: pino.Logger; queue?: Queue; now?: () => number } = {},
+  opts: {
+    env?: Record<string, string>;
+    redis?: boolean;
+    logger?: pino.Logger;
+    queue?: Queue;
+    now?: () => number;
+    deliveryTimeoutMs?: number;
+  } = {},
 ): Promise<TestApp> {
   const config = testConfig(opts.env);
   const queries: string[] = [];
@@ -52,7 +61,25 @@ export async function createTestApp(
   const logger = opts.logger ?? pino({ level: 'silent' });
   const queue = opts.queue ?? createMemoryQueue({ retryDelayMs: 50 });
   const inbox = createInbox(pool, queue, logger);
-  const app = await buildApp({ config, prisma, sessions, redis, logger, secretBox: testSecretBox(), inbox, now: opts.now });
+  const outbound = createOutbound({
+    prisma,
+    pool,
+    box: testSecretBox(),
+    queue,
+    allowPrivateTargets: config.webhooks.allowPrivateTargets,
+    timeoutMs: opts.deliveryTimeoutMs,
+  });
+  const app = await buildApp({
+    config,
+    prisma,
+    sessions,
+    redis,
+    logger,
+    secretBox: testSecretBox(),
+    inbox,
+    webhooks: outbound.service,
+    now: opts.now,
+  });
   await app.ready();
   return {
     app,
@@ -62,10 +89,12 @@ export async function createTestApp(
     config,
     queue,
     inbox,
+    outbound,
     queries,
     close: async () => {
       await app.close();
       await inbox.close();
+      outbound.close();
       if (!opts.queue) await queue.close();
       await prisma.$disconnect();
       await pool.end();

@@ -1,0 +1,105 @@
+import { randomBytes } from 'node:crypto';
+import type { SecretBox } from '../crypto/secret-box.ts';
+import type { Db } from '../db/prisma.ts';
+import { DomainError, notFound, validationFailed } from '../errors.ts';
+import { EVENT_NAMES } from './catalog.ts';
+import { checkEndpointUrl } from './ssrf.ts';
+
+export const MAX_ENDPOINTS_PER_TENANT = 20;
+export const SECRET_OVERLAP_HOURS = 24;
+
+const newSecret = () => `whsec_${randomBytes(32).toString('base64url')}`;
+
+async function validUrl(url: string, allowPrivate: boolean) {
+  const rule = await checkEndpointUrl(url, allowPrivate);
+  if (!rule.ok) throw validationFailed([{ path: 'url', message: rule.reason! }]);
+}
+
+function validEvents(events: string[]) {
+  const unknown = events.filter((e) => !EVENT_NAMES.includes(e));
+  if (events.length === 0) throw validationFailed([{ path: 'events', message: `choose at least one of: ${EVENT_NAMES.join(', ')}` }]);
+  if (unknown.length)
+    throw validationFailed([
+      { path: 'events', message: `unknown event ${unknown.join(', ')}; valid events are: ${EVENT_NAMES.join(', ')}` },
+    ]);
+}
+
+/** Secrets that sign a delivery: the current one, then the rotated-out one during its overlap. */
+export function signingSecrets(
+  box: SecretBox,
+  e: { secret: string; previousSecret: string | null; previousExpiresAt: Date | null },
+  now = new Date(),
+): string[] {
+  return [
+    box.open(e.secret),
+    ...(e.previousSecret && e.previousExpiresAt && e.previousExpiresAt > now ? [box.open(e.previousSecret)] : []),
+  ];
+}
+
+export function createEndpointStore(db: Db, box: SecretBox, opts: { allowPrivateTargets: boolean }) {
+  const owned = async (tenantId: string, id: string) => {
+    const e = await db.webhookEndpoint.findFirst({ where: { id, tenantId } });
+    if (!e) throw notFound(`Webhook endpoint ${id}`);
+    return e;
+  };
+  return {
+    owned,
+    async create(tenantId: string, input: { url: string; events: string[]; description?: string | null }) {
+      await validUrl(input.url, opts.allowPrivateTargets);
+      validEvents(input.events);
+      const secret = newSecret();
+      // The count and the insert share a transaction-scoped lock so two requests cannot both make the 21st.
+      const endpoint = await db.$transaction(async (tx) => {
+        await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`endpoints:${tenantId}`}, 0))`;
+        if ((await tx.webhookEndpoint.count({ where: { tenantId } })) >= MAX_ENDPOINTS_PER_TENANT) {
+          throw new DomainError('limit_reached', `A tenant can have at most ${MAX_ENDPOINTS_PER_TENANT} webhook endpoints.`);
+        }
+        return tx.webhookEndpoint.create({
+          data: {
+            tenantId,
+            url: input.url,
+            events: [...new Set(input.events)],
+            description: input.description ?? null,
+            secret: box.seal(secret),
+          },
+        });
+      });
+      return { endpoint, secret };
+    },
+    async update(tenantId: string, id: string, input: { url?: string; events?: string[]; description?: string | null; enabled?: boolean }) {
+      await owned(tenantId, id);
+      if (input.url !== undefined) await validUrl(input.url, opts.allowPrivateTargets);
+      if (input.events !== undefined) validEvents(input.events);
+      return db.webhookEndpoint.update({
+        where: { id },
+        data: {
+          ...(input.url !== undefined ? { url: input.url } : {}),
+          ...(input.events !== undefined ? { events: [...new Set(input.events)] } : {}),
+          ...(input.description !== undefined ? { description: input.description } : {}),
+          // Re-enabling clears the reason and gives the endpoint a fresh five days.
+          ...(input.enabled === true ? { enabled: true, disabledReason: null, failingSince: null } : {}),
+          ...(input.enabled === false ? { enabled: false, disabledReason: 'disabled by the tenant' } : {}),
+        },
+      });
+    },
+    async remove(tenantId: string, id: string) {
+      await owned(tenantId, id);
+      await db.webhookEndpoint.delete({ where: { id } });
+    },
+    async rotateSecret(tenantId: string, id: string) {
+      const e = await owned(tenantId, id);
+      const secret = newSecret();
+      const endpoint = await db.webhookEndpoint.update({
+        where: { id },
+        data: {
+          secret: box.seal(secret),
+          previousSecret: e.secret,
+          previousExpiresAt: new Date(Date.now() + SECRET_OVERLAP_HOURS * 3600_000),
+        },
+      });
+      return { endpoint, secret };
+    },
+  };
+}
+
+export type EndpointStore = ReturnType<typeof createEndpointStore>;

@@ -1,0 +1,26 @@
+import type pg from 'pg';
+import type { SecretBox } from '../crypto/secret-box.ts';
+import type { Db } from '../db/prisma.ts';
+import type { Queue } from '../queue/queue.ts';
+import { createDeliverer } from './deliverer.ts';
+import { createEndpointStore } from './endpoints.ts';
+import { createSender } from './http-send.ts';
+import { createWebhookService } from './service.ts';
+
+/** The outbound side's parts, built once per process and shared by the API (Test, resend) and the worker. */
+export function createOutbound(deps: {
+  prisma: Db;
+  pool: pg.Pool;
+  box: SecretBox;
+  queue: Queue;
+  allowPrivateTargets: boolean;
+  timeoutMs?: number;
+}) {
+  const sender = createSender({ allowPrivateTargets: deps.allowPrivateTargets, timeoutMs: deps.timeoutMs });
+  const deliverer = createDeliverer({ pool: deps.pool, box: deps.box, sender });
+  const endpoints = createEndpointStore(deps.prisma, deps.box, { allowPrivateTargets: deps.allowPrivateTargets });
+  const service = createWebhookService({ pool: deps.pool, endpoints, deliverer, queue: deps.queue });
+  return { sender, deliverer, endpoints, service, close: () => sender.close() };
+}
+
+export type Outbound = ReturnType<typeof createOutbound>;

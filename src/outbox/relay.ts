@@ -1,0 +1,110 @@
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { onPg } from '../db/sql.ts';
+import type { Queue } from '../queue/queue.ts';
+
+export const OUTBOX_CHANNEL = 'chs_outbox';
+
+export interface DeliveryJob {
+  id: string;
+}
+
+/**
+ * Fans claimed outbox events out to the enabled endpoints subscribed to their type, as delivery rows
+ * carrying the CloudEvents envelope, in one statement; SKIP LOCKED lets several relays share the work.
+ * Then publishes a job per delivery. A job that fails to publish is picked up by `queueDue`.
+ */
+export async function relayOutbox(pool: pg.Pool, queue: Queue, limit = 500): Promise<number> {
+  const rows = await onPg(pool).query<{ id: string }>(
+    `WITH claimed AS (
+       UPDATE outbox_events SET dispatched_at = now()
+       WHERE id IN (SELECT id FROM outbox_events WHERE dispatched_at IS NULL ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+       RETURNING id, tenant_id, type, subject, payload, created_at)
+     INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, outbox_event_id, event_type, envelope, status, next_attempt_at, queued_at, created_at, updated_at)
+     SELECT gen_random_uuid(), c.tenant_id, e.id, c.id, c.type,
+            jsonb_build_object('specversion', '1.0', 'id', c.id, 'source', '/tenants/' || c.tenant_id, 'type', c.type, 'subject', c.subject,
+                               'time', to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                               'datacontenttype', 'application/json', 'data', jsonb_build_object('payload', c.payload)),
+            'pending', now(), now(), now(), now()
+     FROM claimed c JOIN webhook_endpoints e ON e.tenant_id = c.tenant_id AND e.enabled AND c.type = ANY(e.events)
+     ON CONFLICT (outbox_event_id, endpoint_id) DO NOTHING
+     RETURNING id`,
+    [limit],
+  );
+  await publishJobs(
+    queue,
+    rows.map((r) => r.id),
+  );
+  return rows.length;
+}
+
+/** Deliveries whose (re)attempt is due and that no job is waiting for: queue them. */
+export async function queueDue(pool: pg.Pool, queue: Queue, limit = 500): Promise<number> {
+  const rows = await onPg(pool).query<{ id: string }>(
+    `UPDATE webhook_deliveries SET queued_at = now()
+     WHERE id IN (
+       SELECT id FROM webhook_deliveries
+       WHERE status = 'pending' AND next_attempt_at <= now()
+         AND (locked_until IS NULL OR locked_until < now())
+         AND (queued_at IS NULL OR queued_at < now() - interval '2 minutes')
+       ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+     RETURNING id`,
+    [limit],
+  );
+  await publishJobs(
+    queue,
+    rows.map((r) => r.id),
+  );
+  return rows.length;
+}
+
+async function publishJobs(queue: Queue, ids: string[]) {
+  for (let i = 0; i < ids.length; i += 100) {
+    // A failed publish leaves queued_at set; queueDue retries it two minutes later.
+    await Promise.allSettled(
+      ids
+        .slice(i, i + 100)
+        .map((id) => queue.publish('outbound.deliveries', { id } satisfies DeliveryJob, { messageId: id, timeoutMs: 2000 })),
+    );
+  }
+}
+
+/** Drops what no one needs any more: dispatched outbox rows and settled deliveries after 30 days. */
+export async function pruneOutbox(pool: pg.Pool, keepDays = 30): Promise<void> {
+  await pool.query(`DELETE FROM outbox_events WHERE dispatched_at < now() - make_interval(days => $1)`, [keepDays]);
+  await pool.query(`DELETE FROM webhook_deliveries WHERE status <> 'pending' AND updated_at < now() - make_interval(days => $1)`, [
+    keepDays,
+  ]);
+}
+
+/**
+ * LISTEN/NOTIFY is only a wake-up hint so new events go out at once; the caller's polling is the
+ * guarantee. The listener reconnects on its own.
+ */
+export function listenForOutbox(databaseUrl: string, onNotify: () => void, log: Logger) {
+  let client: pg.Client | null = null;
+  let stopped = false;
+  const connect = async () => {
+    if (stopped) return;
+    const c = new pg.Client({ connectionString: databaseUrl });
+    c.on('error', () => {});
+    c.on('end', () => {
+      client = null;
+      if (!stopped) setTimeout(() => void connect(), 1000);
+    });
+    c.on('notification', onNotify);
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${OUTBOX_CHANNEL}`);
+      client = c;
+    } catch (err) {
+      log.warn({ err }, 'outbox listener could not connect; polling only');
+      await c.end().catch(() => {});
+    }
+  };
+  void connect();
+  return async () => {
+    stopped = true;
+    await client?.end().catch(() => {});
+  };
+}

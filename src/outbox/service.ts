@@ -1,0 +1,76 @@
+import type pg from 'pg';
+import { onPg } from '../db/sql.ts';
+import { notFound, validationFailed } from '../errors.ts';
+import { eventType } from './catalog.ts';
+import type { AttemptOutcome, Deliverer } from './deliverer.ts';
+import type { EndpointStore } from './endpoints.ts';
+import type { Queue } from '../queue/queue.ts';
+
+/** What the API offers about outbound webhooks beyond the endpoint records: Test, resend, replay. */
+export function createWebhookService(deps: { pool: pg.Pool; endpoints: EndpointStore; deliverer: Deliverer; queue: Queue }) {
+  const sql = onPg(deps.pool);
+
+  /** Re-arms deliveries for one more attempt now and queues them. */
+  async function rearm(where: string, values: unknown[]): Promise<number> {
+    const rows = await sql.query<{ id: string }>(
+      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), locked_until = NULL, queued_at = now(), updated_at = now()
+       WHERE ${where} RETURNING id`,
+      values,
+    );
+    await Promise.allSettled(
+      rows.map((r) => deps.queue.publish('outbound.deliveries', { id: r.id }, { messageId: r.id, timeoutMs: 2000 })),
+    );
+    return rows.length;
+  }
+
+  return {
+    endpoints: deps.endpoints,
+    /** Sends a sample of a subscribed event (default: the first), signed like any delivery, and records the attempt. */
+    async sendTest(
+      tenantId: string,
+      endpointId: string,
+      event?: string | null,
+    ): Promise<{ deliveryId: string; event: string } & AttemptOutcome> {
+      const e = await deps.endpoints.owned(tenantId, endpointId);
+      const name = event ?? e.events[0]!;
+      if (!e.events.includes(name))
+        throw validationFailed([{ path: 'event', message: `must be one of the endpoint's events: ${e.events.join(', ')}` }]);
+      const type = eventType(name)!;
+      const id = globalThis.crypto.randomUUID();
+      const envelope = {
+        specversion: '1.0',
+        id,
+        source: `/tenants/${tenantId}`,
+        type: name,
+        subject: 'test',
+        time: new Date().toISOString(),
+        datacontenttype: 'application/json',
+        data: { payload: type.sample(tenantId) },
+      };
+      await sql.query(
+        `INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_type, envelope, is_test, status, next_attempt_at, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, true, 'pending', now(), now(), now())`,
+        [id, tenantId, endpointId, name, JSON.stringify(envelope)],
+      );
+      return { deliveryId: id, event: name, ...(await deps.deliverer.attempt(id)) };
+    },
+    async resend(tenantId: string, deliveryId: string): Promise<void> {
+      const n = await rearm(`id = $1 AND tenant_id = $2 AND status <> 'pending'`, [deliveryId, tenantId]);
+      if (n === 0) {
+        const [exists] = await sql.query('SELECT 1 FROM webhook_deliveries WHERE id = $1 AND tenant_id = $2', [deliveryId, tenantId]);
+        if (!exists) throw notFound(`Webhook delivery ${deliveryId}`);
+      }
+    },
+    /** Resends an endpoint's failed deliveries created since a time. */
+    async replayFailed(tenantId: string, endpointId: string, since: Date): Promise<number> {
+      await deps.endpoints.owned(tenantId, endpointId);
+      return rearm(`endpoint_id = $1 AND tenant_id = $2 AND status = 'failed' AND NOT is_test AND created_at >= $3`, [
+        endpointId,
+        tenantId,
+        since,
+      ]);
+    },
+  };
+}
+
+export type WebhookService = ReturnType<typeof createWebhookService>;

@@ -1,0 +1,252 @@
+import type { FastifyInstance } from 'fastify';
+import { EVENT_NAMES } from '../../outbox/catalog.ts';
+import {
+  CreateWebhookEndpointDocument,
+  DeleteWebhookEndpointDocument,
+  GetWebhookEndpointDocument,
+  ListWebhookDeliveriesDocument,
+  ListWebhookEndpointsDocument,
+  ReplayWebhookDeliveriesDocument,
+  ResendWebhookDeliveryDocument,
+  RotateWebhookEndpointSecretDocument,
+  TestWebhookEndpointDocument,
+  UpdateWebhookEndpointDocument,
+  WebhookEventTypesDocument,
+} from '../generated/operations.ts';
+import * as map from '../mappers.ts';
+import type { RestDeps } from '../plugin.ts';
+import * as s from '../schemas.ts';
+
+const tags = ['Webhook endpoints'];
+const idParams = { type: 'object', properties: { id: { type: 'string', format: 'uuid' } }, required: ['id'] } as const;
+const endpointBody = (required: string[]) =>
+  ({
+    type: 'object',
+    properties: {
+      url: { type: 'string', maxLength: 2048, description: 'An https:// URL.' },
+      events: { type: 'array', maxItems: 50, items: { type: 'string' }, description: `Any of: ${EVENT_NAMES.join(', ')}.` },
+      description: { type: 'string', maxLength: 500, nullable: true },
+      ...(required.length ? {} : { enabled: { type: 'boolean' } }),
+    },
+    required,
+    minProperties: 1,
+    additionalProperties: false,
+  }) as const;
+const withSecret = {
+  allOf: [{ $ref: 'WebhookEndpoint#' }, { type: 'object', properties: { secret: { type: 'string', description: 'Shown this once.' } } }],
+};
+type Body = { url?: string; events?: string[]; description?: string | null; enabled?: boolean };
+
+export async function webhookRoutes(app: FastifyInstance, { run, context }: RestDeps) {
+  app.get(
+    '/webhook-event-types',
+    {
+      schema: {
+        tags,
+        summary: 'The live list of subscribable events',
+        response: { 200: s.listOf({ type: 'object', properties: { name: { type: 'string' }, description: { type: 'string' } } }) },
+      },
+    },
+    async (req) => {
+      const data = await run(WebhookEventTypesDocument, {}, context(req));
+      return { data: data.webhookEventTypes, has_more: false, next_cursor: null };
+    },
+  );
+
+  app.get(
+    '/webhook-endpoints',
+    {
+      schema: {
+        tags,
+        summary: 'List webhook endpoints',
+        response: { 200: s.listOf({ $ref: 'WebhookEndpoint#' }), ...s.problemResponses(401, 403, 429) },
+      },
+    },
+    async (req) => {
+      const data = await run(ListWebhookEndpointsDocument, {}, context(req));
+      return { data: data.webhookEndpoints.map(map.endpoint), has_more: false, next_cursor: null };
+    },
+  );
+
+  app.post<{ Body: Body }>(
+    '/webhook-endpoints',
+    {
+      schema: {
+        tags,
+        summary: 'Create a webhook endpoint; the answer alone carries its signing secret',
+        body: endpointBody(['url', 'events']),
+        response: { 201: withSecret, ...s.problemResponses(400, 401, 403, 409, 413, 415, 429) },
+      },
+    },
+    async (req, reply) => {
+      const data = await run(CreateWebhookEndpointDocument, { input: req.body }, context(req));
+      reply.code(201).header('location', `/api/v1/webhook-endpoints/${data.createWebhookEndpoint.endpoint.id}`);
+      return { ...map.endpoint(data.createWebhookEndpoint.endpoint), secret: data.createWebhookEndpoint.secret };
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/webhook-endpoints/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Get a webhook endpoint',
+        params: idParams,
+        response: { 200: { $ref: 'WebhookEndpoint#' }, ...s.problemResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (req) => {
+      const data = await run(GetWebhookEndpointDocument, { id: req.params.id }, context(req));
+      return map.endpoint(data.webhookEndpoint);
+    },
+  );
+
+  app.patch<{ Params: { id: string }; Body: Body }>(
+    '/webhook-endpoints/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Update, disable or re-enable a webhook endpoint',
+        params: idParams,
+        body: endpointBody([]),
+        response: { 200: { $ref: 'WebhookEndpoint#' }, ...s.problemResponses(400, 401, 403, 404, 413, 415, 429) },
+      },
+    },
+    async (req) => {
+      const data = await run(UpdateWebhookEndpointDocument, { id: req.params.id, input: req.body }, context(req));
+      return map.endpoint(data.updateWebhookEndpoint);
+    },
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    '/webhook-endpoints/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a webhook endpoint',
+        params: idParams,
+        response: { 204: { type: 'null' }, ...s.problemResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (req, reply) => {
+      await run(DeleteWebhookEndpointDocument, { id: req.params.id }, context(req));
+      return reply.code(204).send();
+    },
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/webhook-endpoints/:id/rotate-secret',
+    {
+      schema: {
+        tags,
+        summary: 'Issue a new signing secret (the old one keeps signing for 24 h)',
+        params: idParams,
+        response: { 200: withSecret, ...s.problemResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (req) => {
+      const data = await run(RotateWebhookEndpointSecretDocument, { id: req.params.id }, context(req));
+      return { ...map.endpoint(data.rotateWebhookEndpointSecret.endpoint), secret: data.rotateWebhookEndpointSecret.secret };
+    },
+  );
+
+  app.post<{ Params: { id: string }; Body: { event?: string } | undefined }>(
+    '/webhook-endpoints/:id/test',
+    {
+      schema: {
+        tags,
+        summary: 'Send a signed sample of a subscribed event (default: the first) and record the attempt',
+        params: idParams,
+        body: { type: 'object', properties: { event: { type: 'string' } }, additionalProperties: false, nullable: true },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              delivery_id: { type: 'string' },
+              event: { type: 'string' },
+              success: { type: 'boolean' },
+              status_code: { type: 'integer', nullable: true },
+              error: { type: 'string', nullable: true },
+              duration_ms: { type: 'integer', nullable: true },
+            },
+          },
+          ...s.problemResponses(400, 401, 403, 404, 429),
+        },
+      },
+    },
+    async (req) => {
+      const r = (await run(TestWebhookEndpointDocument, { id: req.params.id, event: req.body?.event }, context(req))).testWebhookEndpoint;
+      return {
+        delivery_id: r.deliveryId,
+        event: r.event,
+        success: r.success,
+        status_code: r.statusCode,
+        error: r.error,
+        duration_ms: r.durationMs,
+      };
+    },
+  );
+
+  app.get<{ Params: { id: string }; Querystring: { limit: number; cursor?: string } }>(
+    '/webhook-endpoints/:id/deliveries',
+    {
+      schema: {
+        tags,
+        summary: 'The endpoint’s deliveries, newest first, with each attempt',
+        params: idParams,
+        querystring: { type: 'object', properties: s.pageQuery },
+        response: { 200: s.listOf({ $ref: 'WebhookDelivery#' }), ...s.problemResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (req) => {
+      const data = await run(
+        ListWebhookDeliveriesDocument,
+        { endpointId: req.params.id, first: req.query.limit, after: req.query.cursor },
+        context(req),
+        { first: 'limit', after: 'cursor' },
+      );
+      return map.page(data.webhookDeliveries, map.delivery);
+    },
+  );
+
+  app.post<{ Params: { id: string }; Body: { since: string } }>(
+    '/webhook-endpoints/:id/replay',
+    {
+      schema: {
+        tags,
+        summary: 'Resend the endpoint’s failed deliveries created since a time',
+        params: idParams,
+        body: {
+          type: 'object',
+          properties: { since: { type: 'string', format: 'date-time' } },
+          required: ['since'],
+          additionalProperties: false,
+        },
+        response: {
+          202: { type: 'object', properties: { replayed: { type: 'integer' } } },
+          ...s.problemResponses(400, 401, 403, 404, 429),
+        },
+      },
+    },
+    async (req, reply) => {
+      const data = await run(ReplayWebhookDeliveriesDocument, { endpointId: req.params.id, since: req.body.since }, context(req));
+      return reply.code(202).send({ replayed: data.replayWebhookDeliveries });
+    },
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/webhook-deliveries/:id/resend',
+    {
+      schema: {
+        tags,
+        summary: 'Make one more attempt at a delivery now',
+        params: idParams,
+        response: { 202: { type: 'object', properties: { resent: { type: 'boolean' } } }, ...s.problemResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (req, reply) => {
+      await run(ResendWebhookDeliveryDocument, { id: req.params.id }, context(req));
+      return reply.code(202).send({ resent: true });
+    },
+  );
+}

@@ -1,0 +1,221 @@
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import { z } from 'zod';
+import { EVENT_TYPES } from '../outbox/catalog.ts';
+import { builder } from './builder.ts';
+import { requireCapability } from './guards.ts';
+import { afterCursor, connectionOf, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageSize, toPage } from './pagination.ts';
+import { parseInput } from './validate.ts';
+
+const EventTypeRef = builder.objectRef<(typeof EVENT_TYPES)[number]>('WebhookEventType').implement({
+  fields: (t) => ({ name: t.exposeString('name'), description: t.exposeString('description') }),
+});
+
+export const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
+  description: 'An HTTPS endpoint of the tenant that receives signed events. Its secret is shown only at creation and rotation.',
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID' }),
+    url: t.exposeString('url'),
+    description: t.exposeString('description', { nullable: true }),
+    events: t.exposeStringList('events'),
+    enabled: t.exposeBoolean('enabled'),
+    disabledReason: t.exposeString('disabledReason', { nullable: true }),
+    previousSecretValidUntil: t.field({
+      type: 'DateTime',
+      nullable: true,
+      resolve: (e) => (e.previousExpiresAt && e.previousExpiresAt > new Date() ? e.previousExpiresAt : null),
+    }),
+    lastSuccessAt: t.expose('lastSuccessAt', { type: 'DateTime', nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+  }),
+});
+
+const WithSecret = builder.objectRef<{ endpoint: object; secret: string }>('WebhookEndpointWithSecret').implement({
+  description: 'The endpoint and its signing secret, shown this once: store it now.',
+  fields: (t) => ({
+    endpoint: t.field({ type: WebhookEndpoint, resolve: (r) => r.endpoint as never }),
+    secret: t.exposeString('secret'),
+  }),
+});
+
+builder.prismaObject('WebhookAttempt', {
+  fields: (t) => ({
+    attempt: t.exposeInt('attempt'),
+    startedAt: t.expose('startedAt', { type: 'DateTime' }),
+    durationMs: t.exposeInt('durationMs'),
+    statusCode: t.exposeInt('statusCode', { nullable: true }),
+    error: t.exposeString('error', { nullable: true }),
+    responseBody: t.exposeString('responseBody', { nullable: true, description: 'The first 2 KB of the answer.' }),
+  }),
+});
+
+const WebhookDelivery = builder.prismaObject('WebhookDelivery', {
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID', description: 'Sent as X-Webhook-Id, the same on every attempt.' }),
+    endpointId: t.expose('endpointId', { type: 'UUID' }),
+    eventType: t.exposeString('eventType'),
+    isTest: t.exposeBoolean('isTest'),
+    status: t.exposeString('status', { description: '`pending` (will be attempted at nextAttemptAt), `succeeded` or `failed`.' }),
+    attempts: t.exposeInt('attempts'),
+    nextAttemptAt: t.expose('nextAttemptAt', { type: 'DateTime', nullable: true }),
+    lastStatusCode: t.exposeInt('lastStatusCode', { nullable: true }),
+    lastError: t.exposeString('lastError', { nullable: true }),
+    envelope: t.expose('envelope', { type: 'JSON', description: 'The CloudEvents envelope; the body sent is data.payload.' }),
+    attemptLog: t.relation('attemptLog', { query: { orderBy: { attempt: 'asc' } } }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+const DeliveryConnection = connectionOf('WebhookDelivery', WebhookDelivery);
+
+const TestResult = builder
+  .objectRef<{ deliveryId: string; event: string; status: string; statusCode?: number | null; error?: string | null; durationMs?: number }>(
+    'WebhookTestResult',
+  )
+  .implement({
+    fields: (t) => ({
+      deliveryId: t.field({ type: 'UUID', resolve: (r) => r.deliveryId }),
+      event: t.exposeString('event'),
+      success: t.boolean({ resolve: (r) => r.status === 'succeeded' }),
+      statusCode: t.int({ nullable: true, resolve: (r) => r.statusCode ?? null }),
+      error: t.string({ nullable: true, resolve: (r) => r.error ?? null }),
+      durationMs: t.int({ nullable: true, resolve: (r) => r.durationMs ?? null }),
+    }),
+  });
+
+builder.queryFields((t) => ({
+  webhookEventTypes: t.field({
+    type: [EventTypeRef],
+    description: 'The live list of subscribable events.',
+    resolve: (_r, _a, ctx) => {
+      requireCapability(ctx, 'read');
+      return EVENT_TYPES;
+    },
+  }),
+  webhookEndpoints: t.prismaField({
+    type: ['WebhookEndpoint'],
+    resolve: (query, _r, _a, ctx) => {
+      const p = requireCapability(ctx, 'read');
+      return ctx.prisma.webhookEndpoint.findMany({
+        ...query,
+        where: { tenantId: p.tenantId },
+        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      });
+    },
+  }),
+  webhookEndpoint: t.prismaField({
+    type: 'WebhookEndpoint',
+    args: { id: t.arg({ type: 'UUID' }) },
+    resolve: async (_query, _r, args, ctx) => ctx.webhooks.endpoints.owned(requireCapability(ctx, 'read').tenantId, args.id),
+  }),
+  webhookDeliveries: t.field({
+    type: DeliveryConnection,
+    description: 'An endpoint’s deliveries, newest first, with every attempt.',
+    args: {
+      endpointId: t.arg({ type: 'UUID' }),
+      first: t.arg.int({ required: false, description: `Page size, 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}).` }),
+      after: t.arg.string({ required: false }),
+    },
+    resolve: async (_r, args, ctx, info) => {
+      const p = requireCapability(ctx, 'read');
+      await ctx.webhooks.endpoints.owned(p.tenantId, args.endpointId);
+      const take = pageSize(args.first);
+      const where = { tenantId: p.tenantId, endpointId: args.endpointId };
+      const rows = await ctx.prisma.webhookDelivery.findMany({
+        ...(queryFromInfo({ context: ctx, info, path: ['nodes'], select: { createdAt: true, id: true } }) as object),
+        where: { ...where, ...afterCursor(args.after) },
+        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+        take: take + 1,
+      });
+      return toPage(rows, take, () => ctx.prisma.webhookDelivery.count({ where }));
+    },
+  }),
+}));
+
+const EndpointInput = builder.inputType('WebhookEndpointInput', {
+  fields: (t) => ({
+    url: t.string({ required: false }),
+    events: t.stringList({ required: false }),
+    description: t.string({ required: false }),
+    enabled: t.boolean({ required: false }),
+  }),
+});
+
+const createInput = z.object({
+  url: z.string().max(2048),
+  events: z.array(z.string()).max(50),
+  description: z.string().max(500).nullish(),
+});
+const updateInput = z
+  .object({
+    url: z.string().max(2048).optional(),
+    events: z.array(z.string()).max(50).optional(),
+    description: z.string().max(500).nullish(),
+    enabled: z.boolean().optional(),
+  })
+  .refine((v) => Object.values(v).some((x) => x !== undefined), { message: 'set at least one field' });
+const defined = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+
+builder.mutationFields((t) => ({
+  createWebhookEndpoint: t.field({
+    type: WithSecret,
+    args: { input: t.arg({ type: EndpointInput }) },
+    resolve: (_r, args, ctx) => {
+      const p = requireCapability(ctx, 'manage');
+      const input = parseInput(createInput, {
+        url: args.input.url ?? undefined,
+        events: args.input.events ?? undefined,
+        description: args.input.description,
+      });
+      return ctx.webhooks.endpoints.create(p.tenantId, input);
+    },
+  }),
+  updateWebhookEndpoint: t.prismaField({
+    type: 'WebhookEndpoint',
+    args: { id: t.arg({ type: 'UUID' }), input: t.arg({ type: EndpointInput }) },
+    resolve: (_q, _r, args, ctx) => {
+      const p = requireCapability(ctx, 'manage');
+      const input = parseInput(
+        updateInput,
+        defined({
+          ...args.input,
+          url: args.input.url ?? undefined,
+          events: args.input.events ?? undefined,
+          enabled: args.input.enabled ?? undefined,
+        }),
+      );
+      return ctx.webhooks.endpoints.update(p.tenantId, args.id, input);
+    },
+  }),
+  deleteWebhookEndpoint: t.boolean({
+    args: { id: t.arg({ type: 'UUID' }) },
+    resolve: async (_r, args, ctx) => {
+      await ctx.webhooks.endpoints.remove(requireCapability(ctx, 'manage').tenantId, args.id);
+      return true;
+    },
+  }),
+  rotateWebhookEndpointSecret: t.field({
+    type: WithSecret,
+    description: 'Issues a new signing secret; for 24 hours deliveries carry both signatures, the new one first.',
+    args: { id: t.arg({ type: 'UUID' }) },
+    resolve: (_r, args, ctx) => ctx.webhooks.endpoints.rotateSecret(requireCapability(ctx, 'manage').tenantId, args.id),
+  }),
+  testWebhookEndpoint: t.field({
+    type: TestResult,
+    description: 'Sends a sample payload of a subscribed event (default: the first), signed like any delivery, and records the attempt.',
+    args: { id: t.arg({ type: 'UUID' }), event: t.arg.string({ required: false }) },
+    resolve: (_r, args, ctx) => ctx.webhooks.sendTest(requireCapability(ctx, 'manage').tenantId, args.id, args.event),
+  }),
+  resendWebhookDelivery: t.boolean({
+    description: 'Makes one more attempt at a delivery now.',
+    args: { id: t.arg({ type: 'UUID' }) },
+    resolve: async (_r, args, ctx) => {
+      await ctx.webhooks.resend(requireCapability(ctx, 'manage').tenantId, args.id);
+      return true;
+    },
+  }),
+  replayWebhookDeliveries: t.int({
+    description: 'Resends an endpoint’s failed deliveries created since a time; answers how many.',
+    args: { endpointId: t.arg({ type: 'UUID' }), since: t.arg({ type: 'DateTime' }) },
+    resolve: (_r, args, ctx) => ctx.webhooks.replayFailed(requireCapability(ctx, 'manage').tenantId, args.endpointId, args.since),
+  }),
+}));
