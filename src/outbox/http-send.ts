@@ -26,8 +26,9 @@ function retryAfter(value: string | string[] | undefined): number | null {
  * failed attempt), only the first 2 KB of the answer is read, and every connection goes through the
  * SSRF-guarded lookup. Never throws: every outcome is a result.
  */
-export function createSender(opts: { allowPrivateTargets: boolean; timeoutMs?: number }) {
-  const agent = new https.Agent({ keepAlive: true, maxSockets: 32, lookup: guardedLookup(opts.allowPrivateTargets) as never });
+export function createSender(opts: { allowPrivateTargets: boolean; timeoutMs?: number; ca?: string | Buffer }) {
+  // Receivers' certificates are checked against the system store plus NODE_EXTRA_CA_CERTS (or `ca`, in tests).
+  const agent = new https.Agent({ keepAlive: true, maxSockets: 32, lookup: guardedLookup(opts.allowPrivateTargets) as never, ...(opts.ca ? { ca: opts.ca } : {}) });
   const timeoutMs = opts.timeoutMs ?? DELIVERY_TIMEOUT_MS;
 
   return {

@@ -15,8 +15,10 @@ export function createOutbound(deps: {
   queue: Queue;
   allowPrivateTargets: boolean;
   timeoutMs?: number;
+  /** Extra trusted CAs for receivers (tests); production uses NODE_EXTRA_CA_CERTS. */
+  ca?: string | Buffer;
 }) {
-  const sender = createSender({ allowPrivateTargets: deps.allowPrivateTargets, timeoutMs: deps.timeoutMs });
+  const sender = createSender({ allowPrivateTargets: deps.allowPrivateTargets, timeoutMs: deps.timeoutMs, ca: deps.ca });
   const deliverer = createDeliverer({ pool: deps.pool, box: deps.box, sender });
   const endpoints = createEndpointStore(deps.prisma, deps.box, { allowPrivateTargets: deps.allowPrivateTargets });
   const service = createWebhookService({ pool: deps.pool, endpoints, deliverer, queue: deps.queue });

@@ -50,6 +50,7 @@ export async function createTestApp(
     queue?: Queue;
     now?: () => number;
     deliveryTimeoutMs?: number;
+    ca?: string | Buffer;
   } = {},
 ): Promise<TestApp> {
   const config = testConfig(opts.env);
@@ -68,6 +69,7 @@ export async function createTestApp(
     queue,
     allowPrivateTargets: config.webhooks.allowPrivateTargets,
     timeoutMs: opts.deliveryTimeoutMs,
+    ca: opts.ca,
   });
   const app = await buildApp({
     config,

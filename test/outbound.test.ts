@@ -1,0 +1,422 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { onPg } from '../src/db/sql.ts';
+import { enqueueEvents } from '../src/outbox/enqueue.ts';
+import { queueDue, relayOutbox } from '../src/outbox/relay.ts';
+import { MAX_ATTEMPTS, nextAttemptAt, RETRY_DELAYS_MS } from '../src/outbox/retry-schedule.ts';
+import { checkEndpointUrl, isPublicAddress } from '../src/outbox/ssrf.ts';
+import { verifyWebhookSignature } from '../src/outbox/verify.ts';
+import { createTestApp, type TestApp } from './support/app.ts';
+import { tenantWithKey } from './support/factories.ts';
+import { startReceiver, testCertificate } from './support/receiver.ts';
+
+const tls = testCertificate();
+let t: TestApp;
+let rx: Awaited<ReturnType<typeof startReceiver>>;
+beforeAll(async () => {
+  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }, ca: tls.cert, deliveryTimeoutMs: 1500 });
+  rx = await startReceiver(tls);
+});
+afterAll(async () => {
+  rx.close();
+  await t.close();
+});
+
+const api = (key: string) => ({
+  post: (url: string, payload?: object) =>
+    t.app.inject({ method: 'POST', url, headers: { 'x-api-key': key }, ...(payload ? { payload } : {}) }),
+  get: (url: string) => t.app.inject({ method: 'GET', url, headers: { 'x-api-key': key } }),
+  patch: (url: string, payload: object) => t.app.inject({ method: 'PATCH', url, headers: { 'x-api-key': key }, payload }),
+  del: (url: string) => t.app.inject({ method: 'DELETE', url, headers: { 'x-api-key': key } }),
+});
+
+async function endpointFor(events = ['invoice.created', 'invoice.paid']) {
+  const k = await tenantWithKey(t.prisma);
+  const res = await api(k.apiKey).post('/api/v1/webhook-endpoints', { url: rx.url, events, description: 'test' });
+  expect(res.statusCode).toBe(201);
+  return { ...k, endpoint: res.json() as { id: string; secret: string } };
+}
+
+/** Writes an outbox event as the domain would, fans it out, and returns the delivery id. */
+async function emit(
+  tenantId: string,
+  type = 'invoice.created',
+  payload: Record<string, unknown> = { tenant_id: tenantId, invoice_id: 'x', status: 'draft', total: '123.45', currency: 'usd' },
+) {
+  await enqueueEvents(onPg(t.pool), [{ tenantId, type, payload, dedupKey: `${type}:${globalThis.crypto.randomUUID()}` }]);
+  await relayOutbox(t.pool, t.queue);
+  const d = await t.prisma.webhookDelivery.findFirstOrThrow({
+    where: { tenantId, eventType: type, isTest: false },
+    orderBy: { createdAt: 'desc' },
+  });
+  return d.id;
+}
+const hitsFor = (id: string) => rx.hits.filter((h) => h.headers['x-webhook-id'] === id);
+
+describe('endpoints', () => {
+  it('creates an endpoint and shows its whsec_ secret only in the answer to creation', async () => {
+    const { apiKey, endpoint } = await endpointFor();
+    expect(endpoint.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    const read = (await api(apiKey).get(`/api/v1/webhook-endpoints/${endpoint.id}`)).json();
+    expect(read).toMatchObject({
+      id: endpoint.id,
+      url: rx.url,
+      events: ['invoice.created', 'invoice.paid'],
+      enabled: true,
+      disabled_reason: null,
+    });
+    expect(JSON.stringify(read)).not.toContain(endpoint.secret);
+    expect(JSON.stringify(await t.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } }))).not.toContain(endpoint.secret);
+  });
+
+  it('lists the live event catalog, with the seven SEED events', async () => {
+    const { apiKey } = await tenantWithKey(t.prisma);
+    const names = (await api(apiKey).get('/api/v1/webhook-event-types')).json().data.map((e: { name: string }) => e.name);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'invoice.created',
+        'invoice.sent',
+        'invoice.paid',
+        'invoice.overdue',
+        'payment.failed',
+        'payment.refunded',
+        'subscription.trial_extended',
+      ]),
+    );
+  });
+
+  it('refuses a non-HTTPS URL with 400 naming the rule', async () => {
+    const { apiKey } = await tenantWithKey(t.prisma);
+    const res = await api(apiKey).post('/api/v1/webhook-endpoints', { url: rx.url.replace('https', 'http'), events: ['invoice.paid'] });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().errors).toEqual([{ path: 'url', message: 'must use https://' }]);
+  });
+
+  it('refuses unknown event names with 400 listing the valid ones', async () => {
+    const { apiKey } = await tenantWithKey(t.prisma);
+    const res = await api(apiKey).post('/api/v1/webhook-endpoints', { url: rx.url, events: ['invoice.exploded'] });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().errors[0].message).toMatch(/invoice\.exploded.*valid events are: invoice\.created/);
+  });
+
+  it('allows 20 endpoints per tenant and answers 409 limit_reached for the 21st', async () => {
+    const { apiKey } = await tenantWithKey(t.prisma);
+    const make = () => api(apiKey).post('/api/v1/webhook-endpoints', { url: rx.url, events: ['invoice.paid'] });
+    const statuses = await Promise.all(Array.from({ length: 21 }, make).map((p) => p.then((r) => r.statusCode)));
+    expect(statuses.filter((s) => s === 201)).toHaveLength(20);
+    expect(statuses.filter((s) => s === 409)).toHaveLength(1);
+  });
+
+  it('updates, disables, re-enables and deletes an endpoint', async () => {
+    const { apiKey, endpoint } = await endpointFor();
+    expect((await api(apiKey).patch(`/api/v1/webhook-endpoints/${endpoint.id}`, { events: ['payment.failed'] })).json().events).toEqual([
+      'payment.failed',
+    ]);
+    expect((await api(apiKey).patch(`/api/v1/webhook-endpoints/${endpoint.id}`, { enabled: false })).json()).toMatchObject({
+      enabled: false,
+      disabled_reason: 'disabled by the tenant',
+    });
+    expect((await api(apiKey).patch(`/api/v1/webhook-endpoints/${endpoint.id}`, { enabled: true })).json()).toMatchObject({
+      enabled: true,
+      disabled_reason: null,
+    });
+    expect((await api(apiKey).del(`/api/v1/webhook-endpoints/${endpoint.id}`)).statusCode).toBe(204);
+    expect((await api(apiKey).get(`/api/v1/webhook-endpoints/${endpoint.id}`)).statusCode).toBe(404);
+  });
+
+  it('answers 404 for another tenant’s endpoint on every route', async () => {
+    const { endpoint } = await endpointFor();
+    const other = await tenantWithKey(t.prisma);
+    const o = api(other.apiKey);
+    const base = `/api/v1/webhook-endpoints/${endpoint.id}`;
+    for (const res of [
+      await o.get(base),
+      await o.patch(base, { enabled: false }),
+      await o.del(base),
+      await o.post(`${base}/test`, {}),
+      await o.get(`${base}/deliveries`),
+      await o.post(`${base}/rotate-secret`),
+      await o.post(`${base}/replay`, { since: '2020-01-01T00:00:00Z' }),
+    ]) {
+      expect(res.statusCode).toBe(404);
+    }
+    expect((await t.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } })).enabled).toBe(true);
+  });
+});
+
+describe('SSRF guard', () => {
+  it.each([
+    'https://127.0.0.1/x',
+    'https://10.0.0.1/x',
+    'https://169.254.169.254/latest/meta-data',
+    'https://[::1]/x',
+    'https://localhost/x',
+    'https://100.64.0.1/x',
+    'https://[::ffff:127.0.0.1]/x',
+  ])('refuses %s unless private targets are allowed', async (url) => {
+    expect((await checkEndpointUrl(url, false)).ok).toBe(false);
+    expect((await checkEndpointUrl(url, true)).ok).toBe(true);
+  });
+
+  it('accepts a public address', async () => {
+    expect(await checkEndpointUrl('https://93.184.215.14/hook', false)).toEqual({ ok: true });
+    expect(isPublicAddress('8.8.8.8')).toBe(true);
+  });
+
+  it('refuses private targets at delivery time too, whatever the URL resolved to at creation', async () => {
+    const strict = await createTestApp({ ca: tls.cert });
+    try {
+      const { apiKey, tenantId } = await tenantWithKey(strict.prisma);
+      expect(
+        (
+          await strict.app.inject({
+            method: 'POST',
+            url: '/api/v1/webhook-endpoints',
+            headers: { 'x-api-key': apiKey },
+            payload: { url: rx.url, events: ['invoice.paid'] },
+          })
+        ).statusCode,
+      ).toBe(400);
+      // As if DNS had changed since creation: the row exists, the connection must still be refused.
+      const e = await strict.prisma.webhookEndpoint.create({
+        data: {
+          tenantId,
+          url: rx.url.replace('127.0.0.1', 'localhost'),
+          events: ['invoice.paid'],
+          secret: (await import('./support/app.ts')).testSecretBox().seal('whsec_x'),
+        },
+      });
+      const before = rx.hits.length;
+      const r = await strict.outbound.service.sendTest(tenantId, e.id, 'invoice.paid');
+      expect(r.status).toBe('failed');
+      expect(r.error).toMatch(/non-public|refused/);
+      expect(rx.hits.length).toBe(before);
+    } finally {
+      await strict.close();
+    }
+  });
+});
+
+describe('deliveries', () => {
+  it('Test sends a signed sample whose signature verifies over the exact bytes, with the exact headers', async () => {
+    rx.set('ok');
+    const { apiKey, endpoint, tenantId } = await endpointFor();
+    const res = await api(apiKey).post(`/api/v1/webhook-endpoints/${endpoint.id}/test`, { event: 'invoice.paid' });
+    expect(res.json()).toMatchObject({ event: 'invoice.paid', success: true, status_code: 200 });
+    const [hit] = hitsFor(res.json().delivery_id);
+    expect(hit!.headers['content-type']).toBe('application/json');
+    expect(hit!.headers['x-webhook-event']).toBe('invoice.paid');
+    expect(Math.abs(Number(hit!.headers['x-webhook-timestamp']) - hit!.at / 1000)).toBeLessThan(5);
+    expect(hit!.headers['x-webhook-signature']).toMatch(/^v0=[0-9a-f]{64}$/);
+    expect(verifyWebhookSignature({ secret: endpoint.secret, headers: hit!.headers, rawBody: hit!.raw })).toBe(true);
+    expect(
+      verifyWebhookSignature({ secret: endpoint.secret, headers: hit!.headers, rawBody: Buffer.concat([hit!.raw, Buffer.from(' ')]) }),
+    ).toBe(false);
+    expect(hit!.json).toMatchObject({ tenant_id: tenantId, status: 'paid', total: '123.45' });
+    const log = (await api(apiKey).get(`/api/v1/webhook-endpoints/${endpoint.id}/deliveries`)).json();
+    expect(log.data[0]).toMatchObject({
+      id: res.json().delivery_id,
+      test: true,
+      status: 'succeeded',
+      attempts: 1,
+      attempt_log: [{ attempt: 1, status_code: 200 }],
+    });
+  });
+
+  it('Test refuses an event the endpoint does not subscribe to', async () => {
+    const { apiKey, endpoint } = await endpointFor(['invoice.paid']);
+    expect((await api(apiKey).post(`/api/v1/webhook-endpoints/${endpoint.id}/test`, { event: 'payment.failed' })).statusCode).toBe(400);
+  });
+
+  it('delivers outbox events to subscribed endpoints only, body = data.payload of the stored CloudEvents envelope', async () => {
+    rx.set('ok');
+    const { tenantId, endpoint } = await endpointFor(['invoice.created']);
+    const id = await emit(tenantId);
+    expect((await t.outbound.deliverer.attempt(id)).status).toBe('succeeded');
+    const d = await t.prisma.webhookDelivery.findUniqueOrThrow({ where: { id } });
+    expect(d.envelope).toMatchObject({
+      specversion: '1.0',
+      source: `/tenants/${tenantId}`,
+      type: 'invoice.created',
+      datacontenttype: 'application/json',
+      data: { payload: { total: '123.45' } },
+    });
+    expect(hitsFor(id)[0]!.json).toEqual((d.envelope as { data: { payload: unknown } }).data.payload);
+    await enqueueEvents(onPg(t.pool), [{ tenantId, type: 'payment.failed', payload: {}, dedupKey: 'pf-unsubscribed' }]);
+    await relayOutbox(t.pool, t.queue);
+    expect(await t.prisma.webhookDelivery.count({ where: { endpointId: endpoint.id, eventType: 'payment.failed' } })).toBe(0);
+  });
+
+  it('retries a 500 about 5 s later with the same X-Webhook-Id, and succeeds', async () => {
+    const { tenantId } = await endpointFor();
+    const id = await emit(tenantId);
+    rx.set('fail');
+    const before = Date.now();
+    expect((await t.outbound.deliverer.attempt(id)).status).toBe('retrying');
+    const d = await t.prisma.webhookDelivery.findUniqueOrThrow({ where: { id } });
+    const wait = d.nextAttemptAt!.getTime() - before;
+    expect(wait).toBeGreaterThanOrEqual(4_900);
+    expect(wait).toBeLessThanOrEqual(5_600);
+    // Not due yet: a job arriving early changes nothing.
+    expect((await t.outbound.deliverer.attempt(id)).status).toBe('skipped');
+    await t.prisma.webhookDelivery.update({ where: { id }, data: { nextAttemptAt: new Date() } });
+    rx.set('ok');
+    expect((await t.outbound.deliverer.attempt(id)).status).toBe('succeeded');
+    const hits = hitsFor(id);
+    expect(hits).toHaveLength(2);
+    expect(new Set(hits.map((h) => h.headers['x-webhook-id'])).size).toBe(1);
+  });
+
+  it('honours Retry-After on 429', async () => {
+    const { tenantId } = await endpointFor();
+    const id = await emit(tenantId);
+    rx.set('too_many');
+    await t.outbound.deliverer.attempt(id);
+    const d = await t.prisma.webhookDelivery.findUniqueOrThrow({ where: { id } });
+    expect(d.nextAttemptAt!.getTime() - Date.now()).toBeGreaterThan(115_000);
+    rx.set('ok');
+  });
+
+  it.each([
+    ['a redirect (not followed)', 'redirect', /HTTP 301/],
+    ['a hanging receiver', 'hang', /within/],
+    ['a reset connection', 'reset', /socket hang up|ECONNRESET/],
+  ] as const)('counts %s as a failed attempt', async (_name, behaviour, error) => {
+    const { tenantId } = await endpointFor();
+    const id = await emit(tenantId);
+    rx.set(behaviour);
+    const r = await t.outbound.deliverer.attempt(id);
+    rx.set('ok');
+    expect(r.status).toBe('retrying');
+    expect(r.error).toMatch(error);
+    const attempt = await t.prisma.webhookAttempt.findFirstOrThrow({ where: { deliveryId: id } });
+    expect(attempt.error).toMatch(error);
+  });
+
+  it('reads at most 2 KB of an answer, even garbage', async () => {
+    const { tenantId } = await endpointFor();
+    const id = await emit(tenantId);
+    rx.set('garbage');
+    const r = await t.outbound.deliverer.attempt(id);
+    rx.set('ok');
+    expect(r.status).toBe('succeeded');
+    // 2,048 bytes of the answer, decoded: each invalid byte becomes one replacement character.
+    const excerpt = (await t.prisma.webhookAttempt.findFirstOrThrow({ where: { deliveryId: id } })).responseBody ?? '';
+    expect(excerpt.length).toBe(2048);
+  });
+
+  it('disables the endpoint on 410 Gone', async () => {
+    const { tenantId, endpoint } = await endpointFor();
+    const id = await emit(tenantId);
+    rx.set('gone');
+    expect((await t.outbound.deliverer.attempt(id)).status).toBe('failed');
+    rx.set('ok');
+    expect(await t.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } })).toMatchObject({
+      enabled: false,
+      disabledReason: 'the endpoint answered 410 Gone',
+    });
+  });
+
+  it('disables an endpoint failing for 5 days and tells the tenant’s other endpoints', async () => {
+    const { tenantId, apiKey, endpoint } = await endpointFor(['invoice.created']);
+    await api(apiKey).post('/api/v1/webhook-endpoints', { url: rx.url, events: ['endpoint.disabled'] });
+    const id = await emit(tenantId);
+    await t.prisma.webhookEndpoint.update({
+      where: { id: endpoint.id },
+      data: { failingSince: new Date(Date.now() - 5 * 86_400_000 - 1000) },
+    });
+    rx.set('fail');
+    await t.outbound.deliverer.attempt(id);
+    rx.set('ok');
+    expect(await t.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } })).toMatchObject({
+      enabled: false,
+      disabledReason: 'failing with no success for 5 days',
+    });
+    expect((await t.prisma.outboxEvent.findFirstOrThrow({ where: { tenantId, type: 'endpoint.disabled' } })).payload).toMatchObject({
+      id: endpoint.id,
+      enabled: false,
+    });
+  });
+
+  it('fails a delivery after the 8th attempt, and resend makes one more attempt', async () => {
+    const { tenantId, apiKey } = await endpointFor();
+    const id = await emit(tenantId);
+    rx.set('fail');
+    for (let i = 0; i < MAX_ATTEMPTS; i++) {
+      await t.prisma.webhookDelivery.update({ where: { id }, data: { nextAttemptAt: new Date() } });
+      await t.outbound.deliverer.attempt(id);
+    }
+    expect(await t.prisma.webhookDelivery.findUniqueOrThrow({ where: { id } })).toMatchObject({
+      status: 'failed',
+      attempts: 8,
+      nextAttemptAt: null,
+    });
+    rx.set('ok');
+    expect((await api(apiKey).post(`/api/v1/webhook-deliveries/${id}/resend`)).statusCode).toBe(202);
+    await expect.poll(async () => (await t.prisma.webhookDelivery.findUniqueOrThrow({ where: { id } })).status).toBe('pending');
+    await t.outbound.deliverer.attempt(id);
+    expect((await t.prisma.webhookDelivery.findUniqueOrThrow({ where: { id } })).status).toBe('succeeded');
+  });
+
+  it('replays an endpoint’s failed deliveries since a time', async () => {
+    const { tenantId, apiKey, endpoint } = await endpointFor();
+    const ids = [await emit(tenantId), await emit(tenantId)];
+    await t.prisma.webhookDelivery.updateMany({ where: { id: { in: ids } }, data: { status: 'failed', nextAttemptAt: null } });
+    const res = await api(apiKey).post(`/api/v1/webhook-endpoints/${endpoint.id}/replay`, {
+      since: new Date(Date.now() - 60_000).toISOString(),
+    });
+    expect(res.json()).toEqual({ replayed: 2 });
+  });
+
+  it('signs with both secrets during a rotation, the new one first', async () => {
+    rx.set('ok');
+    const { apiKey, endpoint } = await endpointFor();
+    const rotated = (await api(apiKey).post(`/api/v1/webhook-endpoints/${endpoint.id}/rotate-secret`)).json();
+    expect(rotated.secret).not.toBe(endpoint.secret);
+    const test = (await api(apiKey).post(`/api/v1/webhook-endpoints/${endpoint.id}/test`, {})).json();
+    const [hit] = hitsFor(test.delivery_id);
+    const sigs = String(hit!.headers['x-webhook-signature']).split(' ');
+    expect(sigs).toHaveLength(2);
+    expect(
+      verifyWebhookSignature({ secret: rotated.secret, headers: { ...hit!.headers, 'x-webhook-signature': sigs[0] }, rawBody: hit!.raw }),
+    ).toBe(true);
+    expect(
+      verifyWebhookSignature({ secret: endpoint.secret, headers: { ...hit!.headers, 'x-webhook-signature': sigs[1] }, rawBody: hit!.raw }),
+    ).toBe(true);
+  });
+
+  it('queues due retries for the worker', async () => {
+    const { tenantId } = await endpointFor();
+    const id = await emit(tenantId);
+    await t.prisma.webhookDelivery.update({ where: { id }, data: { queuedAt: null, nextAttemptAt: new Date(Date.now() - 1000) } });
+    expect(await queueDue(t.pool, t.queue)).toBeGreaterThanOrEqual(1);
+    expect((await t.prisma.webhookDelivery.findUniqueOrThrow({ where: { id } })).queuedAt).not.toBeNull();
+  });
+});
+
+describe('the retry schedule', () => {
+  it('waits 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then gives up', () => {
+    const now = new Date('2026-01-01T00:00:00Z');
+    const waits = Array.from({ length: 8 }, (_, i) => nextAttemptAt(i + 1, now, { random: () => 0 })?.getTime());
+    expect(waits.slice(0, 7).map((w) => (w! - now.getTime()) / 1000)).toEqual([5, 300, 1800, 7200, 18000, 36000, 36000]);
+    expect(waits[7]).toBeUndefined();
+    expect(RETRY_DELAYS_MS.reduce((a, b) => a + b, 0) / 3_600_000).toBeCloseTo(27.6, 1);
+  });
+
+  it('adds at most 10 % jitter, and waits at least Retry-After', () => {
+    const now = new Date(0);
+    expect(nextAttemptAt(1, now, { random: () => 0.999 })!.getTime()).toBeLessThanOrEqual(5_500);
+    expect(nextAttemptAt(1, now, { random: () => 0, retryAfterMs: 60_000 })!.getTime()).toBe(60_000);
+  });
+});
+
+describe('verifyWebhookSignature', () => {
+  it('refuses a timestamp older than 300 s even with a good signature', () => {
+    const { createHmac } = require('node:crypto') as typeof import('node:crypto');
+    const ts = Math.floor(Date.now() / 1000) - 301;
+    const body = '{"a":1}';
+    const sig = `v0=${createHmac('sha256', 'whsec_k').update(`${ts}.${body}`).digest('hex')}`;
+    const headers = { 'x-webhook-timestamp': String(ts), 'x-webhook-signature': sig };
+    expect(verifyWebhookSignature({ secret: 'whsec_k', headers, rawBody: body })).toBe(false);
+    expect(verifyWebhookSignature({ secret: 'whsec_k', headers, rawBody: body, now: ts + 10 })).toBe(true);
+  });
+});

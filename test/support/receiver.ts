@@ -1,0 +1,105 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import https from 'node:https';
+import type { IncomingHttpHeaders } from 'node:http';
+import { join } from 'node:path';
+
+const DIR = join(import.meta.dirname, '..', '..', 'test-output', 'tls');
+
+/** A throwaway self-signed certificate for 127.0.0.1, made with openssl, trusted by the test sender only. */
+export function testCertificate(): { key: Buffer; cert: Buffer } {
+  mkdirSync(DIR, { recursive: true });
+  const key = join(DIR, 'key.pem');
+  const cert = join(DIR, 'cert.pem');
+  try {
+    return { key: readFileSync(key), cert: readFileSync(cert) };
+  } catch {
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '2',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      ],
+      { stdio: 'ignore' },
+    );
+    return { key: readFileSync(key), cert: readFileSync(cert) };
+  }
+}
+
+export interface Hit {
+  url: string;
+  headers: IncomingHttpHeaders;
+  raw: Buffer;
+  json: any;
+  at: number;
+}
+
+export type Behaviour = 'ok' | 'fail' | 'gone' | 'redirect' | 'hang' | 'reset' | 'garbage' | 'slow' | 'too_many';
+
+/** An HTTPS receiver on 127.0.0.1 whose answer the test chooses; it records every request. */
+export async function startReceiver(tls: { key: Buffer; cert: Buffer }) {
+  const hits: Hit[] = [];
+  let behaviour: Behaviour = 'ok';
+  const server = https.createServer(tls, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks);
+      let json: unknown;
+      try {
+        json = JSON.parse(raw.toString('utf8'));
+      } catch {
+        json = undefined;
+      }
+      hits.push({ url: req.url ?? '', headers: req.headers, raw, json, at: Date.now() });
+      switch (behaviour) {
+        case 'ok':
+          return res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+        case 'fail':
+          return res.writeHead(500).end('upstream exploded');
+        case 'gone':
+          return res.writeHead(410).end();
+        case 'redirect':
+          return res.writeHead(301, { location: 'https://127.0.0.1:1/elsewhere' }).end();
+        case 'too_many':
+          return res.writeHead(429, { 'retry-after': '120' }).end();
+        case 'garbage':
+          return res.writeHead(200).end(Buffer.alloc(10_000, 0xff));
+        case 'slow':
+          return setTimeout(() => res.writeHead(200).end('late'), 50);
+        case 'reset':
+          return req.socket.destroy();
+        case 'hang':
+          return; // never answers
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `https://127.0.0.1:${port}/hook`,
+    hits,
+    set: (b: Behaviour) => {
+      behaviour = b;
+    },
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
