@@ -1,8 +1,9 @@
-import { inject, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { fileDatabaseUrl } from './support/database.ts';
 import { createPrisma } from '../src/db/prisma.ts';
 import { admin } from './support/spawn.ts';
 
-const env = { DATABASE_URL: inject('databaseUrl'), LOG_LEVEL: 'silent' };
+const env = { DATABASE_URL: await fileDatabaseUrl(), LOG_LEVEL: 'silent' };
 const json = (stdout: string) => JSON.parse(stdout.trim().split('\n').pop()!);
 
 describe('npm run admin', () => {

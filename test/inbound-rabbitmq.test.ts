@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fileDatabaseUrl } from './support/database.ts';
 import { createInboundSecretStore } from '../src/ingest/secrets.ts';
 import { createRabbitQueue } from '../src/queue/rabbitmq.ts';
 import { startWorker } from '../src/worker.ts';
@@ -50,8 +51,9 @@ async function expectExactlyOnce(tenantId: string, accepted: number, timeout = 6
   expect(perEvent.every((g) => g._count === 1)).toBe(true);
 }
 
+const databaseUrl = await fileDatabaseUrl();
 const workerEnv = () => ({
-  DATABASE_URL: inject('databaseUrl'),
+  DATABASE_URL: databaseUrl,
   AMQP_URL,
   AMQP_PREFIX: prefix,
   ENCRYPTION_KEY,

@@ -28,7 +28,12 @@ function retryAfter(value: string | string[] | undefined): number | null {
  */
 export function createSender(opts: { allowPrivateTargets: boolean; timeoutMs?: number; ca?: string | Buffer }) {
   // Receivers' certificates are checked against the system store plus NODE_EXTRA_CA_CERTS (or `ca`, in tests).
-  const agent = new https.Agent({ keepAlive: true, maxSockets: 32, lookup: guardedLookup(opts.allowPrivateTargets) as never, ...(opts.ca ? { ca: opts.ca } : {}) });
+  const agent = new https.Agent({
+    keepAlive: true,
+    maxSockets: 32,
+    lookup: guardedLookup(opts.allowPrivateTargets) as never,
+    ...(opts.ca ? { ca: opts.ca } : {}),
+  });
   const timeoutMs = opts.timeoutMs ?? DELIVERY_TIMEOUT_MS;
 
   return {

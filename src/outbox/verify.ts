@@ -18,7 +18,13 @@ export interface VerifyInput {
  * secret rotation), each an HMAC-SHA256 of `{X-Webhook-Timestamp}.{raw body}`. Constant-time compare;
  * stale timestamps are refused. Receivers can copy this function as it is.
  */
-export function verifyWebhookSignature({ secret, headers, rawBody, toleranceSeconds = 300, now = Math.floor(Date.now() / 1000) }: VerifyInput): boolean {
+export function verifyWebhookSignature({
+  secret,
+  headers,
+  rawBody,
+  toleranceSeconds = 300,
+  now = Math.floor(Date.now() / 1000),
+}: VerifyInput): boolean {
   const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) ?? '';
   const timestamp = one(headers['x-webhook-timestamp']);
   if (!/^\d+$/.test(timestamp) || Math.abs(now - Number(timestamp)) > toleranceSeconds) return false;

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { inject } from 'vitest';
+import { fileDatabaseUrl } from './database.ts';
 import { buildApp } from '../../src/app.ts';
 import { createSessions, type Sessions } from '../../src/auth/sessions.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
@@ -30,11 +31,11 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export function testConfig(env: Record<string, string> = {}): Config {
+export function testConfig(databaseUrl: string, env: Record<string, string> = {}): Config {
   return loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
-    DATABASE_URL: inject('databaseUrl'),
+    DATABASE_URL: databaseUrl,
     SESSION_SECRET,
     API_KEY_CACHE_MS: '0',
     ...env,
@@ -53,7 +54,7 @@ export async function createTestApp(
     ca?: string | Buffer;
   } = {},
 ): Promise<TestApp> {
-  const config = testConfig(opts.env);
+  const config = testConfig(await fileDatabaseUrl(), opts.env);
   const queries: string[] = [];
   const pool = createPool(config.database.url!, 8);
   const prisma = createPrisma({ url: config.database.url!, poolSize: 8, pool, onQuery: (q) => queries.push(q) });

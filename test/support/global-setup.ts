@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { migrateDeploy } from '../../src/db/migrate.ts';
+import { makeTestCertificate } from './receiver.ts';
 
 // One fresh, migrated database per run on the real PostgreSQL; tests isolate themselves by tenant.
 export default async function setup(project: TestProject) {
@@ -14,7 +15,16 @@ export default async function setup(project: TestProject) {
   const url = new URL(admin);
   url.pathname = `/${name}`;
   await migrateDeploy(url.toString());
+  makeTestCertificate();
   project.provide('databaseUrl', url.toString());
+  // Each file cloned its own database from this one; drop the clones when the run ends.
+  return async () => {
+    const c = new pg.Client({ connectionString: admin });
+    await c.connect();
+    const { rows } = await c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [`${name}\\_%`]);
+    for (const { datname } of rows) await c.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
+    await c.end();
+  };
   project.provide('redisUrl', process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 }
 

@@ -6,39 +6,32 @@ import { join } from 'node:path';
 
 const DIR = join(import.meta.dirname, '..', '..', 'test-output', 'tls');
 
-/** A throwaway self-signed certificate for 127.0.0.1, made with openssl, trusted by the test sender only. */
-export function testCertificate(): { key: Buffer; cert: Buffer } {
+/** Makes a throwaway self-signed certificate for 127.0.0.1 with openssl; the global setup runs it once per run. */
+export function makeTestCertificate(): void {
   mkdirSync(DIR, { recursive: true });
-  const key = join(DIR, 'key.pem');
-  const cert = join(DIR, 'cert.pem');
-  try {
-    return { key: readFileSync(key), cert: readFileSync(cert) };
-  } catch {
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '2',
-        '-subj',
-        '/CN=localhost',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1,DNS:localhost',
-      ],
-      { stdio: 'ignore' },
-    );
-    return { key: readFileSync(key), cert: readFileSync(cert) };
-  }
+  const args = [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=localhost',
+  ];
+  execFileSync(
+    'openssl',
+    [...args, '-keyout', join(DIR, 'key.pem'), '-out', join(DIR, 'cert.pem'), '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'],
+    { stdio: 'ignore' },
+  );
+}
+
+/** The run's certificate, trusted by the test sender only. */
+export function testCertificate(): { key: Buffer; cert: Buffer } {
+  return { key: readFileSync(join(DIR, 'key.pem')), cert: readFileSync(join(DIR, 'cert.pem')) };
 }
 
 export interface Hit {

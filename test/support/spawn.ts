@@ -25,9 +25,17 @@ export function freePort(): Promise<number> {
   });
 }
 
+// Whatever a test started dies with the test process, even when the test fails half-way.
+const children = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
+
 /** Starts `src/main.ts <role>` and waits until its output matches `ready`. */
 export function startService(role: string, env: Record<string, string | undefined>, ready: RegExp, timeoutMs = 90_000) {
   const child = spawn(TSX, ['src/main.ts', role], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
   let output = '';
   const started = new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {

@@ -28,7 +28,8 @@ const endpointBody = (required: string[]) =>
       description: { type: 'string', maxLength: 500, nullable: true },
       ...(required.length ? {} : { enabled: { type: 'boolean' } }),
     },
-    required,
+    // OpenAPI 3.0 refuses an empty `required`.
+    ...(required.length ? { required } : {}),
     minProperties: 1,
     additionalProperties: false,
   }) as const;

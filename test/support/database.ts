@@ -1,0 +1,31 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+
+let url: Promise<string> | undefined;
+
+/**
+ * A database of this test file's own, cloned from the migrated template the global setup made.
+ * Files that run background workers (relay, sweepers) then never act on another file's rows.
+ */
+export function fileDatabaseUrl(): Promise<string> {
+  url ??= (async () => {
+    const template = new URL(inject('databaseUrl'));
+    const name = `${template.pathname.slice(1)}_${randomUUID().slice(0, 8)}`;
+    const admin = new pg.Client({ connectionString: Object.assign(new URL(template), { pathname: '/postgres' }).toString() });
+    await admin.connect();
+    // Cloning needs the template idle; files create their clones one after another.
+    for (let i = 0; ; i++) {
+      try {
+        await admin.query(`CREATE DATABASE ${name} TEMPLATE ${template.pathname.slice(1)}`);
+        break;
+      } catch (e) {
+        if (i > 50 || !/being accessed/.test(String(e))) throw e;
+        await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+      }
+    }
+    await admin.end();
+    return Object.assign(new URL(template), { pathname: `/${name}` }).toString();
+  })();
+  return url;
+}
