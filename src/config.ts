@@ -43,6 +43,8 @@ const envSchema = z.object({
   /** 32 bytes, base64, for AES-256-GCM of stored secrets. Generated and kept under DATA_DIR when absent. */
   ENCRYPTION_KEY: z.string().optional(),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: bool,
+  /** How long a worker holds a delivery it is attempting; a crashed worker's deliveries resume after it. */
+  DELIVERY_LEASE_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()
@@ -69,7 +71,7 @@ export interface Config {
   redisUrl?: string;
   sessions: { secret?: string; ttlSeconds: number; jwksUrl?: string };
   encryptionKey?: string;
-  webhooks: { allowPrivateTargets: boolean };
+  webhooks: { allowPrivateTargets: boolean; leaseSeconds: number };
   rateLimit: { perMinute: { growth: number; scale: number }; windowMs: number };
   apiKeyCacheMs: number;
   seedDemo: boolean;
@@ -99,7 +101,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: e.REDIS_URL,
     sessions: { secret: e.SESSION_SECRET, ttlSeconds: e.SESSION_TTL_SECONDS, jwksUrl: e.SESSION_JWKS_URL },
     encryptionKey: e.ENCRYPTION_KEY,
-    webhooks: { allowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS },
+    webhooks: { allowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS, leaseSeconds: e.DELIVERY_LEASE_SECONDS },
     rateLimit: { perMinute: { growth: e.RATE_LIMIT_GROWTH, scale: e.RATE_LIMIT_SCALE }, windowMs: e.RATE_LIMIT_WINDOW_MS },
     apiKeyCacheMs: e.API_KEY_CACHE_MS,
     seedDemo: e.SEED_DEMO === 'auto',

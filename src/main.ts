@@ -30,6 +30,7 @@ async function main(role: Role) {
     box,
     queue,
     allowPrivateTargets: config.webhooks.allowPrivateTargets,
+    leaseSeconds: config.webhooks.leaseSeconds,
   });
   closers.push(
     () => queue.close(),
@@ -86,6 +87,7 @@ async function main(role: Role) {
     const worker = startWorker({
       pool: db.pool,
       deliverer: outbound.deliverer,
+      leaseSeconds: config.webhooks.leaseSeconds,
       databaseUrl: db.url,
       queue,
       inbox,

@@ -12,6 +12,7 @@ export interface WorkerDeps {
   queue: Queue;
   inbox: Inbox;
   deliverer: Deliverer;
+  leaseSeconds?: number;
   /** For the LISTEN connection that wakes the relay; without it the relay only polls. */
   databaseUrl?: string;
   log: Logger;
@@ -41,6 +42,13 @@ export function every(ms: number, name: string, log: Logger, fn: () => Promise<u
 /** The background side: queue consumers and the scheduled passes. Safe to run in several processes. */
 export function startWorker(deps: WorkerDeps) {
   const { pool, queue, log } = deps;
+  if (queue.kind === 'memory') {
+    // The in-process queue starts empty: whatever it held before a restart is queued again.
+    void pool
+      .query(`UPDATE webhook_deliveries SET queued_at = NULL WHERE status = 'pending'`)
+      .then(() => pool.query(`UPDATE inbox_events SET published_at = NULL WHERE status = 'received'`))
+      .catch((err) => log.error({ err }, 'could not requeue after start'));
+  }
   const consumers = [
     startInboxConsumer(pool, queue, { prefetch: deps.prefetch ?? 16, log }),
     // HTTP outcomes are recorded by the deliverer; only infrastructure errors make the job retry.
@@ -72,7 +80,7 @@ export function startWorker(deps: WorkerDeps) {
     every(deps.sweepEveryMs ?? 5000, 'inbox-sweep', log, () => deps.inbox.sweep()),
     every(deps.overdueEveryMs ?? 60_000, 'invoice-overdue', log, () => markOverdueInvoices(pool)),
     every(1000, 'outbox-relay', log, relay),
-    every(1000, 'deliveries-due', log, () => queueDue(pool, queue)),
+    every(1000, 'deliveries-due', log, () => queueDue(pool, queue, { requeueAfterSeconds: deps.leaseSeconds })),
     every(3_600_000, 'outbox-prune', log, () => pruneOutbox(pool)),
   ];
   return {

@@ -6,7 +6,6 @@ import type { Sender } from './http-send.ts';
 import { MAX_ATTEMPTS, nextAttemptAt } from './retry-schedule.ts';
 import { signatureHeader } from './signing.ts';
 
-const LEASE_SECONDS = 60;
 const DISABLE_AFTER_MS = 5 * 86_400_000;
 const BUSY_DELAY_MS = 250;
 
@@ -43,24 +42,26 @@ export function createDeliverer(deps: {
   box: SecretBox;
   sender: Sender;
   perEndpointConcurrency?: number;
+  leaseSeconds?: number;
   now?: () => Date;
 }) {
   const { pool, box, sender } = deps;
   const cap = deps.perEndpointConcurrency ?? 4;
+  const leaseSeconds = deps.leaseSeconds ?? 60;
   const now = deps.now ?? (() => new Date());
   const active = new Map<string, number>();
   const sql = onPg(pool);
 
   async function attempt(deliveryId: string): Promise<AttemptOutcome> {
     const [d] = await sql.query<Claimed>(
-      `UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => ${LEASE_SECONDS})
+      `UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => $2)
        FROM webhook_endpoints e
        WHERE d.id = $1 AND e.id = d.endpoint_id AND d.status = 'pending'
          AND (d.locked_until IS NULL OR d.locked_until < now())
          AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= now() + interval '1 second')
        RETURNING d.id, d.tenant_id, d.endpoint_id, d.event_type, d.envelope, d.is_test, d.attempts,
                  e.url, e.enabled, e.secret, e.previous_secret, e.previous_expires_at, e.failing_since`,
-      [deliveryId],
+      [deliveryId, leaseSeconds],
     );
     if (!d) return { status: 'skipped' };
     if (!d.enabled && !d.is_test) {

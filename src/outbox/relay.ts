@@ -39,17 +39,17 @@ export async function relayOutbox(pool: pg.Pool, queue: Queue, limit = 500): Pro
 }
 
 /** Deliveries whose (re)attempt is due and that no job is waiting for: queue them. */
-export async function queueDue(pool: pg.Pool, queue: Queue, limit = 500): Promise<number> {
+export async function queueDue(pool: pg.Pool, queue: Queue, opts: { requeueAfterSeconds?: number; limit?: number } = {}): Promise<number> {
   const rows = await onPg(pool).query<{ id: string }>(
     `UPDATE webhook_deliveries SET queued_at = now()
      WHERE id IN (
        SELECT id FROM webhook_deliveries
        WHERE status = 'pending' AND next_attempt_at <= now()
          AND (locked_until IS NULL OR locked_until < now())
-         AND (queued_at IS NULL OR queued_at < now() - interval '2 minutes')
+         AND (queued_at IS NULL OR queued_at < now() - make_interval(secs => $2))
        ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
      RETURNING id`,
-    [limit],
+    [opts.limit ?? 500, opts.requeueAfterSeconds ?? 60],
   );
   await publishJobs(
     queue,
@@ -60,7 +60,7 @@ export async function queueDue(pool: pg.Pool, queue: Queue, limit = 500): Promis
 
 async function publishJobs(queue: Queue, ids: string[]) {
   for (let i = 0; i < ids.length; i += 100) {
-    // A failed publish leaves queued_at set; queueDue retries it two minutes later.
+    // A failed (or lost) publish leaves queued_at set; queueDue queues it again after the lease time.
     await Promise.allSettled(
       ids
         .slice(i, i + 100)

@@ -48,6 +48,7 @@ export type Behaviour = 'ok' | 'fail' | 'gone' | 'redirect' | 'hang' | 'reset' |
 export async function startReceiver(tls: { key: Buffer; cert: Buffer }) {
   const hits: Hit[] = [];
   let behaviour: Behaviour = 'ok';
+  let delayMs = 0;
   const server = https.createServer(tls, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
@@ -62,7 +63,7 @@ export async function startReceiver(tls: { key: Buffer; cert: Buffer }) {
       hits.push({ url: req.url ?? '', headers: req.headers, raw, json, at: Date.now() });
       switch (behaviour) {
         case 'ok':
-          return res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+          return setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'), delayMs);
         case 'fail':
           return res.writeHead(500).end('upstream exploded');
         case 'gone':
@@ -87,8 +88,9 @@ export async function startReceiver(tls: { key: Buffer; cert: Buffer }) {
   return {
     url: `https://127.0.0.1:${port}/hook`,
     hits,
-    set: (b: Behaviour) => {
+    set: (b: Behaviour, delay = 0) => {
       behaviour = b;
+      delayMs = delay;
     },
     close: () => {
       server.closeAllConnections();

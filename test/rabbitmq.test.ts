@@ -9,6 +9,10 @@ import { startWorker } from '../src/worker.ts';
 import { createTestApp, type TestApp, testSecretBox } from './support/app.ts';
 import { tenantWithKey } from './support/factories.ts';
 import * as p from './support/providers.ts';
+import { startReceiver, testCertificate } from './support/receiver.ts';
+import { join } from 'node:path';
+import { onPg } from '../src/db/sql.ts';
+import { enqueueEvents } from '../src/outbox/enqueue.ts';
 import { startService, stop } from './support/spawn.ts';
 
 // These run against the real RabbitMQ on 127.0.0.1 under a prefix of their own, and stop and start it.
@@ -18,10 +22,17 @@ const log = pino({ level: 'silent' });
 const ENCRYPTION_KEY = `test:${Buffer.alloc(32, 7).toString('base64')}`;
 
 let t: TestApp;
+let rx: Awaited<ReturnType<typeof startReceiver>>;
 beforeAll(async () => {
-  t = await createTestApp({ queue: createRabbitQueue(AMQP_URL, log, prefix) });
+  t = await createTestApp({
+    queue: createRabbitQueue(AMQP_URL, log, prefix),
+    env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+    ca: testCertificate().cert,
+  });
+  rx = await startReceiver(testCertificate());
 });
 afterAll(async () => {
+  rx.close();
   await t.close();
   await t.queue.close();
   // This run's queues go with it; the names are unique to the run.
@@ -62,6 +73,9 @@ const workerEnv = () => ({
   // info, so the readiness line ("worker started") is printed.
   LOG_LEVEL: 'info',
   REDIS_URL: '',
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  NODE_EXTRA_CA_CERTS: join(import.meta.dirname, '..', 'test-output', 'tls', 'cert.pem'),
+  DELIVERY_LEASE_SECONDS: '3',
 });
 
 describe('through RabbitMQ', () => {
@@ -158,6 +172,88 @@ describe('faults', () => {
       const after = await Promise.all(Array.from({ length: 20 }, (_, i) => post(tenantId, secret, 200 + i)));
       expect([...before, ...during, ...after].every((r) => r.statusCode === 202)).toBe(true);
       await expectExactlyOnce(tenantId, 70, 90_000);
+    } finally {
+      await stop(worker.child);
+    }
+  }, 150_000);
+});
+
+describe('delivery faults', () => {
+  async function endpointTenant() {
+    const { tenantId, apiKey } = await tenantWithKey(t.prisma);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/webhook-endpoints',
+      headers: { 'x-api-key': apiKey },
+      payload: { url: rx.url, events: ['invoice.paid'] },
+    });
+    expect(res.statusCode).toBe(201);
+    return { tenantId, endpointId: res.json().id as string };
+  }
+  const emit = (tenantId: string, from: number, n: number) =>
+    enqueueEvents(
+      onPg(t.pool),
+      Array.from({ length: n }, (_, i) => ({
+        tenantId,
+        type: 'invoice.paid',
+        payload: { tenant_id: tenantId, n: from + i },
+        dedupKey: `paid:${from + i}`,
+      })),
+    );
+  /** Every delivery succeeded, each reached the receiver, and any repeat carried the same id and bytes. */
+  async function expectAllDelivered(endpointId: string, total: number) {
+    await expect
+      .poll(() => t.prisma.webhookDelivery.count({ where: { endpointId, status: 'succeeded' } }), { timeout: 90_000, interval: 250 })
+      .toBe(total);
+    const ids = new Set((await t.prisma.webhookDelivery.findMany({ where: { endpointId }, select: { id: true } })).map((d) => d.id));
+    const hits = rx.hits.filter((h) => ids.has(String(h.headers['x-webhook-id'])));
+    expect(new Set(hits.map((h) => h.headers['x-webhook-id'])).size).toBe(total);
+    const bodyById = new Map<string, string>();
+    for (const h of hits) {
+      const id = String(h.headers['x-webhook-id']);
+      const body = h.raw.toString('utf8');
+      expect(bodyById.get(id) ?? body).toBe(body);
+      bodyById.set(id, body);
+    }
+    return hits.length - total;
+  }
+
+  it('a delivery worker killed mid-flight loses nothing; a repeat carries the same X-Webhook-Id', async () => {
+    const { tenantId, endpointId } = await endpointTenant();
+    rx.set('ok', 400);
+    const first = startService('worker', workerEnv(), /worker started/);
+    await first.started;
+    await emit(tenantId, 0, 40);
+    await expect
+      .poll(() => rx.hits.filter((h) => h.json?.tenant_id === tenantId).length, { timeout: 30_000, interval: 20 })
+      .toBeGreaterThan(3);
+    first.child.kill('SIGKILL');
+    expect(await t.prisma.webhookDelivery.count({ where: { endpointId, status: 'succeeded' } })).toBeLessThan(40);
+    const second = startService('worker', workerEnv(), /worker started/);
+    await second.started;
+    try {
+      await expectAllDelivered(endpointId, 40);
+    } finally {
+      rx.set('ok');
+      await stop(second.child);
+    }
+  }, 150_000);
+
+  it('RabbitMQ restarted mid-stream loses no delivery', async () => {
+    const { tenantId, endpointId } = await endpointTenant();
+    const worker = startService('worker', workerEnv(), /worker started/);
+    await worker.started;
+    try {
+      await emit(tenantId, 0, 20);
+      execFileSync('rabbitmqctl', ['-q', 'stop_app']);
+      try {
+        await emit(tenantId, 20, 20);
+        await new Promise((r) => setTimeout(r, 3000));
+      } finally {
+        execFileSync('rabbitmqctl', ['-q', 'start_app']);
+      }
+      await emit(tenantId, 40, 20);
+      await expectAllDelivered(endpointId, 60);
     } finally {
       await stop(worker.child);
     }
