@@ -110,7 +110,8 @@ worker.child.kill('SIGTERM');
 api.child.kill('SIGTERM');
 // The run's queues were named for it; remove them.
 for (const topic of ['inbound.events', 'outbound.deliveries']) {
-  for (const suffix of ['', '.retry', '.dead']) spawnSync('rabbitmqctl', ['-q', 'delete_queue', `${prefix}.${topic}${suffix}`], { stdio: 'ignore' });
+  for (const suffix of ['', '.retry', '.dead'])
+    spawnSync('rabbitmqctl', ['-q', 'delete_queue', `${prefix}.${topic}${suffix}`], { stdio: 'ignore' });
 }
 
 report('Inbound webhooks', [

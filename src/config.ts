@@ -44,6 +44,8 @@ const envSchema = z.object({
   ENCRYPTION_KEY: z.string().optional(),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: bool,
   /** How long a worker holds a delivery it is attempting; a crashed worker's deliveries resume after it. */
+  /** Attempts one worker process makes to one endpoint at once, so a slow receiver cannot take every slot. */
+  DELIVERY_CONCURRENCY_PER_ENDPOINT: z.coerce.number().int().min(1).max(256).default(16),
   DELIVERY_LEASE_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   BODY_LIMIT_BYTES: z.coerce
     .number()
@@ -71,7 +73,7 @@ export interface Config {
   redisUrl?: string;
   sessions: { secret?: string; ttlSeconds: number; jwksUrl?: string };
   encryptionKey?: string;
-  webhooks: { allowPrivateTargets: boolean; leaseSeconds: number };
+  webhooks: { allowPrivateTargets: boolean; leaseSeconds: number; perEndpointConcurrency: number };
   rateLimit: { perMinute: { growth: number; scale: number }; windowMs: number };
   apiKeyCacheMs: number;
   seedDemo: boolean;
@@ -101,7 +103,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: e.REDIS_URL,
     sessions: { secret: e.SESSION_SECRET, ttlSeconds: e.SESSION_TTL_SECONDS, jwksUrl: e.SESSION_JWKS_URL },
     encryptionKey: e.ENCRYPTION_KEY,
-    webhooks: { allowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS, leaseSeconds: e.DELIVERY_LEASE_SECONDS },
+    webhooks: {
+      allowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+      leaseSeconds: e.DELIVERY_LEASE_SECONDS,
+      perEndpointConcurrency: e.DELIVERY_CONCURRENCY_PER_ENDPOINT,
+    },
     rateLimit: { perMinute: { growth: e.RATE_LIMIT_GROWTH, scale: e.RATE_LIMIT_SCALE }, windowMs: e.RATE_LIMIT_WINDOW_MS },
     apiKeyCacheMs: e.API_KEY_CACHE_MS,
     seedDemo: e.SEED_DEMO === 'auto',

@@ -31,6 +31,7 @@ async function main(role: Role) {
     queue,
     allowPrivateTargets: config.webhooks.allowPrivateTargets,
     leaseSeconds: config.webhooks.leaseSeconds,
+    perEndpointConcurrency: config.webhooks.perEndpointConcurrency,
   });
   closers.push(
     () => queue.close(),

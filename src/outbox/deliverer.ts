@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { SecretBox } from '../crypto/secret-box.ts';
-import { inTransaction, onPg } from '../db/sql.ts';
+import { inTransaction, onPg, type Sql } from '../db/sql.ts';
 import { enqueueEvents } from './enqueue.ts';
 import type { Sender } from './http-send.ts';
 import { MAX_ATTEMPTS, nextAttemptAt } from './retry-schedule.ts';
@@ -46,22 +46,32 @@ export function createDeliverer(deps: {
   now?: () => Date;
 }) {
   const { pool, box, sender } = deps;
-  const cap = deps.perEndpointConcurrency ?? 4;
+  const cap = deps.perEndpointConcurrency ?? 16;
   const leaseSeconds = deps.leaseSeconds ?? 60;
   const now = deps.now ?? (() => new Date());
   const active = new Map<string, number>();
   const sql = onPg(pool);
+  // Delivery state commits without waiting for its WAL flush: if a crash loses the last moments of it,
+  // the delivery is simply sent again with the same X-Webhook-Id, which at-least-once already allows.
+  // (Inbound acceptance, which answers a provider, keeps synchronous commits.)
+  const relaxed = <T>(fn: (tx: Sql) => Promise<T>) =>
+    inTransaction(pool, async (tx) => {
+      await tx.query('SET LOCAL synchronous_commit TO OFF');
+      return fn(tx);
+    });
 
   async function attempt(deliveryId: string): Promise<AttemptOutcome> {
-    const [d] = await sql.query<Claimed>(
-      `UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => $2)
+    const [d] = await relaxed((sql) =>
+      sql.query<Claimed>(
+        `UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => $2)
        FROM webhook_endpoints e
        WHERE d.id = $1 AND e.id = d.endpoint_id AND d.status = 'pending'
          AND (d.locked_until IS NULL OR d.locked_until < now())
          AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= now() + interval '1 second')
        RETURNING d.id, d.tenant_id, d.endpoint_id, d.event_type, d.envelope, d.is_test, d.attempts,
                  e.url, e.enabled, e.secret, e.previous_secret, e.previous_expires_at, e.failing_since`,
-      [deliveryId, leaseSeconds],
+        [deliveryId, leaseSeconds],
+      ),
     );
     if (!d) return { status: 'skipped' };
     if (!d.enabled && !d.is_test) {
@@ -116,7 +126,7 @@ export function createDeliverer(deps: {
     const next = ok || gone || d.is_test ? null : nextAttemptAt(attempts, now(), { retryAfterMs: result.retryAfterMs ?? undefined });
     const status = ok ? 'succeeded' : next ? 'pending' : 'failed';
 
-    await inTransaction(pool, async (tx) => {
+    await relaxed(async (tx) => {
       await tx.query(
         `INSERT INTO webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
          VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7)`,
@@ -129,7 +139,12 @@ export function createDeliverer(deps: {
       );
       if (d.is_test) return;
       if (ok) {
-        await tx.query('UPDATE webhook_endpoints SET last_success_at = now(), failing_since = NULL WHERE id = $1', [d.endpoint_id]);
+        // Touch the endpoint row only when it changes: every delivery updating it would queue them all on its lock.
+        await tx.query(
+          `UPDATE webhook_endpoints SET last_success_at = now(), failing_since = NULL
+           WHERE id = $1 AND (failing_since IS NOT NULL OR last_success_at IS NULL OR last_success_at < now() - interval '10 seconds')`,
+          [d.endpoint_id],
+        );
         return;
       }
       const failingSince = d.failing_since ?? startedAt;

@@ -18,9 +18,16 @@ export function createOutbound(deps: {
   /** Extra trusted CAs for receivers (tests); production uses NODE_EXTRA_CA_CERTS. */
   ca?: string | Buffer;
   leaseSeconds?: number;
+  perEndpointConcurrency?: number;
 }) {
   const sender = createSender({ allowPrivateTargets: deps.allowPrivateTargets, timeoutMs: deps.timeoutMs, ca: deps.ca });
-  const deliverer = createDeliverer({ pool: deps.pool, box: deps.box, sender, leaseSeconds: deps.leaseSeconds });
+  const deliverer = createDeliverer({
+    pool: deps.pool,
+    box: deps.box,
+    sender,
+    leaseSeconds: deps.leaseSeconds,
+    perEndpointConcurrency: deps.perEndpointConcurrency,
+  });
   const endpoints = createEndpointStore(deps.prisma, deps.box, { allowPrivateTargets: deps.allowPrivateTargets });
   const service = createWebhookService({ pool: deps.pool, endpoints, deliverer, queue: deps.queue });
   return { sender, deliverer, endpoints, service, close: () => sender.close() };
