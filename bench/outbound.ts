@@ -1,14 +1,15 @@
 // Outbound deliveries: throughput to a local HTTPS receiver that answers after 20 ms, and the latency
 // from a signed Stripe event posted inbound to its delivery arriving, at a steady moderate rate.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import https from 'node:https';
 import { join } from 'node:path';
 import { createPrisma } from '../src/db/prisma.ts';
 import { createPool } from '../src/db/prisma.ts';
 import { onPg } from '../src/db/sql.ts';
 import { enqueueEvents } from '../src/outbox/enqueue.ts';
+import { makeTestCertificate } from '../test/support/receiver.ts';
 import { freshDatabase, report, ROOT, startProcess } from './lib.ts';
 
 const url = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/chs_bench';
@@ -19,32 +20,7 @@ const RATE = Number(process.env.BENCH_LATENCY_RATE ?? 20);
 const LATENCY_SECONDS = Number(process.env.BENCH_DURATION_S ?? 10);
 const prefix = `chs-bench-${randomUUID().slice(0, 6)}`;
 const tlsDir = join(ROOT, 'test-output', 'tls');
-if (!existsSync(join(tlsDir, 'cert.pem'))) {
-  mkdirSync(tlsDir, { recursive: true });
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '2',
-      '-subj',
-      '/CN=localhost',
-      '-keyout',
-      join(tlsDir, 'key.pem'),
-      '-out',
-      join(tlsDir, 'cert.pem'),
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
-}
+if (!existsSync(join(tlsDir, 'cert.pem'))) makeTestCertificate();
 
 // The receiver: answers 200 after 20 ms; records when each delivery (by id) first arrived.
 const arrivals = new Map<string, { at: number; total: string }>();

@@ -3,6 +3,9 @@ import { displayPrefix, generateApiKey, hashApiKey } from './api-keys.ts';
 
 export const DEFAULT_ROTATION_GRACE_HOURS = 24;
 
+/** What is stored of a secret: a display prefix and its hash, never the secret. */
+const secretColumns = (secret: string) => ({ prefix: displayPrefix(secret), hash: hashApiKey(secret) });
+
 /** Creates a key and returns its secret, the only time the secret exists outside the caller's hands. */
 export async function issueApiKey(db: Db, opts: { tenantId: string; name: string; createdById?: string | null; expiresAt?: Date | null }) {
   const secret = generateApiKey();
@@ -10,8 +13,7 @@ export async function issueApiKey(db: Db, opts: { tenantId: string; name: string
     data: {
       tenantId: opts.tenantId,
       name: opts.name,
-      prefix: displayPrefix(secret),
-      hash: hashApiKey(secret),
+      ...secretColumns(secret),
       createdById: opts.createdById ?? null,
       expiresAt: opts.expiresAt ?? null,
     },
@@ -41,8 +43,7 @@ export async function rotateApiKey(db: Db, opts: { tenantId: string; keyId: stri
       data: {
         tenantId: opts.tenantId,
         name: old.name,
-        prefix: displayPrefix(secret),
-        hash: hashApiKey(secret),
+        ...secretColumns(secret),
         createdById: opts.createdById ?? null,
       },
     });

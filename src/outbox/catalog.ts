@@ -40,6 +40,18 @@ const customerRecord = (tenantId: string) => ({
   updated_at: new Date().toISOString(),
 });
 
+const alertRecord = (status: string) => (tenantId: string) => ({
+  tenant_id: tenantId,
+  id: uuid(),
+  customer_id: uuid(),
+  alert_type: 'health_drop',
+  severity: 'high',
+  status,
+  title: 'Health dropped',
+  message: 'Sample alert',
+  created_at: new Date().toISOString(),
+});
+
 export const EVENT_TYPES: EventType[] = [
   { name: 'invoice.created', description: 'A draft invoice was created.', sample: invoice('draft') },
   { name: 'invoice.sent', description: 'An invoice was sent.', sample: invoice('sent') },
@@ -74,36 +86,8 @@ export const EVENT_TYPES: EventType[] = [
       predicted_at: new Date().toISOString(),
     }),
   },
-  {
-    name: 'alert.created',
-    description: 'An alert was raised.',
-    sample: (tenantId) => ({
-      tenant_id: tenantId,
-      id: uuid(),
-      customer_id: uuid(),
-      alert_type: 'health_drop',
-      severity: 'high',
-      status: 'open',
-      title: 'Health dropped',
-      message: 'Sample alert',
-      created_at: new Date().toISOString(),
-    }),
-  },
-  {
-    name: 'alert.resolved',
-    description: 'An alert was resolved.',
-    sample: (tenantId) => ({
-      tenant_id: tenantId,
-      id: uuid(),
-      customer_id: uuid(),
-      alert_type: 'health_drop',
-      severity: 'high',
-      status: 'resolved',
-      title: 'Health dropped',
-      message: 'Sample alert',
-      created_at: new Date().toISOString(),
-    }),
-  },
+  { name: 'alert.created', description: 'An alert was raised.', sample: alertRecord('open') },
+  { name: 'alert.resolved', description: 'An alert was resolved.', sample: alertRecord('resolved') },
   {
     name: 'endpoint.disabled',
     description: 'One of the tenant’s endpoints was disabled after failing.',

@@ -78,27 +78,23 @@ export const customer = {
   properties: { ...customerProps, identities: { type: 'array', items: identity } },
 } as const;
 
+const customerWritable = {
+  name: { type: 'string', minLength: 1, maxLength: 200 },
+  external_id: nullable({ type: 'string', minLength: 1, maxLength: 200 }),
+  email: nullable({ type: 'string', maxLength: 320 }),
+  domain: nullable({ type: 'string', maxLength: 253 }),
+};
+
 export const customerCreate = {
   type: 'object',
-  properties: {
-    name: { type: 'string', minLength: 1, maxLength: 200 },
-    external_id: nullable({ type: 'string', minLength: 1, maxLength: 200 }),
-    email: nullable({ type: 'string', maxLength: 320 }),
-    domain: nullable({ type: 'string', maxLength: 253 }),
-    identities: { type: 'array', maxItems: 50, items: identity },
-  },
+  properties: { ...customerWritable, identities: { type: 'array', maxItems: 50, items: identity } },
   required: ['name'],
   additionalProperties: false,
 } as const;
 
 export const customerUpdate = {
   type: 'object',
-  properties: {
-    name: { type: 'string', minLength: 1, maxLength: 200 },
-    external_id: nullable({ type: 'string', minLength: 1, maxLength: 200 }),
-    email: nullable({ type: 'string', maxLength: 320 }),
-    domain: nullable({ type: 'string', maxLength: 253 }),
-  },
+  properties: customerWritable,
   minProperties: 1,
   additionalProperties: false,
 } as const;
