@@ -73,6 +73,7 @@ const service = await startProcess(
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
     SESSION_SECRET: 'bench-session-secret-0123456789abcdefghijkl',
+    ENCRYPTION_KEY: `bench:${Buffer.alloc(32, 9).toString('base64')}`,
     SEED_DEMO: 'never',
     RATE_LIMIT_SCALE: '100000000',
     REDIS_URL: '',

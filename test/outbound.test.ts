@@ -255,7 +255,8 @@ describe('deliveries', () => {
     const d = await t.prisma.webhookDelivery.findUniqueOrThrow({ where: { id } });
     const wait = d.nextAttemptAt!.getTime() - before;
     expect(wait).toBeGreaterThanOrEqual(4_900);
-    expect(wait).toBeLessThanOrEqual(5_600);
+    // 5 s plus at most 10 % jitter, plus the attempt's own round trip on a busy machine.
+    expect(wait).toBeLessThanOrEqual(6_500);
     // Not due yet: a job arriving early changes nothing.
     expect((await t.outbound.deliverer.attempt(id)).status).toBe('skipped');
     await t.prisma.webhookDelivery.update({ where: { id }, data: { nextAttemptAt: new Date() } });
