@@ -27,6 +27,7 @@ export async function registerDocs(app: FastifyInstance, opts: { version: string
       tags: [
         { name: 'Customers', description: 'Customers, their health and churn prediction' },
         { name: 'Alerts', description: 'Alerts raised by the scoring engine' },
+        { name: 'Events', description: 'Product usage events' },
         { name: 'Webhook endpoints', description: 'Signed outbound webhooks: endpoints, Test, deliveries' },
         { name: 'Inbound webhooks', description: 'Provider webhooks, verified by signature' },
         { name: 'Authentication', description: 'Browser sessions' },

@@ -21,6 +21,8 @@ function toDomainError(error: GraphQLError): Error {
   if (original instanceof DomainError) return original;
   const code = error.extensions?.code;
   if (isErrorCode(code)) return new DomainError(code, error.message);
+  // An error with no path was raised before execution: the variables did not fit the operation.
+  if (!error.path) return new DomainError('validation_failed', error.message);
   // Anything else is a defect of ours, not the caller's: let the error handler log it and answer 500.
   return original ?? error;
 }

@@ -6,6 +6,7 @@ import { alertRoutes } from './routes/alerts.ts';
 import { authRoutes } from './routes/auth.ts';
 import { customerRoutes } from './routes/customers.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
+import { eventRoutes } from './routes/events.ts';
 
 export interface RestDeps {
   run: Run;
@@ -25,5 +26,6 @@ export async function restApi(v1: FastifyInstance, opts: RestDeps) {
     await authed.register(customerRoutes, deps);
     await authed.register(alertRoutes, deps);
     await authed.register(webhookRoutes, deps);
+    await authed.register(eventRoutes, deps);
   });
 }

@@ -10,5 +10,6 @@ import './alert.ts';
 import './api-key.ts';
 import './integration.ts';
 import './webhook.ts';
+import './usage-event.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

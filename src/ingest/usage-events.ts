@@ -1,0 +1,141 @@
+import { createHash } from 'node:crypto';
+import type { Db } from '../db/prisma.ts';
+import type { Prisma } from '../generated/prisma/client.ts';
+import { DomainError, validationFailed } from '../errors.ts';
+
+export interface UsageEventInput {
+  customerId?: string | null;
+  externalId?: string | null;
+  event?: string | null;
+  timestamp?: string | null;
+  properties?: unknown;
+  userId?: string | null;
+}
+
+export interface ItemError {
+  index: number;
+  code: 'validation_failed' | 'not_found';
+  message: string;
+}
+
+export interface UsageEventsResult {
+  accepted: number;
+  errors: ItemError[];
+}
+
+export const MAX_BATCH = 500;
+const BACKFILL_MS = 90 * 86_400_000;
+const FUTURE_SKEW_MS = 5 * 60_000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const EVENT_NAME = /^[A-Za-z0-9][\w.:/-]{0,199}$/;
+const MAX_PROPERTIES_BYTES = 8192;
+
+type Checked = { ok: true; at: Date } | { ok: false; error: ItemError };
+
+function check(e: UsageEventInput, index: number, now: number): Checked {
+  const fail = (message: string, code: ItemError['code'] = 'validation_failed'): Checked => ({
+    ok: false,
+    error: { index, code, message },
+  });
+  if (!e.event || !EVENT_NAME.test(e.event)) return fail('event: required, 1-200 characters of letters, digits and . _ : / -');
+  if (Boolean(e.customerId) === Boolean(e.externalId)) return fail('give exactly one of customer_id and external_id');
+  if (e.customerId && !UUID.test(e.customerId)) return fail('customer_id: must be a UUID');
+  if (e.properties !== undefined && e.properties !== null && (typeof e.properties !== 'object' || Array.isArray(e.properties))) {
+    return fail('properties: must be an object');
+  }
+  if (e.properties && Buffer.byteLength(JSON.stringify(e.properties)) > MAX_PROPERTIES_BYTES)
+    return fail(`properties: at most ${MAX_PROPERTIES_BYTES} bytes`);
+  if (e.userId !== undefined && e.userId !== null && (typeof e.userId !== 'string' || e.userId.length > 200))
+    return fail('user_id: at most 200 characters');
+  const at = e.timestamp ? new Date(e.timestamp) : new Date(now);
+  if (e.timestamp && (Number.isNaN(at.getTime()) || !/^\d{4}-\d{2}-\d{2}T/.test(e.timestamp)))
+    return fail('timestamp: must be an ISO 8601 date-time');
+  if (at.getTime() > now + FUTURE_SKEW_MS) return fail('timestamp: more than 5 minutes in the future');
+  if (at.getTime() < now - BACKFILL_MS) return fail('timestamp: more than 90 days old');
+  return { ok: true, at };
+}
+
+/**
+ * Product usage events (DECISIONS §7), recorded as `usage.event` signals. A batch keeps what is valid
+ * and lists the rest by index; a single event that fails is an error of the request. With an
+ * Idempotency-Key, a repeated batch answers the first answer and records nothing again.
+ */
+export async function recordUsageEvents(
+  db: Db,
+  tenantId: string,
+  events: UsageEventInput[],
+  opts: { idempotencyKey?: string | null; now?: number } = {},
+): Promise<UsageEventsResult> {
+  if (events.length < 1 || events.length > MAX_BATCH)
+    throw validationFailed([{ path: 'events', message: `send 1 to ${MAX_BATCH} events` }]);
+  const now = opts.now ?? Date.now();
+  const checked = events.map((e, i) => check(e, i, now));
+
+  const ids = events.flatMap((e, i) => (checked[i]!.ok && e.customerId ? [e.customerId.toLowerCase()] : []));
+  const externalIds = events.flatMap((e, i) => (checked[i]!.ok && e.externalId ? [e.externalId] : []));
+  const customers = await db.customer.findMany({
+    where: { tenantId, OR: [{ id: { in: ids } }, { externalId: { in: externalIds } }] },
+    select: { id: true, externalId: true },
+  });
+  const byId = new Set(customers.map((c) => c.id));
+  const byExternal = new Map(customers.filter((c) => c.externalId).map((c) => [c.externalId!, c.id]));
+
+  const errors: ItemError[] = [];
+  const rows: Prisma.SignalCreateManyInput[] = [];
+  for (const [i, e] of events.entries()) {
+    const c = checked[i]!;
+    if (!c.ok) {
+      errors.push(c.error);
+      continue;
+    }
+    const customerId = e.customerId
+      ? byId.has(e.customerId.toLowerCase())
+        ? e.customerId.toLowerCase()
+        : null
+      : (byExternal.get(e.externalId!) ?? null);
+    if (!customerId) {
+      errors.push({
+        index: i,
+        code: 'not_found',
+        message: e.customerId ? `customer ${e.customerId} was not found` : `no customer has external_id ${e.externalId}`,
+      });
+      continue;
+    }
+    rows.push({
+      tenantId,
+      customerId,
+      source: 'api',
+      kind: 'usage.event',
+      occurredAt: c.at,
+      attributes: { event: e.event, properties: e.properties ?? {}, user_id: e.userId ?? null },
+    });
+  }
+
+  if (events.length === 1 && errors[0]) {
+    const [err] = errors;
+    throw err.code === 'not_found'
+      ? new DomainError('not_found', `${err.message[0]!.toUpperCase()}${err.message.slice(1)}.`)
+      : validationFailed([{ path: 'events.0', message: err.message }]);
+  }
+
+  const result: UsageEventsResult = { accepted: rows.length, errors };
+  if (!opts.idempotencyKey) {
+    if (rows.length) await db.signal.createMany({ data: rows });
+    return result;
+  }
+  const requestHash = createHash('sha256').update(JSON.stringify(events)).digest('hex');
+  return db.$transaction(async (tx) => {
+    // A concurrent request with the same key waits here for the first one's commit, then reads its answer.
+    const claimed = await tx.$queryRaw<{ key: string }[]>`
+      INSERT INTO idempotency_keys (tenant_id, key, request_hash, response) VALUES (${tenantId}::uuid, ${opts.idempotencyKey}, ${requestHash}, ${JSON.stringify(result)}::jsonb)
+      ON CONFLICT (tenant_id, key) DO NOTHING RETURNING key`;
+    if (claimed.length === 0) {
+      const earlier = await tx.idempotencyKey.findUniqueOrThrow({ where: { tenantId_key: { tenantId, key: opts.idempotencyKey! } } });
+      if (earlier.requestHash !== requestHash)
+        throw new DomainError('conflict', 'This Idempotency-Key was used with a different request body.');
+      return earlier.response as unknown as UsageEventsResult;
+    }
+    if (rows.length) await tx.signal.createMany({ data: rows });
+    return result;
+  });
+}
