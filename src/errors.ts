@@ -52,6 +52,9 @@ export const notFound = (what: string) => new DomainError('not_found', `${what} 
 export const validationFailed = (errors: FieldError[]) =>
   new DomainError('validation_failed', errors.map((e) => `${e.path}: ${e.message}`).join('; '), { errors });
 
+export const missingCredentials = () =>
+  new DomainError('missing_credentials', 'Send an API key as Authorization: Bearer sk_... or X-API-Key, or a session token.');
+
 export const forbidden = (detail = 'Your role does not allow this action.') => new DomainError('forbidden', detail);
 
 export function isErrorCode(value: unknown): value is ErrorCode {

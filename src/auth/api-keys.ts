@@ -1,7 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-export const API_KEY_PATTERN = /^sk_[A-Za-z0-9]{40}$/;
 
 /** `sk_` followed by 40 base62 characters (about 238 bits), drawn without modulo bias. */
 export function generateApiKey(): string {

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { extractCredential } from '../auth/credentials.ts';
 import type { Principal } from '../auth/principal.ts';
-import { DomainError } from '../errors.ts';
+import { missingCredentials } from '../errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -19,7 +19,7 @@ export function authHook(authenticator: Authenticator, mode: 'required' | 'optio
     const credential = extractCredential(request.headers);
     if (!credential) {
       if (mode === 'required') {
-        throw new DomainError('missing_credentials', 'Send an API key as Authorization: Bearer sk_... or X-API-Key, or a session token.');
+        throw missingCredentials();
       }
       request.principal = null;
       return;

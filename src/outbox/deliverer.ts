@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import { inTransaction, onPg, type Sql } from '../db/sql.ts';
 import { enqueueEvents } from './enqueue.ts';
+import { signingSecrets } from './endpoints.ts';
 import type { Sender } from './http-send.ts';
 import { MAX_ATTEMPTS, nextAttemptAt } from './retry-schedule.ts';
 import { signatureHeader } from './signing.ts';
@@ -100,10 +101,11 @@ export function createDeliverer(deps: {
     const body = JSON.stringify(d.envelope.data.payload);
     const startedAt = now();
     const timestamp = Math.floor(startedAt.getTime() / 1000);
-    const secrets = [
-      box.open(d.secret),
-      ...(d.previous_secret && d.previous_expires_at && d.previous_expires_at > startedAt ? [box.open(d.previous_secret)] : []),
-    ];
+    const secrets = signingSecrets(
+      box,
+      { secret: d.secret, previousSecret: d.previous_secret, previousExpiresAt: d.previous_expires_at },
+      startedAt,
+    );
     const result = await sender.send(
       d.url,
       {

@@ -1,5 +1,8 @@
 import type { Sql } from '../db/sql.ts';
 
+/** The channel the relay LISTENs on for new outbox events. */
+export const OUTBOX_CHANNEL = 'chs_outbox';
+
 export interface OutboxInput {
   tenantId: string;
   type: string;
@@ -28,5 +31,5 @@ export async function enqueueEvents(sql: Sql, events: OutboxInput[]): Promise<vo
     ],
   );
   // Wakes the relay when the transaction commits; polling covers a missed notification.
-  await sql.query(`SELECT pg_notify('chs_outbox', '')`);
+  await sql.query('SELECT pg_notify($1, $2)', [OUTBOX_CHANNEL, '']);
 }

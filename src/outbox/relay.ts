@@ -1,9 +1,8 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { onPg } from '../db/sql.ts';
+import { OUTBOX_CHANNEL } from './enqueue.ts';
 import type { Queue } from '../queue/queue.ts';
-
-export const OUTBOX_CHANNEL = 'chs_outbox';
 
 export interface DeliveryJob {
   id: string;

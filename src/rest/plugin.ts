@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { DomainError } from '../errors.ts';
+import { missingCredentials } from '../errors.ts';
 import type { Context } from '../schema/context.ts';
 import type { Run } from './executor.ts';
 import { alertRoutes } from './routes/alerts.ts';
@@ -20,8 +20,7 @@ export async function restApi(v1: FastifyInstance, opts: RestDeps) {
   await v1.register(authRoutes, deps);
   await v1.register(async (authed) => {
     authed.addHook('onRequest', async (req) => {
-      if (!req.principal)
-        throw new DomainError('missing_credentials', 'Send an API key as Authorization: Bearer sk_... or X-API-Key, or a session token.');
+      if (!req.principal) throw missingCredentials();
     });
     await authed.register(customerRoutes, deps);
     await authed.register(alertRoutes, deps);

@@ -1,11 +1,11 @@
 import { can, type Capability, type Principal } from '../auth/principal.ts';
-import { DomainError, forbidden } from '../errors.ts';
+import { forbidden, missingCredentials } from '../errors.ts';
 import type { Context } from './context.ts';
 
 /** The caller's principal, with the capability checked; every tenant-scoped resolver starts here. */
 export function requireCapability(ctx: Context, capability: Capability = 'read'): Principal {
   const p = ctx.principal;
-  if (!p) throw new DomainError('missing_credentials', 'Send an API key (Authorization: Bearer sk_... or X-API-Key) or a session token.');
+  if (!p) throw missingCredentials();
   if (!can(p, capability)) {
     throw forbidden(
       capability === 'manage_api_keys' && p.kind === 'api_key'
