@@ -120,7 +120,7 @@ function demoBanner(demo: { apiKey: string; email: string; password: string; ten
     '',
     `Demo tenant (Scale plan)${again ? '' : ', just created'}: ${demo.tenantId}`,
     `  API key:   ${demo.apiKey}`,
-    `  Dashboard: ${demo.email} / ${demo.password}`,
+    `  Sign in:   ${demo.email} / ${demo.password} (POST /api/v1/auth/login)`,
     `  Try: curl -H "Authorization: Bearer ${demo.apiKey}" http://127.0.0.1:${process.env.PORT ?? 3000}/api/v1/customers`,
   ];
 }
