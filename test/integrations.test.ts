@@ -68,6 +68,18 @@ describe('integration cards', () => {
     expect(await t.prisma.inboundSecret.count({ where: { tenantId } })).toBe(0);
   });
 
+  it('are never managed with an API key', async () => {
+    const { tenantId, apiKey } = await tenantWithKey(t.prisma);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { 'x-api-key': apiKey },
+      payload: { query: SET, variables: { p: 'stripe' } },
+    });
+    expect(res.json().errors[0].extensions.code).toBe('forbidden');
+    expect(await t.prisma.inboundSecret.count({ where: { tenantId } })).toBe(0);
+  });
+
   it('take the Meta verify token alongside the secret', async () => {
     const { tenantId } = await tenantWithKey(t.prisma);
     const { token } = await userWithSession(t.prisma, t.sessions, tenantId, 'admin');

@@ -11,13 +11,13 @@ export const PLANS_WITH_API_ACCESS: readonly Plan[] = ['growth', 'scale'];
 
 /**
  * What a caller may do. `write` is day-to-day work (customers, alerts, events); `manage` is
- * configuration (webhook endpoints, inbound secrets, weights); API keys are managed only by
- * signed-in admins, never by an API key.
+ * configuration (webhook endpoints, weights); `manage_credentials` — API keys and inbound secrets —
+ * belongs to signed-in admins only, never to an API key (DECISIONS §3).
  */
-export type Capability = 'read' | 'write' | 'manage' | 'manage_api_keys';
+export type Capability = 'read' | 'write' | 'manage' | 'manage_credentials';
 
 export function can(p: Principal, capability: Capability): boolean {
-  if (p.kind === 'api_key') return capability !== 'manage_api_keys';
+  if (p.kind === 'api_key') return capability !== 'manage_credentials';
   switch (capability) {
     case 'read':
       return true;

@@ -40,7 +40,7 @@ builder.queryField('apiKeys', (t) =>
     type: ['ApiKey'],
     description: "The tenant's API keys, newest first (signed-in admins).",
     resolve: (query, _root, _args, ctx) => {
-      const p = requireCapability(ctx, 'manage_api_keys');
+      const p = requireCapability(ctx, 'manage_credentials');
       return ctx.prisma.apiKey.findMany({ ...query, where: { tenantId: p.tenantId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
     },
   }),
@@ -59,7 +59,7 @@ builder.mutationFields((t) => ({
     type: ApiKeyWithSecret,
     args: { name: t.arg.string(), expiresAt: t.arg({ type: 'DateTime', required: false }) },
     resolve: async (_root, args, ctx) => {
-      const p = requireCapability(ctx, 'manage_api_keys');
+      const p = requireCapability(ctx, 'manage_credentials');
       const input = parseInput(createInput, args);
       return issueApiKey(ctx.prisma, {
         tenantId: p.tenantId,
@@ -73,7 +73,7 @@ builder.mutationFields((t) => ({
     type: 'ApiKey',
     args: { id: t.arg({ type: 'UUID' }) },
     resolve: async (query, _root, args, ctx) => {
-      const p = requireCapability(ctx, 'manage_api_keys');
+      const p = requireCapability(ctx, 'manage_credentials');
       if (!(await revokeApiKey(ctx.prisma, { tenantId: p.tenantId, keyId: args.id }))) throw notFound(`API key ${args.id}`);
       return ctx.prisma.apiKey.findUniqueOrThrow({ ...query, where: { id: args.id } });
     },
@@ -86,7 +86,7 @@ builder.mutationFields((t) => ({
       gracePeriodHours: t.arg.int({ required: false, defaultValue: DEFAULT_ROTATION_GRACE_HOURS }),
     },
     resolve: async (_root, args, ctx) => {
-      const p = requireCapability(ctx, 'manage_api_keys');
+      const p = requireCapability(ctx, 'manage_credentials');
       const graceHours = parseInput(
         z
           .number()

@@ -8,8 +8,8 @@ export function requireCapability(ctx: Context, capability: Capability = 'read')
   if (!p) throw missingCredentials();
   if (!can(p, capability)) {
     throw forbidden(
-      capability === 'manage_api_keys' && p.kind === 'api_key'
-        ? 'API keys are managed by a signed-in admin, not with an API key.'
+      capability === 'manage_credentials' && p.kind === 'api_key'
+        ? 'API keys and inbound secrets are managed by a signed-in admin, not with an API key.'
         : 'Your role does not allow this action.',
     );
   }

@@ -88,7 +88,7 @@ builder.mutationField('setInboundSecret', (t) =>
       verifyToken: t.arg.string({ required: false }),
     },
     resolve: async (_root, args, ctx) => {
-      const p = requireCapability(ctx, 'manage');
+      const p = requireCapability(ctx, 'manage_credentials');
       const r = await ctx.inboundSecrets.put({
         tenantId: p.tenantId,
         provider: args.provider,
