@@ -59,7 +59,7 @@ export async function createTestApp(
   const pool = createPool(config.database.url!, 8);
   const prisma = createPrisma({ url: config.database.url!, poolSize: 8, pool, onQuery: (q) => queries.push(q) });
   const redis = opts.redis ? new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 }) : undefined;
-  const sessions = createSessions({ secret: SESSION_SECRET, ttlSeconds: 3600 });
+  const sessions = createSessions({ secret: SESSION_SECRET, ttlSeconds: 3600, jwksUrl: config.sessions.jwksUrl });
   const logger = opts.logger ?? pino({ level: 'silent' });
   const queue = opts.queue ?? createMemoryQueue({ retryDelayMs: 50 });
   const inbox = createInbox(pool, queue, logger);
