@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { onPg } from '../db/sql.ts';
+import { publishIds } from '../queue/publish-ids.ts';
 import type { Queue } from '../queue/queue.ts';
 
 export interface InboxMessage {
@@ -21,12 +22,10 @@ export interface Inbox {
   close(): Promise<void>;
 }
 
-const PUBLISH_TIMEOUT_MS = 2000;
-
 export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object, m: string) => void }): Inbox {
   const sql = onPg(pool);
   // Confirmed publishes are recorded in batches: one UPDATE for many events, off the request path.
-  let confirmed: string[] = [];
+  const confirmed: string[] = [];
   let flushing: Promise<void> | null = null;
   const flush = async () => {
     while (confirmed.length) {
@@ -54,20 +53,17 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
         [tenantId, provider, key, eventType.slice(0, 200), rawBody.toString('utf8')],
       );
       if (inserted.length === 0) {
-        const { rows } = await pool.query<{ id: string }>(
+        const rows = await sql.query<{ id: string }>(
           'SELECT id FROM inbox_events WHERE tenant_id = $1 AND provider = $2 AND dedup_key = $3',
           [tenantId, provider, key],
         );
         return { id: rows[0]!.id, duplicate: true };
       }
       const id = inserted[0]!.id;
-      try {
-        await queue.publish('inbound.events', { id } satisfies InboxMessage, { messageId: id, timeoutMs: PUBLISH_TIMEOUT_MS });
-        markPublished(id);
-      } catch (err) {
-        // Stored is what matters for the provider: the sweeper publishes it once the broker is back.
-        log.warn({ err, inboxEventId: id }, 'inbound event stored but not yet published');
-      }
+      // Stored is what matters for the provider: if the broker does not confirm, the sweeper publishes it later.
+      if ((await publishIds(queue, 'inbound.events', [id])).length)
+        log.warn({ inboxEventId: id }, 'inbound event stored but not yet published');
+      else markPublished(id);
       return { id, duplicate: false };
     },
     async sweep({ olderThanMs = 5000, staleAfterMs = 15 * 60_000, limit = 500 } = {}) {
@@ -85,24 +81,11 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
          RETURNING id`,
         [olderThanMs / 1000, staleAfterMs / 1000, limit],
       );
-      // Publish in concurrent chunks: awaiting each confirm in turn would make recovery after an outage crawl.
-      let published = 0;
-      for (let i = 0; i < claimed.length; i += 50) {
-        const chunk = claimed.slice(i, i + 50);
-        const results = await Promise.allSettled(
-          chunk.map(({ id }) =>
-            queue.publish('inbound.events', { id } satisfies InboxMessage, { messageId: id, timeoutMs: PUBLISH_TIMEOUT_MS }),
-          ),
-        );
-        const failed = chunk.filter((_, j) => results[j]!.status === 'rejected').map((r) => r.id);
-        published += chunk.length - failed.length;
-        if (failed.length) {
-          // Unclaim what did not make it; the next sweep tries again.
-          const rest = claimed.slice(i + 50).map((r) => r.id);
-          await pool.query('UPDATE inbox_events SET published_at = NULL WHERE id = ANY($1::uuid[])', [[...failed, ...rest]]);
-          break;
-        }
-      }
+      const ids = claimed.map((r) => r.id);
+      const unpublished = await publishIds(queue, 'inbound.events', ids, 50);
+      // Unclaim what did not make it; the next sweep tries again.
+      if (unpublished.length) await pool.query('UPDATE inbox_events SET published_at = NULL WHERE id = ANY($1::uuid[])', [unpublished]);
+      const published = ids.length - unpublished.length;
       return published;
     },
     async close() {

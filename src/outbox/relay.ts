@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { onPg } from '../db/sql.ts';
 import { OUTBOX_CHANNEL } from './enqueue.ts';
+import { publishIds } from '../queue/publish-ids.ts';
 import type { Queue } from '../queue/queue.ts';
 
 export interface DeliveryJob {
@@ -30,8 +31,10 @@ export async function relayOutbox(pool: pg.Pool, queue: Queue, limit = 500): Pro
      RETURNING id`,
     [limit],
   );
-  await publishJobs(
+  // A job that fails to publish leaves queued_at set; queueDue queues it again after the lease time.
+  await publishIds(
     queue,
+    'outbound.deliveries',
     rows.map((r) => r.id),
   );
   return rows.length;
@@ -50,22 +53,13 @@ export async function queueDue(pool: pg.Pool, queue: Queue, opts: { requeueAfter
      RETURNING id`,
     [opts.limit ?? 500, opts.requeueAfterSeconds ?? 60],
   );
-  await publishJobs(
+  // A job that fails to publish leaves queued_at set; queueDue queues it again after the lease time.
+  await publishIds(
     queue,
+    'outbound.deliveries',
     rows.map((r) => r.id),
   );
   return rows.length;
-}
-
-async function publishJobs(queue: Queue, ids: string[]) {
-  for (let i = 0; i < ids.length; i += 100) {
-    // A failed (or lost) publish leaves queued_at set; queueDue queues it again after the lease time.
-    await Promise.allSettled(
-      ids
-        .slice(i, i + 100)
-        .map((id) => queue.publish('outbound.deliveries', { id } satisfies DeliveryJob, { messageId: id, timeoutMs: 2000 })),
-    );
-  }
 }
 
 /** Drops what no one needs any more: dispatched outbox rows and settled deliveries after 30 days. */

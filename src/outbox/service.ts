@@ -4,6 +4,7 @@ import { notFound, validationFailed } from '../errors.ts';
 import { eventType } from './catalog.ts';
 import type { AttemptOutcome, Deliverer } from './deliverer.ts';
 import type { EndpointStore } from './endpoints.ts';
+import { publishIds } from '../queue/publish-ids.ts';
 import type { Queue } from '../queue/queue.ts';
 
 /** What the API offers about outbound webhooks beyond the endpoint records: Test, resend, replay. */
@@ -17,8 +18,11 @@ export function createWebhookService(deps: { pool: pg.Pool; endpoints: EndpointS
        WHERE ${where} RETURNING id`,
       values,
     );
-    await Promise.allSettled(
-      rows.map((r) => deps.queue.publish('outbound.deliveries', { id: r.id }, { messageId: r.id, timeoutMs: 2000 })),
+    // What fails to publish is queued again by the worker's due-delivery pass.
+    await publishIds(
+      deps.queue,
+      'outbound.deliveries',
+      rows.map((r) => r.id),
     );
     return rows.length;
   }

@@ -1,9 +1,9 @@
-import { queryFromInfo } from '@pothos/plugin-prisma';
 import { DomainError, notFound, validationFailed } from '../errors.ts';
+import type { Alert as AlertRow } from '../generated/prisma/client.ts';
 import { builder } from './builder.ts';
 import { AlertSeverity, AlertStatus, AlertType } from './enums.ts';
 import { requireCapability } from './guards.ts';
-import { afterCursor, connectionOf, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageSize, toPage } from './pagination.ts';
+import { connectionOf, DEFAULT_PAGE_SIZE, keysetPage, MAX_PAGE_SIZE } from './pagination.ts';
 
 export const Alert = builder.prismaObject('Alert', {
   fields: (t) => ({
@@ -40,7 +40,6 @@ builder.queryFields((t) => ({
     },
     resolve: async (_root, args, ctx, info) => {
       const p = requireCapability(ctx, 'read');
-      const take = pageSize(args.first);
       const where = {
         tenantId: p.tenantId,
         ...(args.status ? { status: args.status } : {}),
@@ -48,14 +47,7 @@ builder.queryFields((t) => ({
         ...(args.alertType ? { alertType: args.alertType } : {}),
         ...(args.customerId ? { customerId: args.customerId } : {}),
       };
-      const rows = await ctx.prisma.alert.findMany({
-        // The selection the client asked for under `nodes`, relations included, in this one query.
-        ...(queryFromInfo({ context: ctx, info, path: ['nodes'], select: { createdAt: true, id: true } }) as object),
-        where: { ...where, ...afterCursor(args.after) },
-        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-        take: take + 1,
-      });
-      return toPage(rows, take, () => ctx.prisma.alert.count({ where }));
+      return keysetPage<AlertRow>(ctx.prisma.alert, where, args, { context: ctx, info });
     },
   }),
   alert: t.prismaField({

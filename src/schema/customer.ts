@@ -1,12 +1,12 @@
-import { queryFromInfo } from '@pothos/plugin-prisma';
 import { z } from 'zod';
 import { DomainError, notFound } from '../errors.ts';
 import { onPrisma } from '../db/sql.ts';
 import { attributePending } from '../ingest/attribution.ts';
+import type { Customer as CustomerRow } from '../generated/prisma/client.ts';
 import { builder } from './builder.ts';
 import { HealthStatus, Provider, PROVIDER_VALUES, RiskLevel } from './enums.ts';
 import { requireCapability } from './guards.ts';
-import { afterCursor, connectionOf, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageSize, toPage } from './pagination.ts';
+import { connectionOf, DEFAULT_PAGE_SIZE, keysetPage, MAX_PAGE_SIZE } from './pagination.ts';
 import { parseInput } from './validate.ts';
 
 export const Customer = builder.prismaObject('Customer', {
@@ -51,20 +51,12 @@ builder.queryFields((t) => ({
     },
     resolve: async (_root, args, ctx, info) => {
       const p = requireCapability(ctx, 'read');
-      const take = pageSize(args.first);
       const where = {
         tenantId: p.tenantId,
         ...(args.riskLevel ? { churnRiskLevel: args.riskLevel } : {}),
         ...(args.healthStatus ? { healthStatus: args.healthStatus } : {}),
       };
-      const rows = await ctx.prisma.customer.findMany({
-        // The selection the client asked for under `nodes`, relations included, in this one query.
-        ...(queryFromInfo({ context: ctx, info, path: ['nodes'], select: { createdAt: true, id: true } }) as object),
-        where: { ...where, ...afterCursor(args.after) },
-        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-        take: take + 1,
-      });
-      return toPage(rows, take, () => ctx.prisma.customer.count({ where }));
+      return keysetPage<CustomerRow>(ctx.prisma.customer, where, args, { context: ctx, info });
     },
   }),
   customer: t.prismaField({

@@ -1,4 +1,6 @@
 import type { ObjectRef } from '@pothos/core';
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import type { GraphQLResolveInfo } from 'graphql';
 import { validationFailed } from '../errors.ts';
 import { builder } from './builder.ts';
 
@@ -52,6 +54,32 @@ export function toPage<T extends { createdAt: Date; id: string }>(rows: T[], tak
     pageInfo: { hasNextPage, endCursor: hasNextPage && last ? encodeCursor(last.createdAt, last.id) : null },
     totalCount: count,
   };
+}
+
+/** What keysetPage needs of a Prisma model delegate. */
+interface Pageable<T> {
+  findMany(args: object): Promise<T[]>;
+  count(args: { where: object }): Promise<number>;
+}
+
+/**
+ * One page of a model in (createdAt desc, id desc) order after the cursor, with the selection the
+ * client asked for under `nodes` (relations included) planned into the same query, so no N+1.
+ */
+export async function keysetPage<T extends { createdAt: Date; id: string }>(
+  model: Pageable<T>,
+  where: object,
+  args: { first?: number | null; after?: string | null },
+  plan: { context: object; info: GraphQLResolveInfo },
+): Promise<Page<T>> {
+  const take = pageSize(args.first);
+  const rows = await model.findMany({
+    ...(queryFromInfo({ context: plan.context, info: plan.info, path: ['nodes'], select: { createdAt: true, id: true } }) as object),
+    where: { ...where, ...afterCursor(args.after) },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    take: take + 1,
+  });
+  return toPage(rows, take, () => model.count({ where }));
 }
 
 export const PageInfo = builder.objectRef<Page<unknown>['pageInfo']>('PageInfo').implement({

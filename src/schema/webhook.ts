@@ -1,9 +1,9 @@
-import { queryFromInfo } from '@pothos/plugin-prisma';
 import { z } from 'zod';
 import { EVENT_TYPES } from '../outbox/catalog.ts';
+import type { WebhookDelivery as WebhookDeliveryRow } from '../generated/prisma/client.ts';
 import { builder } from './builder.ts';
 import { requireCapability } from './guards.ts';
-import { afterCursor, connectionOf, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageSize, toPage } from './pagination.ts';
+import { connectionOf, DEFAULT_PAGE_SIZE, keysetPage, MAX_PAGE_SIZE } from './pagination.ts';
 import { parseInput } from './validate.ts';
 
 const EventTypeRef = builder.objectRef<(typeof EVENT_TYPES)[number]>('WebhookEventType').implement({
@@ -118,15 +118,8 @@ builder.queryFields((t) => ({
     resolve: async (_r, args, ctx, info) => {
       const p = requireCapability(ctx, 'read');
       await ctx.webhooks.endpoints.owned(p.tenantId, args.endpointId);
-      const take = pageSize(args.first);
       const where = { tenantId: p.tenantId, endpointId: args.endpointId };
-      const rows = await ctx.prisma.webhookDelivery.findMany({
-        ...(queryFromInfo({ context: ctx, info, path: ['nodes'], select: { createdAt: true, id: true } }) as object),
-        where: { ...where, ...afterCursor(args.after) },
-        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-        take: take + 1,
-      });
-      return toPage(rows, take, () => ctx.prisma.webhookDelivery.count({ where }));
+      return keysetPage<WebhookDeliveryRow>(ctx.prisma.webhookDelivery, where, args, { context: ctx, info });
     },
   }),
 }));
