@@ -40,3 +40,18 @@ export function parseEncryptionKeys(value: string): { id: string; key: Buffer }[
     return { id: id!, key: Buffer.from(b64!, 'base64') };
   });
 }
+
+/**
+ * The secrets that hold during a rotation, in clear: the current one first, then the rotated-out one
+ * while its overlap lasts. Inbound secrets verify with either; endpoint secrets sign with both.
+ */
+export function openWithOverlap(
+  box: SecretBox,
+  s: { secret: string; previousSecret: string | null; previousExpiresAt: Date | null },
+  now = new Date(),
+): string[] {
+  return [
+    box.open(s.secret),
+    ...(s.previousSecret && s.previousExpiresAt && s.previousExpiresAt > now ? [box.open(s.previousSecret)] : []),
+  ];
+}

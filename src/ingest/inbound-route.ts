@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/prisma.ts';
 import { DomainError } from '../errors.ts';
+import { isUuid } from '../uuid.ts';
 import { problemResponses } from '../rest/schemas.ts';
 import type { Inbox } from './inbox.ts';
 import { PROVIDER_SPECS } from './providers/index.ts';
@@ -18,7 +19,6 @@ export interface InboundDeps {
   now?: () => number;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const notFound = () => new DomainError('not_found', 'No such inbound webhook address: check the provider name and tenant id.');
 
 /**
@@ -44,7 +44,7 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
   );
 
   async function addressOf(provider: string, tenantId: string) {
-    if (!isProvider(provider) || !UUID.test(tenantId) || !(await tenantExists(tenantId.toLowerCase()))) throw notFound();
+    if (!isProvider(provider) || !isUuid(tenantId) || !(await tenantExists(tenantId.toLowerCase()))) throw notFound();
     const active = await deps.secrets.active(tenantId.toLowerCase(), provider);
     if (!active) {
       throw new DomainError(

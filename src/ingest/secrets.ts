@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { SecretBox } from '../crypto/secret-box.ts';
+import { openWithOverlap, type SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/prisma.ts';
 import { validationFailed } from '../errors.ts';
 import { isDiscordPublicKey } from './providers/discord.ts';
@@ -71,10 +71,7 @@ export function createInboundSecretStore(db: Db, box: SecretBox, opts: { cacheMs
       const row = await db.inboundSecret.findUnique({ where: { tenantId_provider: { tenantId, provider } } });
       if (!row) return null;
       const value: ActiveSecrets = {
-        secrets: [
-          box.open(row.secret),
-          ...(row.previousSecret && row.previousExpiresAt && row.previousExpiresAt > new Date() ? [box.open(row.previousSecret)] : []),
-        ],
+        secrets: openWithOverlap(box, row),
         verifyToken: row.verifyToken ? box.open(row.verifyToken) : null,
       };
       if (opts.cacheMs > 0) cache.set(key, value);

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Db } from '../db/prisma.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { DomainError, validationFailed } from '../errors.ts';
+import { isUuid } from '../uuid.ts';
 
 export interface UsageEventInput {
   customerId?: string | null;
@@ -26,7 +27,6 @@ export interface UsageEventsResult {
 export const MAX_BATCH = 500;
 const BACKFILL_MS = 90 * 86_400_000;
 const FUTURE_SKEW_MS = 5 * 60_000;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const EVENT_NAME = /^[A-Za-z0-9][\w.:/-]{0,199}$/;
 const MAX_PROPERTIES_BYTES = 8192;
 
@@ -39,7 +39,7 @@ function check(e: UsageEventInput, index: number, now: number): Checked {
   });
   if (!e.event || !EVENT_NAME.test(e.event)) return fail('event: required, 1-200 characters of letters, digits and . _ : / -');
   if (Boolean(e.customerId) === Boolean(e.externalId)) return fail('give exactly one of customer_id and external_id');
-  if (e.customerId && !UUID.test(e.customerId)) return fail('customer_id: must be a UUID');
+  if (e.customerId && !isUuid(e.customerId)) return fail('customer_id: must be a UUID');
   if (e.properties !== undefined && e.properties !== null && (typeof e.properties !== 'object' || Array.isArray(e.properties))) {
     return fail('properties: must be an object');
   }

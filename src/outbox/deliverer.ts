@@ -1,8 +1,7 @@
 import type pg from 'pg';
-import type { SecretBox } from '../crypto/secret-box.ts';
+import { openWithOverlap, type SecretBox } from '../crypto/secret-box.ts';
 import { inTransaction, onPg, type Sql } from '../db/sql.ts';
 import { enqueueEvents } from './enqueue.ts';
-import { signingSecrets } from './endpoints.ts';
 import type { Sender } from './http-send.ts';
 import { MAX_ATTEMPTS, nextAttemptAt } from './retry-schedule.ts';
 import { signatureHeader } from './signing.ts';
@@ -101,7 +100,7 @@ export function createDeliverer(deps: {
     const body = JSON.stringify(d.envelope.data.payload);
     const startedAt = now();
     const timestamp = Math.floor(startedAt.getTime() / 1000);
-    const secrets = signingSecrets(
+    const secrets = openWithOverlap(
       box,
       { secret: d.secret, previousSecret: d.previous_secret, previousExpiresAt: d.previous_expires_at },
       startedAt,

@@ -24,18 +24,6 @@ function validEvents(events: string[]) {
     ]);
 }
 
-/** Secrets that sign a delivery: the current one, then the rotated-out one during its overlap. */
-export function signingSecrets(
-  box: SecretBox,
-  e: { secret: string; previousSecret: string | null; previousExpiresAt: Date | null },
-  now = new Date(),
-): string[] {
-  return [
-    box.open(e.secret),
-    ...(e.previousSecret && e.previousExpiresAt && e.previousExpiresAt > now ? [box.open(e.previousSecret)] : []),
-  ];
-}
-
 export function createEndpointStore(db: Db, box: SecretBox, opts: { allowPrivateTargets: boolean }) {
   const owned = async (tenantId: string, id: string) => {
     const e = await db.webhookEndpoint.findFirst({ where: { id, tenantId } });

@@ -2,6 +2,7 @@ import type { ObjectRef } from '@pothos/core';
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import type { GraphQLResolveInfo } from 'graphql';
 import { validationFailed } from '../errors.ts';
+import { isUuid } from '../uuid.ts';
 import { builder } from './builder.ts';
 
 export const DEFAULT_PAGE_SIZE = 25;
@@ -22,7 +23,7 @@ export function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   try {
     const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
     const createdAt = new Date(at);
-    if (typeof id !== 'string' || !/^[0-9a-f-]{36}$/.test(id) || Number.isNaN(createdAt.getTime())) throw new Error('bad cursor');
+    if (!isUuid(id) || Number.isNaN(createdAt.getTime())) throw new Error('bad cursor');
     return { createdAt, id };
   } catch {
     throw validationFailed([{ path: 'after', message: 'is not a cursor this API issued' }]);

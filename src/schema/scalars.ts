@@ -1,10 +1,7 @@
 import { Kind } from 'graphql';
 import { validationFailed } from '../errors.ts';
+import { isUuid } from '../uuid.ts';
 import { builder } from './builder.ts';
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export const isUuid = (v: unknown): v is string => typeof v === 'string' && UUID_RE.test(v);
 
 builder.scalarType('UUID', {
   description: 'A UUID in its canonical 8-4-4-4-12 hexadecimal form.',
