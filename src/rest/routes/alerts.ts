@@ -34,7 +34,7 @@ export async function alertRoutes(app: FastifyInstance, { run, context }: RestDe
         ListAlertsDocument,
         { first: q.limit, after: q.cursor, status: q.status, severity: q.severity, alertType: q.alert_type, customerId: q.customer_id },
         context(req),
-        { first: 'limit', after: 'cursor', id: 'customer_id' },
+        { first: 'limit', after: 'cursor' },
       );
       return map.page(data.alerts, map.alert);
     },
@@ -56,7 +56,6 @@ export async function alertRoutes(app: FastifyInstance, { run, context }: RestDe
         UpdateAlertDocument,
         { id: req.params.alert_id, input: { status: req.body.status, snoozedUntil: req.body.snoozed_until } },
         context(req),
-        { snoozedUntil: 'snoozed_until' },
       );
       return map.alert(data.updateAlert);
     },

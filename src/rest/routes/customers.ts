@@ -90,7 +90,7 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
           },
         },
         context(req),
-        { external_id: 'external_id', externalId: 'external_id' },
+        { externalId: 'external_id' },
       );
       reply.code(201).header('location', `/api/v1/customers/${data.createCustomer.id}`);
       return map.customerDetail(data.createCustomer);
