@@ -34,16 +34,14 @@ export class DomainError extends GraphQLError {
   readonly code: ErrorCode;
   readonly status: number;
   readonly fieldErrors?: FieldError[];
-  readonly headers?: Record<string, string>;
 
-  constructor(code: ErrorCode, detail: string, opts: { errors?: FieldError[]; headers?: Record<string, string> } = {}) {
+  constructor(code: ErrorCode, detail: string, opts: { errors?: FieldError[] } = {}) {
     const status = ERROR_CATALOG[code].status;
     super(detail, { extensions: { code, status, ...(opts.errors ? { errors: opts.errors } : {}) } });
     this.name = 'DomainError';
     this.code = code;
     this.status = status;
     this.fieldErrors = opts.errors;
-    this.headers = opts.headers;
   }
 }
 

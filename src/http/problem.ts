@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, ERROR_CATALOG, type ErrorCode, type FieldError, problemFor } from '../errors.ts';
+import { DomainError, ERROR_CATALOG, type ErrorCode, type FieldError, problemFor, validationFailed } from '../errors.ts';
 
 export function sendProblem(reply: FastifyReply, code: ErrorCode, detail: string, errors?: FieldError[]) {
   const body = problemFor(code, detail, errors);
@@ -40,13 +40,12 @@ function fieldErrors(issues: AjvIssue[]): FieldError[] {
 export function registerProblemHandlers(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError | DomainError, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof DomainError) {
-      for (const [k, v] of Object.entries(error.headers ?? {})) reply.header(k, v);
       return sendProblem(reply, error.code, error.message, error.fieldErrors);
     }
     const fe = error as FastifyError & { validation?: AjvIssue[] };
     if (fe.validation) {
-      const errors = fieldErrors(fe.validation);
-      return sendProblem(reply, 'validation_failed', errors.map((e) => `${e.path}: ${e.message}`).join('; '), errors);
+      const e = validationFailed(fieldErrors(fe.validation));
+      return sendProblem(reply, e.code, e.message, e.fieldErrors);
     }
     const status = fe.statusCode ?? 500;
     if (status === 413) return sendProblem(reply, 'payload_too_large', 'The request body is larger than the limit.');

@@ -1,6 +1,6 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { execute, type GraphQLError, type GraphQLSchema } from 'graphql';
-import { DomainError, isErrorCode } from '../errors.ts';
+import { DomainError, isErrorCode, validationFailed } from '../errors.ts';
 import type { Context } from '../schema/context.ts';
 
 export type Run = <TData, TVars extends Record<string, unknown>>(
@@ -13,7 +13,8 @@ export type Run = <TData, TVars extends Record<string, unknown>>(
 function rename(error: DomainError, fieldNames: Record<string, string>): DomainError {
   if (!error.fieldErrors) return error;
   const errors = error.fieldErrors.map((e) => ({ ...e, path: fieldNames[e.path] ?? e.path }));
-  return new DomainError(error.code, errors.map((e) => `${e.path}: ${e.message}`).join('; '), { errors, headers: error.headers });
+  // Field errors only ever come from validationFailed, which also words the detail.
+  return validationFailed(errors);
 }
 
 function toDomainError(error: GraphQLError): Error {
