@@ -37,6 +37,14 @@ describe('npm start without DATABASE_URL', () => {
     const sideKey = JSON.parse(created.stdout).api_key;
     expect((await fetch(`http://127.0.0.1:${port}/api/v1/customers`, { headers: { 'x-api-key': sideKey } })).status).toBe(200);
 
+    // The CLI pointed at another port finds the data directory taken, and says so plainly.
+    const clash = await admin(['tenant:create', '--name', 'Clash', '--plan', 'growth'], {
+      ...env,
+      EMBEDDED_PG_PORT: String(await freePort()),
+    });
+    expect(clash.code).not.toBe(0);
+    expect(clash.stderr).toMatch(/could not start the embedded PostgreSQL .* using this data directory/);
+
     expect(await stop(first.child)).toBe(0);
 
     const second = startService('all', env, /Try: curl/);

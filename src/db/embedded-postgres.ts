@@ -67,7 +67,16 @@ export async function startEmbeddedPostgres(opts: {
     mkdirSync(opts.dataDir, { recursive: true });
     await server.initialise();
   }
-  await server.start();
+  try {
+    await server.start();
+  } catch (e) {
+    // The library can reject with nothing useful; say what most likely happened.
+    throw new Error(
+      `could not start the embedded PostgreSQL in ${databaseDir} on port ${opts.port}` +
+        (e instanceof Error ? `: ${e.message}` : '') +
+        '. Is another process (npm start with a different EMBEDDED_PG_PORT?) using this data directory?',
+    );
+  }
   await ensureDatabase(`${base}/postgres`);
   return { url, stop: () => server.stop() };
 }
