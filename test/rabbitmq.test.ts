@@ -131,15 +131,16 @@ describe('through RabbitMQ', () => {
 describe('faults', () => {
   it('a worker killed with SIGKILL mid-batch and restarted loses nothing and applies nothing twice', async () => {
     const { tenantId, secret } = await githubTenant();
-    const first = startService('worker', workerEnv(), /worker started/);
-    await first.started;
-    const total = 400;
+    // The backlog is queued before the worker starts, so the kill lands while it is working through it.
+    const total = 1500;
     let accepted = 0;
-    for (let i = 0; i < total; i += 50) {
-      const batch = await Promise.all(Array.from({ length: 50 }, (_, j) => post(tenantId, secret, i + j)));
+    for (let i = 0; i < total; i += 100) {
+      const batch = await Promise.all(Array.from({ length: 100 }, (_, j) => post(tenantId, secret, i + j)));
       accepted += batch.filter((r) => r.statusCode === 202).length;
     }
     expect(accepted).toBe(total);
+    const first = startService('worker', workerEnv(), /worker started/);
+    await first.started;
     // Kill once some, but not all, of the work is done.
     await expect
       .poll(() => t.prisma.inboxEvent.count({ where: { tenantId, status: 'processed' } }), { timeout: 30_000, interval: 20 })
