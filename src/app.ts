@@ -10,6 +10,7 @@ import type { SecretBox } from './crypto/secret-box.ts';
 import type { Db } from './db/prisma.ts';
 import type { Inbox } from './ingest/inbox.ts';
 import type { WebhookService } from './outbox/service.ts';
+import type { ScoringService } from './scoring/service.ts';
 import { inboundRoutes } from './ingest/inbound-route.ts';
 import { createInboundSecretStore } from './ingest/secrets.ts';
 import { authHook } from './http/auth-hook.ts';
@@ -32,6 +33,7 @@ export interface AppDeps {
   secretBox: SecretBox;
   inbox: Inbox;
   webhooks: WebhookService;
+  scoring: ScoringService;
   redis?: Redis;
   registry?: Registry;
   /** Unix seconds; tests move the clock for signature time windows. */
@@ -86,6 +88,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     sessions,
     inboundSecrets,
     webhooks: deps.webhooks,
+    scoring: deps.scoring,
     log: req.log,
     requestId: req.id,
   });

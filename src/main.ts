@@ -12,6 +12,7 @@ import { createInbox } from './ingest/inbox.ts';
 import { startWorker } from './worker.ts';
 import { createOutbound } from './outbox/index.ts';
 import { seedDemoTenant } from './seed/demo.ts';
+import { createScoringService } from './scoring/service.ts';
 
 type Role = 'all' | 'api' | 'worker';
 
@@ -65,6 +66,7 @@ async function main(role: Role) {
       secretBox: box,
       inbox,
       webhooks: outbound.service,
+      scoring: createScoringService(db.pool),
       sessions: createSessions({ secret: sessionSecret(config), ttlSeconds: config.sessions.ttlSeconds, jwksUrl: config.sessions.jwksUrl }),
     });
     await app.listen({ host: config.http.host, port: config.http.port });
@@ -95,6 +97,7 @@ async function main(role: Role) {
       log,
       prefetch: config.worker.prefetch,
       sweepEveryMs: config.worker.sweepEveryMs,
+      scoring: config.scoring,
     });
     closers.push(() => worker.close());
     log.info({ queue: queue.kind }, 'worker started');

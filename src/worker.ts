@@ -6,6 +6,8 @@ import { startInboxConsumer } from './ingest/processor.ts';
 import type { Queue } from './queue/queue.ts';
 import type { Deliverer } from './outbox/deliverer.ts';
 import { listenForOutbox, pruneOutbox, queueDue, relayOutbox, type DeliveryJob } from './outbox/relay.ts';
+import { createScoringLoop } from './scoring/drain.ts';
+import { createScorer } from './scoring/recompute.ts';
 
 export interface WorkerDeps {
   pool: pg.Pool;
@@ -19,6 +21,7 @@ export interface WorkerDeps {
   prefetch?: number;
   sweepEveryMs?: number;
   overdueEveryMs?: number;
+  scoring?: { batchSize: number; concurrency: number; sweepEveryMs: number; leaseSeconds?: number };
 }
 
 /** Runs `fn` every `ms`, never overlapping itself; errors are logged and the loop goes on. */
@@ -37,6 +40,30 @@ export function every(ms: number, name: string, log: Logger, fn: () => Promise<u
     clearTimeout(timer);
     await running;
   };
+}
+
+/** Runs `fn` so that calls during a run ask for exactly one more run after it, never two at once. */
+export function coalesced(name: string, log: Logger, fn: () => Promise<unknown>) {
+  let running: Promise<unknown> | null = null;
+  let again = false;
+  const run = (): Promise<unknown> => {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        await fn();
+      } while (again);
+    })()
+      .catch((err) => log.error({ err, job: name }, 'background job failed'))
+      .finally(() => (running = null));
+    return running;
+  };
+  /** Resolves when the run in progress, if any, is over. */
+  const settled = () => running ?? Promise.resolve();
+  return Object.assign(run, { settled });
 }
 
 /** The background side: queue consumers and the scheduled passes. Safe to run in several processes. */
@@ -58,23 +85,17 @@ export function startWorker(deps: WorkerDeps) {
     }),
   ];
   // Relay runs are coalesced: a NOTIFY during a run asks for exactly one more run after it.
-  let relaying: Promise<unknown> | null = null;
-  let again = false;
-  const relay = () => {
-    if (relaying) {
-      again = true;
-      return relaying;
-    }
-    relaying = (async () => {
-      do {
-        again = false;
-        while ((await relayOutbox(pool, queue)) > 0);
-      } while (again);
-    })()
-      .catch((err) => log.error({ err }, 'outbox relay failed'))
-      .finally(() => (relaying = null));
-    return relaying;
-  };
+  const relay = coalesced('outbox-relay', log, async () => {
+    while ((await relayOutbox(pool, queue)) > 0);
+  });
+  const s = deps.scoring ?? { batchSize: 500, concurrency: 2, sweepEveryMs: 600_000 };
+  const scoring = createScoringLoop(pool, createScorer(pool), {
+    batchSize: s.batchSize,
+    concurrency: s.concurrency,
+    leaseSeconds: s.leaseSeconds ?? 120,
+    log,
+  });
+  const score = coalesced('scoring', log, () => scoring.drain());
   const stopListening = deps.databaseUrl ? listenForOutbox(deps.databaseUrl, () => void relay(), log) : async () => {};
   const stops = [
     every(deps.sweepEveryMs ?? 5000, 'inbox-sweep', log, () => deps.inbox.sweep()),
@@ -82,13 +103,17 @@ export function startWorker(deps: WorkerDeps) {
     every(1000, 'outbox-relay', log, relay),
     every(1000, 'deliveries-due', log, () => queueDue(pool, queue, { requeueAfterSeconds: deps.leaseSeconds })),
     every(3_600_000, 'outbox-prune', log, () => pruneOutbox(pool)),
+    every(1000, 'scoring', log, score),
+    every(s.sweepEveryMs, 'scoring-daily', log, () => scoring.daily().then(score)),
   ];
   return {
     async close() {
       await stopListening();
+      scoring.stop();
       await Promise.all(consumers.map((c) => c.close()));
       await Promise.all(stops.map((s) => s()));
-      await relaying;
+      await relay.settled();
+      await score.settled();
     },
   };
 }

@@ -65,6 +65,7 @@ describe('errors', () => {
       secretBox: testSecretBox(),
       inbox: t.inbox,
       webhooks: t.outbound.service,
+      scoring: t.scoring,
       logger: pino({ level: 'error' }, new Writable({ write: (c, _e, cb) => (logLines.push(c.toString()), cb()) })),
     });
     app.get('/boom', async () => {

@@ -31,5 +31,6 @@ export async function enqueueEvents(sql: Sql, events: OutboxInput[]): Promise<vo
     ],
   );
   // Wakes the relay when the transaction commits; polling covers a missed notification.
-  await sql.query('SELECT pg_notify($1, $2)', [OUTBOX_CHANNEL, '']);
+  // Selected around, since a void column is unreadable through Prisma's raw path.
+  await sql.query('SELECT 1 AS notified FROM (SELECT pg_notify($1, $2)) AS n', [OUTBOX_CHANNEL, '']);
 }

@@ -1,5 +1,10 @@
 import type {
   AlertItemFragment,
+  ChurnModelDetailFragment,
+  CustomerHealthHistoryQuery,
+  RecordChurnOutcomeMutation,
+  TrainChurnModelMutation,
+  WeightsFragment,
   DeliveryItemFragment,
   EndpointItemFragment,
   CustomerChurnPredictionQuery,
@@ -111,4 +116,58 @@ export const delivery = (d: DeliveryItemFragment) => ({
     error: a.error,
     response_body: a.responseBody,
   })),
+});
+
+type HistoryPoint = NonNullable<CustomerHealthHistoryQuery['customer']>['healthHistory']['nodes'][number];
+export const historyPoint = (p: HistoryPoint) => ({
+  date: p.day,
+  score: p.score,
+  status: p.status,
+  dimensions: { usage: p.usage, engagement: p.engagement, support: p.support, billing: p.billing, growth: p.growth },
+  churn_probability: p.churnProbability,
+  computed_at: p.computedAt,
+});
+
+export const weights = (w: WeightsFragment) => ({
+  usage: w.usage,
+  engagement: w.engagement,
+  support: w.support,
+  billing: w.billing,
+  growth: w.growth,
+  is_default: w.isDefault,
+});
+
+export const churnModel = (m: ChurnModelDetailFragment) => ({
+  model_version: m.modelVersion,
+  trained_at: m.trainedAt,
+  intercept: m.intercept,
+  features: m.features,
+  metrics: m.metrics && {
+    samples: m.metrics.samples,
+    churned: m.metrics.churned,
+    holdout: m.metrics.holdout,
+    auc: m.metrics.auc,
+    brier: m.metrics.brier,
+    baseline: { model_version: m.metrics.baselineModelVersion, auc: m.metrics.baselineAuc, brier: m.metrics.baselineBrier },
+  },
+});
+
+export const training = (r: TrainChurnModelMutation['trainChurnModel']) => ({
+  model_version: r.modelVersion,
+  trained_at: r.trainedAt,
+  samples: r.samples,
+  churned: r.churned,
+  holdout: r.holdout,
+  auc: r.auc,
+  brier: r.brier,
+  activated: r.activated,
+  baseline: { model_version: r.baselineModelVersion, auc: r.baselineAuc, brier: r.baselineBrier },
+});
+
+export const churnOutcome = (o: RecordChurnOutcomeMutation['recordChurnOutcome']) => ({
+  customer_id: o.customerId,
+  churned: o.churned,
+  at: o.at,
+  source: o.source,
+  created_at: o.createdAt,
 });

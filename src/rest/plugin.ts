@@ -7,6 +7,7 @@ import { authRoutes } from './routes/auth.ts';
 import { customerRoutes } from './routes/customers.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { eventRoutes } from './routes/events.ts';
+import { scoringRoutes } from './routes/scoring.ts';
 
 export interface RestDeps {
   run: Run;
@@ -26,5 +27,6 @@ export async function restApi(v1: FastifyInstance, opts: RestDeps) {
     await authed.register(alertRoutes, deps);
     await authed.register(webhookRoutes, deps);
     await authed.register(eventRoutes, deps);
+    await authed.register(scoringRoutes, deps);
   });
 }

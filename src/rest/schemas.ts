@@ -245,4 +245,84 @@ export const webhookDelivery = {
   },
 } as const;
 
-export const SHARED_SCHEMAS = [problem, customerItem, customer, health, churnPrediction, alert, webhookEndpoint, webhookDelivery];
+const nullableNumber = nullable({ type: 'number' });
+const dimensionNumbers = Object.fromEntries(DIMENSIONS.map((k) => [k, nullableNumber]));
+
+export const healthPoint = {
+  $id: 'HealthHistoryPoint',
+  type: 'object',
+  properties: {
+    date: { type: 'string', format: 'date' },
+    score: nullable({ type: 'integer', minimum: 0, maximum: 100 }),
+    status: nullable({ type: 'string', enum: HEALTH_STATUS_VALUES }),
+    dimensions: { type: 'object', properties: dimensionNumbers },
+    churn_probability: nullableNumber,
+    computed_at: dateTime,
+  },
+} as const;
+
+export const healthWeights = {
+  $id: 'HealthWeights',
+  type: 'object',
+  properties: { ...Object.fromEntries(DIMENSIONS.map((k) => [k, { type: 'number' }])), is_default: { type: 'boolean' } },
+} as const;
+
+export const healthWeightsInput = {
+  type: 'object',
+  description: 'Each from 0 to 1; together they sum to 1.',
+  properties: Object.fromEntries(DIMENSIONS.map((k) => [k, { type: 'number' }])),
+  required: [...DIMENSIONS],
+  additionalProperties: false,
+} as const;
+
+const modelMetrics = {
+  samples: { type: 'integer' },
+  churned: { type: 'integer' },
+  holdout: { type: 'integer' },
+  auc: { type: 'number' },
+  brier: { type: 'number' },
+  baseline: { type: 'object', properties: { model_version: str, auc: { type: 'number' }, brier: { type: 'number' } } },
+};
+
+export const churnModel = {
+  $id: 'ChurnModel',
+  type: 'object',
+  properties: {
+    model_version: str,
+    trained_at: nullable(dateTime),
+    intercept: { type: 'number' },
+    features: {
+      type: 'array',
+      items: { type: 'object', properties: { code: str, description: str, coefficient: { type: 'number' }, baseline: { type: 'number' } } },
+    },
+    metrics: nullable({ type: 'object', properties: modelMetrics }),
+  },
+} as const;
+
+export const churnTraining = {
+  $id: 'ChurnTraining',
+  type: 'object',
+  properties: { model_version: str, trained_at: dateTime, activated: { type: 'boolean' }, ...modelMetrics },
+} as const;
+
+export const churnOutcome = {
+  $id: 'ChurnOutcome',
+  type: 'object',
+  properties: { customer_id: uuid, churned: { type: 'boolean' }, at: dateTime, source: str, created_at: dateTime },
+} as const;
+
+export const SHARED_SCHEMAS = [
+  problem,
+  customerItem,
+  customer,
+  health,
+  healthPoint,
+  healthWeights,
+  churnPrediction,
+  churnModel,
+  churnTraining,
+  churnOutcome,
+  alert,
+  webhookEndpoint,
+  webhookDelivery,
+];

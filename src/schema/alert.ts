@@ -1,4 +1,7 @@
+import { onPrisma } from '../db/sql.ts';
 import { DomainError, notFound, validationFailed } from '../errors.ts';
+import { enqueueEvents } from '../outbox/enqueue.ts';
+import { alertEvent } from '../outbox/payloads.ts';
 import type { Alert as AlertRow } from '../generated/prisma/client.ts';
 import { builder } from './builder.ts';
 import { AlertSeverity, AlertStatus, AlertType } from './enums.ts';
@@ -94,10 +97,14 @@ builder.mutationField('updateAlert', (t) =>
           : input.status === 'snoozed'
             ? { status: 'snoozed' as const, snoozedUntil: input.snoozedUntil }
             : input.status === 'resolved'
-              ? { status: 'resolved' as const, resolvedAt: now, snoozedUntil: null }
-              : { status: 'open' as const, resolvedAt: null, acknowledgedAt: null, snoozedUntil: null };
+              ? { status: 'resolved' as const, resolvedAt: now, resolvedBy: 'user', snoozedUntil: null }
+              : { status: 'open' as const, resolvedAt: null, resolvedBy: null, acknowledgedAt: null, snoozedUntil: null };
       try {
-        return await ctx.prisma.alert.update({ ...query, where: { id }, data });
+        // The resolution and its alert.resolved event commit together.
+        await ctx.prisma.$transaction(async (tx) => {
+          const a = await tx.alert.update({ where: { id }, data });
+          if (a.status === 'resolved') await enqueueEvents(onPrisma(tx), [alertEvent('alert.resolved', a)]);
+        });
       } catch (e) {
         // Reopening collides with a newer unresolved alert of the same type for the customer.
         if ((e as { code?: string })?.code === 'P2002') {
@@ -105,6 +112,7 @@ builder.mutationField('updateAlert', (t) =>
         }
         throw e;
       }
+      return ctx.prisma.alert.findUniqueOrThrow({ ...query, where: { id } });
     },
   }),
 );

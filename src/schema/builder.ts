@@ -12,6 +12,7 @@ export const builder = new SchemaBuilder<{
   DefaultInputFieldRequiredness: true;
   Scalars: {
     DateTime: { Input: Date; Output: Date | string };
+    Date: { Input: string; Output: Date | string };
     UUID: { Input: string; Output: string };
     JSON: { Input: unknown; Output: unknown };
   };

@@ -1,5 +1,8 @@
+import { notFound, validationFailed } from '../errors.ts';
+import { CHURN_FEATURES, type ChurnModel as Model, DEFAULT_MODEL } from '../scoring/churn-model.ts';
 import { builder } from './builder.ts';
 import { RiskLevel } from './enums.ts';
+import { requireCapability } from './guards.ts';
 
 interface RiskFactorView {
   code: string;
@@ -56,9 +59,9 @@ export const ChurnPrediction = builder.objectRef<ChurnView>('ChurnPrediction').i
 builder.prismaObjectField('Customer', 'churnPrediction', (t) =>
   t.field({
     type: ChurnPrediction,
-    select: { id: true, churnPredictions: { orderBy: { predictedAt: 'desc' }, take: 1 } },
+    select: { id: true, churnPrediction: true },
     resolve: (c): ChurnView => {
-      const p = c.churnPredictions[0];
+      const p = c.churnPrediction;
       return {
         customerId: c.id,
         probability: p?.probability ?? null,
@@ -71,3 +74,188 @@ builder.prismaObjectField('Customer', 'churnPrediction', (t) =>
     },
   }),
 );
+
+// The model in use: the default coefficients, or the tenant's trained model.
+interface MetricsView {
+  samples: number;
+  churned: number;
+  holdout: number;
+  auc: number;
+  brier: number;
+  baselineModelVersion: string;
+  baselineAuc: number;
+  baselineBrier: number;
+}
+interface ModelView {
+  model: Model;
+  metrics: MetricsView | null;
+}
+
+const ModelFeature = builder
+  .objectRef<{ code: string; summary: string; coefficient: number; baseline: number }>('ChurnModelFeature')
+  .implement({
+    fields: (t) => ({
+      code: t.exposeString('code'),
+      description: t.exposeString('summary', { description: 'How the feature is measured (0 = no risk, 1 = most risk).' }),
+      coefficient: t.exposeFloat('coefficient', { description: 'Log-odds per unit of the feature.' }),
+      baseline: t.exposeFloat('baseline', { description: 'Contributions to a prediction are measured above this value.' }),
+    }),
+  });
+
+const Metrics = builder.objectRef<MetricsView>('ChurnModelMetrics').implement({
+  description: 'How the model did on the customers held out of its training, beside the default model on the same customers.',
+  fields: (t) => ({
+    samples: t.exposeInt('samples'),
+    churned: t.exposeInt('churned'),
+    holdout: t.exposeInt('holdout'),
+    auc: t.exposeFloat('auc'),
+    brier: t.exposeFloat('brier'),
+    baselineModelVersion: t.exposeString('baselineModelVersion'),
+    baselineAuc: t.exposeFloat('baselineAuc'),
+    baselineBrier: t.exposeFloat('baselineBrier'),
+  }),
+});
+
+const ChurnModelRef = builder.objectRef<ModelView>('ChurnModel').implement({
+  description: 'The logistic churn model in use: p = 1 / (1 + e^-(intercept + Σ coefficient × feature)).',
+  fields: (t) => ({
+    modelVersion: t.string({ resolve: (m) => m.model.version }),
+    trainedAt: t.field({ type: 'DateTime', nullable: true, resolve: (m) => m.model.trainedAt }),
+    intercept: t.float({ resolve: (m) => m.model.intercept }),
+    features: t.field({
+      type: [ModelFeature],
+      resolve: (m) =>
+        CHURN_FEATURES.map((f) => ({
+          code: f.code,
+          summary: f.summary,
+          coefficient: m.model.coefficients[f.code] ?? 0,
+          baseline: m.model.baseline[f.code] ?? 0,
+        })),
+    }),
+    metrics: t.field({ type: Metrics, nullable: true, description: 'Null for the default model.', resolve: (m) => m.metrics }),
+  }),
+});
+
+const DEFAULT_VIEW: ModelView = { model: DEFAULT_MODEL, metrics: null };
+
+function modelView(row: {
+  version: string;
+  intercept: number;
+  coefficients: unknown;
+  baseline: unknown;
+  metrics: unknown;
+  trainedAt: Date;
+}): ModelView {
+  const m = row.metrics as Record<string, number> & { baseline: { model_version: string; auc: number; brier: number } };
+  return {
+    model: {
+      version: row.version,
+      intercept: row.intercept,
+      coefficients: row.coefficients as Record<string, number>,
+      baseline: row.baseline as Record<string, number>,
+      trainedAt: row.trainedAt,
+    },
+    metrics: {
+      samples: m.samples!,
+      churned: m.churned!,
+      holdout: m.holdout!,
+      auc: m.auc!,
+      brier: m.brier!,
+      baselineModelVersion: m.baseline.model_version,
+      baselineAuc: m.baseline.auc,
+      baselineBrier: m.baseline.brier,
+    },
+  };
+}
+
+const TrainResult = builder
+  .objectRef<{
+    modelVersion: string;
+    trainedAt: Date;
+    samples: number;
+    churned: number;
+    holdout: number;
+    auc: number;
+    brier: number;
+    activated: boolean;
+    baseline: { modelVersion: string; auc: number; brier: number };
+  }>('ChurnTrainingResult')
+  .implement({
+    fields: (t) => ({
+      modelVersion: t.exposeString('modelVersion'),
+      trainedAt: t.field({ type: 'DateTime', resolve: (r) => r.trainedAt }),
+      samples: t.exposeInt('samples', { description: 'Labelled customers used (the latest label of each).' }),
+      churned: t.exposeInt('churned'),
+      holdout: t.exposeInt('holdout', { description: 'Customers held out of the fit to measure it.' }),
+      auc: t.exposeFloat('auc', { description: 'Area under the ROC curve on the held-out customers.' }),
+      brier: t.exposeFloat('brier', { description: 'Brier score on the held-out customers (lower is better).' }),
+      activated: t.exposeBoolean('activated', {
+        description: 'Whether the model is now in use: only when its AUC is at least the default model’s on the same customers.',
+      }),
+      baselineModelVersion: t.string({ resolve: (r) => r.baseline.modelVersion }),
+      baselineAuc: t.float({ resolve: (r) => r.baseline.auc }),
+      baselineBrier: t.float({ resolve: (r) => r.baseline.brier }),
+    }),
+  });
+
+builder.queryField('churnModel', (t) =>
+  t.field({
+    type: ChurnModelRef,
+    description: 'The churn model in use for the tenant, with its coefficients.',
+    resolve: async (_r, _a, ctx) => {
+      const p = requireCapability(ctx, 'read');
+      const tenant = await ctx.prisma.tenant.findUniqueOrThrow({ where: { id: p.tenantId }, select: { activeChurnModel: true } });
+      return tenant.activeChurnModel ? modelView(tenant.activeChurnModel) : DEFAULT_VIEW;
+    },
+  }),
+);
+
+const ChurnOutcome = builder.prismaObject('ChurnOutcome', {
+  description: 'A label for churn training: the customer churned, or explicitly did not, at a time.',
+  fields: (t) => ({
+    customerId: t.expose('customerId', { type: 'UUID' }),
+    churned: t.exposeBoolean('churned'),
+    at: t.expose('at', { type: 'DateTime' }),
+    source: t.exposeString('source', { description: '`api` for a label posted by the tenant, `stripe` for a cancelled subscription.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+const FUTURE_SKEW_MS = 5 * 60_000;
+
+builder.mutationFields((t) => ({
+  trainChurnModel: t.field({
+    type: TrainResult,
+    description: 'Fits the tenant’s churn model on its labelled customers; needs 20 churned and 20 retained.',
+    resolve: async (_r, _a, ctx) => {
+      const p = requireCapability(ctx, 'manage');
+      return ctx.scoring.train(p.tenantId);
+    },
+  }),
+  resetChurnModel: t.field({
+    type: ChurnModelRef,
+    description: 'Puts the default coefficients back in use (trained models are kept) and refreshes every prediction.',
+    resolve: async (_r, _a, ctx) => {
+      const p = requireCapability(ctx, 'manage');
+      await ctx.prisma.tenant.update({ where: { id: p.tenantId }, data: { activeChurnModelId: null } });
+      await ctx.scoring.rescoreTenant(p.tenantId);
+      return DEFAULT_VIEW;
+    },
+  }),
+  recordChurnOutcome: t.prismaField({
+    type: ChurnOutcome,
+    description: 'Labels a customer as churned (or not) for training; `at` defaults to now.',
+    args: { customerId: t.arg({ type: 'UUID' }), churned: t.arg.boolean(), at: t.arg({ type: 'DateTime', required: false }) },
+    resolve: async (query, _r, args, ctx) => {
+      const p = requireCapability(ctx, 'write');
+      const at = args.at ?? new Date();
+      if (at.getTime() > Date.now() + FUTURE_SKEW_MS) throw validationFailed([{ path: 'at', message: 'must not be in the future' }]);
+      const customer = await ctx.prisma.customer.findFirst({ where: { id: args.customerId, tenantId: p.tenantId }, select: { id: true } });
+      if (!customer) throw notFound(`Customer ${args.customerId}`);
+      return ctx.prisma.churnOutcome.create({
+        ...query,
+        data: { tenantId: p.tenantId, customerId: customer.id, churned: args.churned, at, source: 'api' },
+      });
+    },
+  }),
+}));

@@ -4,6 +4,7 @@ import type { Sessions } from '../auth/sessions.ts';
 import type { Db } from '../db/prisma.ts';
 import type { InboundSecretStore } from '../ingest/secrets.ts';
 import type { WebhookService } from '../outbox/service.ts';
+import type { ScoringService } from '../scoring/service.ts';
 
 /** Everything a resolver may use; built per request by the HTTP layer, shared by /graphql and the REST facade. */
 export interface Context {
@@ -12,6 +13,7 @@ export interface Context {
   sessions: Sessions;
   inboundSecrets: InboundSecretStore;
   webhooks: WebhookService;
+  scoring: ScoringService;
   log: FastifyBaseLogger;
   requestId: string;
 }

@@ -1,6 +1,11 @@
-import { DIMENSIONS, type DimensionKey, tenantWeights } from '../scoring/dimensions.ts';
+import { validationFailed } from '../errors.ts';
+import { Prisma } from '../generated/prisma/client.ts';
+import { signalLabel } from '../scoring/dimension-scores.ts';
+import { DEFAULT_WEIGHTS, DIMENSIONS, type DimensionKey, tenantWeights, type Weights } from '../scoring/dimensions.ts';
 import { builder } from './builder.ts';
 import { Dimension, HealthStatus } from './enums.ts';
+import { requireCapability } from './guards.ts';
+import { PageInfo, pageSize } from './pagination.ts';
 
 export interface SignalView {
   key: string;
@@ -27,8 +32,8 @@ export interface HealthView {
 }
 
 interface SnapshotRow {
-  score: number;
-  status: 'healthy' | 'neutral' | 'at_risk';
+  score: number | null;
+  status: 'healthy' | 'neutral' | 'at_risk' | null;
   computedAt: Date;
   trend7d: number | null;
   trend30d: number | null;
@@ -36,32 +41,26 @@ interface SnapshotRow {
   dimensions: unknown;
 }
 
-/** The latest snapshot as the API shows it; before the first computation, five empty dimensions with their weights. */
-export function healthView(customerId: string, snapshot: SnapshotRow | undefined, storedWeights: unknown): HealthView {
-  if (!snapshot) {
-    const weights = tenantWeights(storedWeights);
-    return {
-      customerId,
-      score: null,
-      status: null,
-      computedAt: null,
-      trend7d: null,
-      trend30d: null,
-      weakestDimension: null,
-      dimensions: DIMENSIONS.map((key) => ({ key, score: null, weight: weights[key], contribution: null, trend: null, signals: [] })),
-    };
-  }
-  const stored = (Array.isArray(snapshot.dimensions) ? snapshot.dimensions : []) as DimensionView[];
+type StoredDimension = Omit<DimensionView, 'signals'> & { signals?: { key: string; label?: string; value: unknown }[] };
+
+/** The current snapshot as the API shows it; before the first computation, five empty dimensions with their weights. */
+export function healthView(customerId: string, snapshot: SnapshotRow | null | undefined, storedWeights: unknown): HealthView {
+  const weights = tenantWeights(storedWeights);
+  const stored = (snapshot && Array.isArray(snapshot.dimensions) ? snapshot.dimensions : []) as StoredDimension[];
   const byKey = new Map(stored.map((d) => [d.key, d]));
   return {
     customerId,
-    score: snapshot.score,
-    status: snapshot.status,
-    computedAt: snapshot.computedAt,
-    trend7d: snapshot.trend7d,
-    trend30d: snapshot.trend30d,
-    weakestDimension: (snapshot.weakestDimension as DimensionKey | null) ?? null,
-    dimensions: DIMENSIONS.map((key) => byKey.get(key) ?? { key, score: null, weight: 0, contribution: null, trend: null, signals: [] }),
+    score: snapshot?.score ?? null,
+    status: snapshot?.status ?? null,
+    computedAt: snapshot?.computedAt ?? null,
+    trend7d: snapshot?.trend7d ?? null,
+    trend30d: snapshot?.trend30d ?? null,
+    weakestDimension: (snapshot?.weakestDimension as DimensionKey | null) ?? null,
+    dimensions: DIMENSIONS.map((key) => {
+      const d = byKey.get(key);
+      if (!d) return { key, score: null, weight: snapshot?.score == null ? weights[key] : 0, contribution: null, trend: null, signals: [] };
+      return { ...d, signals: (d.signals ?? []).map((s) => ({ key: s.key, label: s.label ?? signalLabel(s.key), value: s.value })) };
+    }),
   };
 }
 
@@ -111,11 +110,150 @@ export const CustomerHealth = builder.objectRef<HealthView>('CustomerHealth').im
 builder.prismaObjectField('Customer', 'health', (t) =>
   t.field({
     type: CustomerHealth,
-    select: {
-      id: true,
-      healthSnapshots: { orderBy: { computedAt: 'desc' }, take: 1 },
-      tenant: { select: { scoringWeights: true } },
-    },
-    resolve: (c) => healthView(c.id, c.healthSnapshots[0], c.tenant.scoringWeights),
+    select: { id: true, healthSnapshot: true, tenant: { select: { scoringWeights: true } } },
+    resolve: (c) => healthView(c.id, c.healthSnapshot, c.tenant.scoringWeights),
   }),
 );
+
+// History: one point per day, newest first, paged by day.
+interface HistoryPoint {
+  day: Date;
+  score: number | null;
+  status: 'healthy' | 'neutral' | 'at_risk' | null;
+  usage: number | null;
+  engagement: number | null;
+  support: number | null;
+  billing: number | null;
+  growth: number | null;
+  churnProbability: number | null;
+  computedAt: Date;
+}
+
+const HealthPoint = builder.objectRef<HistoryPoint>('HealthHistoryPoint').implement({
+  description: 'A customer’s health on one day (the day’s latest computation).',
+  fields: (t) => ({
+    day: t.field({ type: 'Date', resolve: (p) => p.day }),
+    score: t.exposeInt('score', { nullable: true }),
+    status: t.field({ type: HealthStatus, nullable: true, resolve: (p) => p.status }),
+    usage: t.exposeFloat('usage', { nullable: true }),
+    engagement: t.exposeFloat('engagement', { nullable: true }),
+    support: t.exposeFloat('support', { nullable: true }),
+    billing: t.exposeFloat('billing', { nullable: true }),
+    growth: t.exposeFloat('growth', { nullable: true }),
+    churnProbability: t.exposeFloat('churnProbability', { nullable: true }),
+    computedAt: t.field({ type: 'DateTime', resolve: (p) => p.computedAt }),
+  }),
+});
+
+const HistoryPage = builder
+  .objectRef<{ nodes: HistoryPoint[]; hasNextPage: boolean; endCursor: string | null }>('HealthHistoryConnection')
+  .implement({
+    fields: (t) => ({
+      nodes: t.field({ type: [HealthPoint], resolve: (p) => p.nodes }),
+      pageInfo: t.field({ type: PageInfo, resolve: (p) => ({ hasNextPage: p.hasNextPage, endCursor: p.endCursor }) }),
+    }),
+  });
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+const dayCursor = (day: Date) => Buffer.from(day.toISOString().slice(0, 10)).toString('base64url');
+function beforeDay(after: string | null | undefined): Date | undefined {
+  if (!after) return undefined;
+  const day = Buffer.from(after, 'base64url').toString('utf8');
+  if (!DAY.test(day) || Number.isNaN(Date.parse(day)))
+    throw validationFailed([{ path: 'after', message: 'is not a cursor this API issued' }]);
+  return new Date(`${day}T00:00:00.000Z`);
+}
+
+builder.prismaObjectField('Customer', 'healthHistory', (t) =>
+  t.field({
+    type: HistoryPage,
+    description: 'Daily health points, newest first.',
+    args: {
+      first: t.arg.int({ required: false, description: 'Days per page, 1 to 100 (default 25).' }),
+      after: t.arg.string({ required: false, description: 'The endCursor of the previous page.' }),
+    },
+    // Planned into the customer's own query, so a list of customers with their history is one round trip.
+    select: (args) => {
+      const before = beforeDay(args.after);
+      return { healthHistory: { where: before ? { day: { lt: before } } : {}, orderBy: { day: 'desc' }, take: pageSize(args.first) + 1 } };
+    },
+    resolve: (c, args) => {
+      const take = pageSize(args.first);
+      const rows = c.healthHistory as HistoryPoint[];
+      const nodes = rows.slice(0, take);
+      const hasNextPage = rows.length > take;
+      return { nodes, hasNextPage, endCursor: hasNextPage ? dayCursor(nodes[nodes.length - 1]!.day) : null };
+    },
+  }),
+);
+
+// Weights: a tenant may weigh the dimensions its own way (DECISIONS §7).
+const WeightsView = builder.objectRef<Weights & { isDefault: boolean }>('HealthWeights').implement({
+  description: 'How much each dimension counts in the overall score; they sum to 1.',
+  fields: (t) => ({
+    usage: t.exposeFloat('usage'),
+    engagement: t.exposeFloat('engagement'),
+    support: t.exposeFloat('support'),
+    billing: t.exposeFloat('billing'),
+    growth: t.exposeFloat('growth'),
+    isDefault: t.exposeBoolean('isDefault', { description: 'True while the tenant uses the documented defaults.' }),
+  }),
+});
+
+const weightsView = (stored: unknown) => ({ ...tenantWeights(stored), isDefault: stored === null || stored === undefined });
+
+builder.prismaObjectField('Tenant', 'healthWeights', (t) =>
+  t.field({ type: WeightsView, select: { scoringWeights: true }, resolve: (tenant) => weightsView(tenant.scoringWeights) }),
+);
+
+const WeightsInput = builder.inputType('HealthWeightsInput', {
+  fields: (t) => ({ usage: t.float(), engagement: t.float(), support: t.float(), billing: t.float(), growth: t.float() }),
+});
+
+/** Weights must each be 0..1 and sum to 1 (within rounding). */
+export function checkWeights(w: Record<DimensionKey, number>): Weights {
+  const errors = DIMENSIONS.flatMap((k) =>
+    !Number.isFinite(w[k]) || w[k] < 0 || w[k] > 1 ? [{ path: k, message: 'must be a number from 0 to 1' }] : [],
+  );
+  if (errors.length) throw validationFailed(errors);
+  const sum = DIMENSIONS.reduce((s, k) => s + w[k], 0);
+  if (Math.abs(sum - 1) > 0.001)
+    throw validationFailed([{ path: 'weights', message: `must sum to 1 (they sum to ${Math.round(sum * 1000) / 1000})` }]);
+  return Object.fromEntries(DIMENSIONS.map((k) => [k, w[k]])) as Weights;
+}
+
+builder.queryField('healthWeights', (t) =>
+  t.field({
+    type: WeightsView,
+    resolve: async (_r, _a, ctx) => {
+      const p = requireCapability(ctx, 'read');
+      const tenant = await ctx.prisma.tenant.findUniqueOrThrow({ where: { id: p.tenantId }, select: { scoringWeights: true } });
+      return weightsView(tenant.scoringWeights);
+    },
+  }),
+);
+
+builder.mutationFields((t) => ({
+  setHealthWeights: t.field({
+    type: WeightsView,
+    description: 'Sets the tenant’s dimension weights (each 0-1, summing to 1) and recomputes every customer.',
+    args: { input: t.arg({ type: WeightsInput }) },
+    resolve: async (_r, { input }, ctx) => {
+      const p = requireCapability(ctx, 'manage');
+      const weights = checkWeights(input);
+      await ctx.prisma.tenant.update({ where: { id: p.tenantId }, data: { scoringWeights: weights } });
+      await ctx.scoring.rescoreTenant(p.tenantId);
+      return { ...weights, isDefault: false };
+    },
+  }),
+  resetHealthWeights: t.field({
+    type: WeightsView,
+    description: 'Returns to the default weights and recomputes every customer.',
+    resolve: async (_r, _a, ctx) => {
+      const p = requireCapability(ctx, 'manage');
+      await ctx.prisma.tenant.update({ where: { id: p.tenantId }, data: { scoringWeights: Prisma.DbNull } });
+      await ctx.scoring.rescoreTenant(p.tenantId);
+      return { ...DEFAULT_WEIGHTS, isDefault: true };
+    },
+  }),
+}));

@@ -31,6 +31,17 @@ builder.scalarType('DateTime', {
   parseLiteral: (ast) => parseDate(ast.kind === Kind.STRING ? ast.value : undefined),
 });
 
+builder.scalarType('Date', {
+  description: 'A calendar day in UTC, e.g. 2026-11-22.',
+  serialize: (v) => (v instanceof Date ? v.toISOString().slice(0, 10) : String(v).slice(0, 10)),
+  parseValue: (v) => {
+    if (typeof v !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(v) || Number.isNaN(Date.parse(v))) {
+      throw validationFailed([{ path: 'date', message: 'must be a date such as 2026-11-22' }]);
+    }
+    return v;
+  },
+});
+
 builder.scalarType('JSON', {
   description: 'Any JSON value.',
   serialize: (v) => v,

@@ -1,8 +1,10 @@
+import { round } from './numbers.ts';
 import { DIMENSIONS, type DimensionKey, effectiveWeights, healthStatusFor, type Weights } from './dimensions.ts';
 
 export interface Signal {
   key: string;
-  label: string;
+  /** Stored snapshots leave it out; readers take it from SIGNAL_LABELS. */
+  label?: string;
   value: unknown;
 }
 
@@ -33,5 +35,3 @@ export function composeHealth(inputs: Record<DimensionKey, DimensionInput>, weig
   const weakest = scored.reduce((a, b) => ((b.score ?? 0) < (a.score ?? 0) ? b : a));
   return { score, status: healthStatusFor(score), weakestDimension: weakest.key, dimensions };
 }
-
-const round = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 ** digits;

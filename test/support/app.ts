@@ -13,6 +13,9 @@ import { createInbox, type Inbox } from '../../src/ingest/inbox.ts';
 import { createMemoryQueue } from '../../src/queue/memory.ts';
 import type { Queue } from '../../src/queue/queue.ts';
 import { createOutbound, type Outbound } from '../../src/outbox/index.ts';
+import { createScoringService, type ScoringService } from '../../src/scoring/service.ts';
+import { createScorer, type Scorer } from '../../src/scoring/recompute.ts';
+import { createScoringLoop, type ScoringLoop } from '../../src/scoring/drain.ts';
 
 export const SESSION_SECRET = 'test-session-secret-0123456789-abcdefghijklmnop';
 export const testSecretBox = () => createSecretBox([{ id: 'test', key: Buffer.alloc(32, 7) }]);
@@ -26,6 +29,11 @@ export interface TestApp {
   queue: Queue;
   inbox: Inbox;
   outbound: Outbound;
+  scoring: ScoringService;
+  scorer: Scorer;
+  scoringLoop: ScoringLoop;
+  /** Recomputes every customer whose scores are due, as the worker would; resolves with how many. */
+  score(): Promise<number>;
   /** SQL statements the app sent since the last reset, to catch N+1 queries. */
   queries: string[];
   close(): Promise<void>;
@@ -72,6 +80,15 @@ export async function createTestApp(
     timeoutMs: opts.deliveryTimeoutMs,
     ca: opts.ca,
   });
+  const scoring = createScoringService(pool);
+  const scorer = createScorer(pool);
+  const scoringErrors: unknown[] = [];
+  const scoringLoop = createScoringLoop(pool, scorer, {
+    batchSize: 200,
+    leaseSeconds: 60,
+    concurrency: 1,
+    log: { error: (o) => scoringErrors.push(o), info: () => {} },
+  });
   const app = await buildApp({
     config,
     prisma,
@@ -81,6 +98,7 @@ export async function createTestApp(
     secretBox: testSecretBox(),
     inbox,
     webhooks: outbound.service,
+    scoring,
     now: opts.now,
   });
   await app.ready();
@@ -93,6 +111,16 @@ export async function createTestApp(
     queue,
     inbox,
     outbound,
+    scoring,
+    scorer,
+    scoringLoop,
+    // Due now, whatever the debounce the triggers set.
+    score: async () => {
+      await pool.query('UPDATE scoring_queue SET due_at = now()');
+      const n = await scoringLoop.drain();
+      if (scoringErrors.length) throw Object.assign(new Error('scoring failed'), { cause: scoringErrors.splice(0) });
+      return n;
+    },
     queries,
     close: async () => {
       await app.close();

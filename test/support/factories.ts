@@ -110,3 +110,113 @@ export async function alert(
     },
   });
 }
+
+const DAY_MS = 86_400_000;
+/** A time `days` ago (fractions allowed). */
+export const daysAgo = (days: number, from = Date.now()) => new Date(from - days * DAY_MS);
+
+export interface SignalSpec {
+  kind: string;
+  /** Days before now; default just now. */
+  daysAgo?: number;
+  value?: number;
+  sentiment?: number | null;
+  attributes?: Record<string, unknown>;
+  source?: string;
+}
+
+/** Observations about a customer, written as the ingestion pipeline writes them (the triggers queue a recompute). */
+export async function signals(db: Db, tenantId: string, customerId: string, specs: SignalSpec[]) {
+  await db.signal.createMany({
+    data: specs.map((s) => ({
+      tenantId,
+      customerId,
+      source: s.source ?? s.kind.split('.')[0]!,
+      kind: s.kind,
+      occurredAt: daysAgo(s.daysAgo ?? 0),
+      value: s.value ?? 1,
+      sentiment: s.sentiment ?? null,
+      attributes: (s.attributes ?? {}) as object,
+    })),
+  });
+}
+
+/** `n` signals of a kind spread evenly over the last `days` days. */
+export const spread = (kind: string, n: number, days: number, extra: Partial<SignalSpec> = {}): SignalSpec[] =>
+  Array.from({ length: n }, (_, i) => ({ kind, daysAgo: (i * days) / Math.max(1, n) + 0.01, ...extra }));
+
+export async function invoice(
+  db: Db,
+  tenantId: string,
+  customerId: string,
+  data: { status: 'open' | 'sent' | 'paid' | 'overdue' | 'void'; dueDaysAgo?: number; overdueDaysAgo?: number },
+) {
+  return db.invoice.create({
+    data: {
+      tenantId,
+      customerId,
+      provider: 'stripe',
+      externalId: `in_${uniq()}`,
+      status: data.status,
+      totalMinor: 4900n,
+      currency: 'usd',
+      dueAt: data.dueDaysAgo === undefined ? null : daysAgo(data.dueDaysAgo),
+      overdueAt: data.overdueDaysAgo === undefined ? null : daysAgo(data.overdueDaysAgo),
+    },
+  });
+}
+
+export async function subscription(
+  db: Db,
+  tenantId: string,
+  customerId: string,
+  data: { status: string; trialEndsInDays?: number; seats?: number; mrrMinor?: number },
+) {
+  return db.subscription.create({
+    data: {
+      tenantId,
+      customerId,
+      provider: 'stripe',
+      externalId: `sub_${uniq()}`,
+      status: data.status,
+      trialEnd: data.trialEndsInDays === undefined ? null : daysAgo(-data.trialEndsInDays),
+      seats: data.seats ?? null,
+      mrrMinor: data.mrrMinor === undefined ? null : BigInt(data.mrrMinor),
+      currency: 'usd',
+      lastEventAt: new Date(),
+    },
+  });
+}
+
+/** A day of history as the daily pass would have written it. */
+export async function historyPoint(
+  db: Db,
+  tenantId: string,
+  customerId: string,
+  daysBack: number,
+  point: {
+    score: number;
+    usage?: number | null;
+    engagement?: number | null;
+    support?: number | null;
+    billing?: number | null;
+    growth?: number | null;
+  },
+) {
+  const day = new Date(`${daysAgo(daysBack).toISOString().slice(0, 10)}T00:00:00.000Z`);
+  await db.healthHistory.create({
+    data: {
+      tenantId,
+      customerId,
+      day,
+      score: point.score,
+      status: point.score >= 75 ? 'healthy' : point.score >= 50 ? 'neutral' : 'at_risk',
+      usage: point.usage ?? null,
+      engagement: point.engagement ?? null,
+      support: point.support ?? null,
+      billing: point.billing ?? null,
+      growth: point.growth ?? null,
+      computedAt: day,
+    },
+  });
+}

@@ -4,6 +4,7 @@ import {
   CreateCustomerDocument,
   CustomerChurnPredictionDocument,
   CustomerHealthDocument,
+  CustomerHealthHistoryDocument,
   GetCustomerDocument,
   ListCustomersDocument,
   UpdateCustomerDocument,
@@ -163,6 +164,28 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
     async (req) => {
       const data = await run(CustomerChurnPredictionDocument, { id: req.params.customer_id }, context(req));
       return map.churn(data.customer.churnPrediction);
+    },
+  );
+
+  app.get<{ Params: IdParams; Querystring: { limit: number; cursor?: string } }>(
+    '/customers/:customer_id/health/history',
+    {
+      schema: {
+        tags,
+        summary: 'The health score’s history: one point per day, newest first',
+        params: idParams,
+        querystring: { type: 'object', properties: s.pageQuery },
+        response: { 200: s.listOf({ $ref: 'HealthHistoryPoint#' }), ...s.problemResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (req) => {
+      const data = await run(
+        CustomerHealthHistoryDocument,
+        { id: req.params.customer_id, first: req.query.limit, after: req.query.cursor },
+        context(req),
+        PAGE_FIELDS,
+      );
+      return map.page(data.customer.healthHistory, map.historyPoint);
     },
   );
 }

@@ -1,0 +1,71 @@
+import type pg from 'pg';
+import { onPg } from '../db/sql.ts';
+import type { Scorer } from './recompute.ts';
+import { type Claim, claimDue, pruneHistory, queueStale, releaseClaims, wakeSnoozedAlerts } from './scoring-queue.ts';
+
+export interface ScoringLoopOptions {
+  batchSize: number;
+  leaseSeconds: number;
+  /** Batches one process works on at once; the database does most of the work, so 2 keeps it busy. */
+  concurrency: number;
+  log: { error: (o: object, m: string) => void; info: (o: object, m: string) => void };
+  /** Seconds before a customer whose recompute failed is tried again. */
+  retryDelaySeconds?: number;
+}
+
+/**
+ * Works the scoring queue down: claim a batch, recompute it, repeat until nothing is due. A failing
+ * batch is retried customer by customer, so one bad customer delays only itself.
+ */
+export function createScoringLoop(pool: pg.Pool, scorer: Scorer, opts: ScoringLoopOptions) {
+  const sql = onPg(pool);
+  const retryDelay = opts.retryDelaySeconds ?? 300;
+  let stopped = false;
+
+  async function one(claims: Claim[]): Promise<number> {
+    try {
+      return (await scorer.recompute(claims)).computed;
+    } catch (err) {
+      if (claims.length === 1) {
+        opts.log.error({ err, customerId: claims[0]!.customerId }, 'scoring failed; it will be retried');
+        await releaseClaims(sql, [claims[0]!.customerId], retryDelay).catch(() => {});
+        return 0;
+      }
+      let n = 0;
+      for (const c of claims) n += await one([c]);
+      return n;
+    }
+  }
+
+  async function lane(): Promise<number> {
+    let total = 0;
+    while (!stopped) {
+      const claims = await claimDue(sql, opts.batchSize, opts.leaseSeconds);
+      if (claims.length === 0) return total;
+      total += await one(claims);
+    }
+    return total;
+  }
+
+  return {
+    /** Lanes finish the batch in hand, then stop claiming. */
+    stop: () => {
+      stopped = true;
+    },
+    /** Recomputes everything due now; resolves with how many customers were computed. */
+    async drain(): Promise<number> {
+      const lanes = await Promise.all(Array.from({ length: opts.concurrency }, lane));
+      return lanes.reduce((a, b) => a + b, 0);
+    },
+    /** Queues customers not computed for a day, wakes snoozed alerts and prunes old history. */
+    async daily(): Promise<{ queued: number; woken: number }> {
+      const queued = await queueStale(sql);
+      const woken = await wakeSnoozedAlerts(sql);
+      await pruneHistory(sql);
+      if (queued || woken) opts.log.info({ queued, woken }, 'daily scoring pass queued customers');
+      return { queued, woken };
+    },
+  };
+}
+
+export type ScoringLoop = ReturnType<typeof createScoringLoop>;

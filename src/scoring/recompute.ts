@@ -1,0 +1,474 @@
+import type pg from 'pg';
+import { inTransaction, onPg, type Sql } from '../db/sql.ts';
+import { enqueueEvents, type OutboxInput } from '../outbox/enqueue.ts';
+import { alertEvent, type AlertRecord, customerPayload } from '../outbox/payloads.ts';
+import {
+  type AlertChange,
+  type AlertType,
+  evaluateAlerts,
+  type ExistingAlert,
+  type Firing,
+  MANUAL_RESOLVE_COOLDOWN_MS,
+  planAlertChanges,
+  type Severity,
+} from './alert-rules.ts';
+import { type Assessment, assessHealth, carryFrom } from './assess.ts';
+import { type ChurnModel, daysSinceActivity, DEFAULT_MODEL, predict, type Prediction } from './churn-model.ts';
+import { DIMENSIONS, riskLevelFor, tenantWeights } from './dimensions.ts';
+import { extractFeatures } from './features.ts';
+import { type Claim, finishClaims } from './scoring-queue.ts';
+
+/** A change this large (or a new status band) is announced with customer.health_changed. */
+const HEALTH_ANNOUNCE_POINTS = 5;
+/** A change this large (or a new risk level or model) is announced with churn_prediction.updated. */
+const CHURN_ANNOUNCE_DELTA = 0.05;
+
+interface CustomerRow {
+  id: string;
+  tenant_id: string;
+  name: string;
+  external_id: string | null;
+  email: string | null;
+  domain: string | null;
+  created_at: Date;
+  updated_at: Date;
+  scoring_weights: unknown;
+  active_churn_model_id: string | null;
+  announced_score: number | null;
+  announced_status: string | null;
+  pred_model_version: string | null;
+  announced_probability: number | null;
+}
+
+interface HistoryRow {
+  customer_id: string;
+  last_usage: number | null;
+  last_engagement: number | null;
+  last_support: number | null;
+  score_7d: number | null;
+  usage_7d: number | null;
+  engagement_7d: number | null;
+  support_7d: number | null;
+  billing_7d: number | null;
+  growth_7d: number | null;
+  score_30d: number | null;
+}
+
+interface AlertRow extends AlertRecord {
+  resolvedBy: string | null;
+}
+
+const ALERT_COLUMNS = `id, tenant_id AS "tenantId", customer_id AS "customerId", alert_type::text AS "alertType", severity::text AS severity,
+  status::text AS status, title, message, details, snoozed_until AS "snoozedUntil", acknowledged_at AS "acknowledgedAt",
+  resolved_at AS "resolvedAt", resolved_by AS "resolvedBy", created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+const utcDay = (d: Date) => d.toISOString().slice(0, 10);
+
+// Scores at fixed days back; a missing day (the service was down) falls back up to three days earlier.
+const HISTORY = `
+SELECT c.id AS customer_id,
+  l.usage AS last_usage, l.engagement AS last_engagement, l.support AS last_support,
+  w.score AS score_7d, w.usage AS usage_7d, w.engagement AS engagement_7d, w.support AS support_7d, w.billing AS billing_7d, w.growth AS growth_7d,
+  m.score AS score_30d
+FROM unnest($1::uuid[]) AS c(id)
+LEFT JOIN LATERAL (SELECT usage, engagement, support FROM health_history h
+  WHERE h.customer_id = c.id AND h.day <= $2::date ORDER BY h.day DESC LIMIT 1) l ON true
+LEFT JOIN LATERAL (SELECT score, usage, engagement, support, billing, growth FROM health_history h
+  WHERE h.customer_id = c.id AND h.day <= $2::date - 7 AND h.day >= $2::date - 10 ORDER BY h.day DESC LIMIT 1) w ON true
+LEFT JOIN LATERAL (SELECT score FROM health_history h
+  WHERE h.customer_id = c.id AND h.day <= $2::date - 30 AND h.day >= $2::date - 33 ORDER BY h.day DESC LIMIT 1) m ON true`;
+
+interface Computed {
+  row: CustomerRow;
+  health: Assessment;
+  prediction: Prediction | null;
+  alerts: AlertChange[];
+  announceHealth: boolean;
+  announceChurn: boolean;
+}
+
+export interface RecomputeResult {
+  computed: number;
+  alertsCreated: number;
+  alertsResolved: number;
+  events: number;
+}
+
+export interface Scorer {
+  /** Recomputes these customers as of `now` and writes everything in one transaction (claims end in it too). */
+  recompute(claims: Claim[], now?: Date): Promise<RecomputeResult>;
+  /** The tenant's churn model in use. */
+  modelFor(tenantId: string | null, activeModelId: string | null): Promise<ChurnModel>;
+}
+
+/** Trained models never change once stored, so each process keeps the ones it has read. */
+export function createScorer(pool: pg.Pool): Scorer {
+  const sql = onPg(pool);
+  const models = new Map<string, ChurnModel>();
+
+  async function loadModels(ids: string[]): Promise<void> {
+    const missing = ids.filter((id) => !models.has(id));
+    if (missing.length === 0) return;
+    const rows = await sql.query<{
+      id: string;
+      version: string;
+      intercept: number;
+      coefficients: object;
+      baseline: object;
+      trained_at: Date;
+    }>('SELECT id, version, intercept, coefficients, baseline, trained_at FROM churn_models WHERE id = ANY($1::uuid[])', [missing]);
+    for (const r of rows) {
+      models.set(r.id, {
+        version: r.version,
+        intercept: r.intercept,
+        coefficients: r.coefficients as Record<string, number>,
+        baseline: r.baseline as Record<string, number>,
+        trainedAt: r.trained_at,
+      });
+    }
+  }
+
+  async function modelFor(_tenantId: string | null, activeModelId: string | null): Promise<ChurnModel> {
+    if (!activeModelId) return DEFAULT_MODEL;
+    await loadModels([activeModelId]);
+    return models.get(activeModelId) ?? DEFAULT_MODEL;
+  }
+
+  async function recompute(claims: Claim[], now = new Date()): Promise<RecomputeResult> {
+    const ids = claims.map((c) => c.customerId);
+    const result: RecomputeResult = { computed: 0, alertsCreated: 0, alertsResolved: 0, events: 0 };
+    const [customers, features, history, alerts] = await Promise.all([
+      sql.query<CustomerRow>(
+        `SELECT c.id, c.tenant_id, c.name, c.external_id, c.email, c.domain, c.created_at, c.updated_at,
+           t.scoring_weights, t.active_churn_model_id,
+           h.announced_score, h.announced_status::text AS announced_status,
+           p.model_version AS pred_model_version, p.announced_probability
+         FROM customers c JOIN tenants t ON t.id = c.tenant_id
+         LEFT JOIN health_snapshots h ON h.customer_id = c.id
+         LEFT JOIN churn_predictions p ON p.customer_id = c.id
+         WHERE c.id = ANY($1::uuid[])`,
+        [ids],
+      ),
+      extractFeatures(
+        sql,
+        ids.map((customerId) => ({ customerId, asOf: now })),
+      ),
+      sql.query<HistoryRow>(HISTORY, [ids, utcDay(now)]),
+      sql.query<AlertRow>(
+        `SELECT ${ALERT_COLUMNS} FROM alerts
+         WHERE customer_id = ANY($1::uuid[]) AND (status <> 'resolved' OR (resolved_by = 'user' AND resolved_at > $2))`,
+        [ids, new Date(now.getTime() - MANUAL_RESOLVE_COOLDOWN_MS)],
+      ),
+    ]);
+    await loadModels([...new Set(customers.flatMap((c) => (c.active_churn_model_id ? [c.active_churn_model_id] : [])))]);
+    const pastOf = new Map(history.map((h) => [h.customer_id, h]));
+    const alertsOf = new Map<string, AlertRow[]>();
+    for (const a of alerts) alertsOf.set(a.customerId, [...(alertsOf.get(a.customerId) ?? []), a]);
+
+    const computed: Computed[] = customers.map((row) => {
+      const f = features.get(row.id)!;
+      const h = pastOf.get(row.id);
+      const health = assessHealth(
+        f,
+        carryFrom({ usage: h?.last_usage, engagement: h?.last_engagement, support: h?.last_support }),
+        tenantWeights(row.scoring_weights),
+        {
+          score7d: h?.score_7d ?? null,
+          score30d: h?.score_30d ?? null,
+          dimensions7d: {
+            usage: h?.usage_7d,
+            engagement: h?.engagement_7d,
+            support: h?.support_7d,
+            billing: h?.billing_7d,
+            growth: h?.growth_7d,
+          },
+        },
+      );
+      const model = (row.active_churn_model_id && models.get(row.active_churn_model_id)) || DEFAULT_MODEL;
+      const prediction = health.score === null ? null : predict(model, f, health.churnInputs);
+      const existing = (alertsOf.get(row.id) ?? []).map(toExisting);
+      const firings = evaluateAlerts({
+        name: row.name,
+        features: f,
+        score: health.score,
+        change7d: health.change7d,
+        weakest: health.weakestDimension,
+        daysInactive: daysSinceActivity(f, health.churnInputs),
+        prediction,
+      });
+      const announceHealth =
+        health.score !== null &&
+        (row.announced_score === null ||
+          row.announced_status !== health.status ||
+          Math.abs(health.score - row.announced_score) >= HEALTH_ANNOUNCE_POINTS);
+      const announceChurn =
+        prediction !== null &&
+        (row.announced_probability === null ||
+          riskLevelFor(row.announced_probability) !== prediction.riskLevel ||
+          row.pred_model_version !== prediction.modelVersion ||
+          Math.abs(prediction.probability - row.announced_probability) >= CHURN_ANNOUNCE_DELTA);
+      return {
+        row,
+        health,
+        prediction,
+        alerts: planAlertChanges(
+          firings,
+          existing.filter((a) => a.status !== 'resolved'),
+          existing.filter((a) => a.status === 'resolved'),
+          now,
+        ),
+        announceHealth,
+        announceChurn,
+      };
+    });
+
+    await inTransaction(pool, async (tx) => {
+      const events = await write(tx, computed, now);
+      Object.assign(result, events);
+      await finishClaims(tx, claims);
+    });
+    result.computed = computed.length;
+    return result;
+  }
+
+  return { recompute, modelFor };
+}
+
+const toExisting = (a: AlertRow): ExistingAlert => ({
+  id: a.id,
+  alertType: a.alertType as AlertType,
+  severity: a.severity as Severity,
+  status: a.status as ExistingAlert['status'],
+  details: a.details,
+  resolvedBy: a.resolvedBy,
+  resolvedAt: a.resolvedAt,
+});
+
+/** Every write of a batch, set-based: a fixed number of statements whatever the batch size. */
+async function write(sql: Sql, batch: Computed[], now: Date): Promise<Omit<RecomputeResult, 'computed'>> {
+  const events: OutboxInput[] = [];
+  const col = <T>(f: (c: Computed) => T) => batch.map(f);
+
+  // Customers: the denormalised list fields, and only where they changed. First, so that every writer
+  // locks a customer's row before its queue row (the API's customer update does the same).
+  await sql.query(
+    `UPDATE customers c SET health_score = t.score, health_status = t.status::"HealthStatus",
+       churn_probability = t.probability, churn_risk_level = t.risk::"RiskLevel"
+     FROM unnest($1::uuid[], $2::int[], $3::text[], $4::float8[], $5::text[]) AS t(id, score, status, probability, risk)
+     WHERE c.id = t.id AND (c.health_score IS DISTINCT FROM t.score OR c.health_status::text IS DISTINCT FROM t.status
+       OR c.churn_probability IS DISTINCT FROM t.probability OR c.churn_risk_level::text IS DISTINCT FROM t.risk)`,
+    [
+      col((c) => c.row.id),
+      col((c) => c.health.score),
+      col((c) => c.health.status),
+      col((c) => c.prediction?.probability ?? null),
+      col((c) => c.prediction?.riskLevel ?? null),
+    ],
+  );
+
+  await sql.query(
+    `INSERT INTO health_snapshots (id, tenant_id, customer_id, score, status, dimensions, trend_7d, trend_30d, weakest_dimension,
+       announced_score, announced_status, computed_at)
+     SELECT gen_random_uuid(), t.tenant_id, t.customer_id, t.score, t.status::"HealthStatus", t.dimensions, t.trend_7d, t.trend_30d,
+       t.weakest, t.announced_score, t.announced_status::"HealthStatus", $11
+     FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::text[], $5::jsonb[], $6::float8[], $7::float8[], $8::text[], $9::int[], $10::text[])
+       AS t(tenant_id, customer_id, score, status, dimensions, trend_7d, trend_30d, weakest, announced_score, announced_status)
+     ON CONFLICT (customer_id) DO UPDATE SET score = excluded.score, status = excluded.status, dimensions = excluded.dimensions,
+       trend_7d = excluded.trend_7d, trend_30d = excluded.trend_30d, weakest_dimension = excluded.weakest_dimension,
+       announced_score = excluded.announced_score, announced_status = excluded.announced_status, computed_at = excluded.computed_at`,
+    [
+      col((c) => c.row.tenant_id),
+      col((c) => c.row.id),
+      col((c) => c.health.score),
+      col((c) => c.health.status),
+      col((c) =>
+        JSON.stringify(
+          c.health.dimensions.map(({ key, score, weight, contribution, trend, signals }) => ({
+            key,
+            score,
+            weight,
+            contribution,
+            trend,
+            signals,
+          })),
+        ),
+      ),
+      col((c) => c.health.change7d),
+      col((c) => c.health.change30d),
+      col((c) => c.health.weakestDimension),
+      col((c) => (c.announceHealth ? c.health.score : c.row.announced_score)),
+      col((c) => (c.announceHealth ? c.health.status : c.row.announced_status)),
+      now,
+    ],
+  );
+
+  const dim = (key: (typeof DIMENSIONS)[number]) => col((c) => c.health.dimensions.find((d) => d.key === key)!.score);
+  await sql.query(
+    `INSERT INTO health_history (customer_id, day, tenant_id, score, status, usage, engagement, support, billing, growth, churn_probability, computed_at)
+     SELECT t.customer_id, $11::date, t.tenant_id, t.score, t.status::"HealthStatus", t.usage, t.engagement, t.support, t.billing, t.growth,
+       t.probability, $12
+     FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::text[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[], $10::float8[])
+       AS t(customer_id, tenant_id, score, status, usage, engagement, support, billing, growth, probability)
+     ON CONFLICT (customer_id, day) DO UPDATE SET score = excluded.score, status = excluded.status, usage = excluded.usage,
+       engagement = excluded.engagement, support = excluded.support, billing = excluded.billing, growth = excluded.growth,
+       churn_probability = excluded.churn_probability, computed_at = excluded.computed_at`,
+    [
+      col((c) => c.row.id),
+      col((c) => c.row.tenant_id),
+      col((c) => c.health.score),
+      col((c) => c.health.status),
+      dim('usage'),
+      dim('engagement'),
+      dim('support'),
+      dim('billing'),
+      dim('growth'),
+      col((c) => c.prediction?.probability ?? null),
+      utcDay(now),
+      now,
+    ],
+  );
+
+  const predicted = batch.filter((c) => c.prediction);
+  if (predicted.length) {
+    const p = <T>(f: (c: Computed & { prediction: Prediction }) => T) =>
+      predicted.map((c) => f(c as Computed & { prediction: Prediction }));
+    await sql.query(
+      `INSERT INTO churn_predictions (id, tenant_id, customer_id, probability, risk_level, risk_factors, recommended_interventions, features,
+         model_version, announced_probability, predicted_at)
+       SELECT gen_random_uuid(), t.tenant_id, t.customer_id, t.probability, t.risk::"RiskLevel", t.factors, t.interventions, t.features,
+         t.model_version, t.announced, $10
+       FROM unnest($1::uuid[], $2::uuid[], $3::float8[], $4::text[], $5::jsonb[], $6::jsonb[], $7::jsonb[], $8::text[], $9::float8[])
+         AS t(tenant_id, customer_id, probability, risk, factors, interventions, features, model_version, announced)
+       ON CONFLICT (customer_id) DO UPDATE SET probability = excluded.probability, risk_level = excluded.risk_level,
+         risk_factors = excluded.risk_factors, recommended_interventions = excluded.recommended_interventions, features = excluded.features,
+         model_version = excluded.model_version, announced_probability = excluded.announced_probability, predicted_at = excluded.predicted_at`,
+      [
+        p((c) => c.row.tenant_id),
+        p((c) => c.row.id),
+        p((c) => c.prediction.probability),
+        p((c) => c.prediction.riskLevel),
+        p((c) => JSON.stringify(c.prediction.riskFactors)),
+        p((c) => JSON.stringify(c.prediction.recommendedInterventions)),
+        p((c) => JSON.stringify(c.prediction.features)),
+        p((c) => c.prediction.modelVersion),
+        p((c) => (c.announceChurn ? c.prediction.probability : c.row.announced_probability)),
+        now,
+      ],
+    );
+  }
+  const unpredicted = batch.filter((c) => !c.prediction).map((c) => c.row.id);
+  if (unpredicted.length) await sql.query('DELETE FROM churn_predictions WHERE customer_id = ANY($1::uuid[])', [unpredicted]);
+
+  for (const c of batch) {
+    const record = {
+      id: c.row.id,
+      tenantId: c.row.tenant_id,
+      externalId: c.row.external_id,
+      name: c.row.name,
+      email: c.row.email,
+      domain: c.row.domain,
+      healthScore: c.health.score,
+      healthStatus: c.health.status,
+      churnProbability: c.prediction?.probability ?? null,
+      churnRiskLevel: c.prediction?.riskLevel ?? null,
+      createdAt: c.row.created_at,
+      updatedAt: c.row.updated_at,
+    };
+    if (c.announceHealth) {
+      events.push({
+        tenantId: c.row.tenant_id,
+        type: 'customer.health_changed',
+        subject: c.row.id,
+        dedupKey: `customer.health_changed:${c.row.id}:${now.toISOString()}`,
+        payload: {
+          ...customerPayload(record),
+          previous_health_score: c.row.announced_score,
+          previous_health_status: c.row.announced_status,
+        },
+      });
+    }
+    if (c.announceChurn && c.prediction) {
+      events.push({
+        tenantId: c.row.tenant_id,
+        type: 'churn_prediction.updated',
+        subject: c.row.id,
+        dedupKey: `churn_prediction.updated:${c.row.id}:${now.toISOString()}`,
+        payload: {
+          tenant_id: c.row.tenant_id,
+          customer_id: c.row.id,
+          probability: c.prediction.probability,
+          risk_level: c.prediction.riskLevel,
+          risk_factors: c.prediction.riskFactors,
+          recommended_interventions: c.prediction.recommendedInterventions,
+          model_version: c.prediction.modelVersion,
+          predicted_at: now.toISOString(),
+          previous_probability: c.row.announced_probability,
+        },
+      });
+    }
+  }
+
+  const { created, resolved } = await writeAlerts(sql, batch, now);
+  events.push(...created.map((a) => alertEvent('alert.created', a)), ...resolved.map((a) => alertEvent('alert.resolved', a)));
+  await enqueueEvents(sql, events);
+  return { alertsCreated: created.length, alertsResolved: resolved.length, events: events.length };
+}
+
+async function writeAlerts(sql: Sql, batch: Computed[], now: Date) {
+  const creates: { c: Computed; alertType: AlertType; firing: Firing }[] = [];
+  const updates: { id: string; firing: Firing }[] = [];
+  const resolves: string[] = [];
+  for (const c of batch) {
+    for (const change of c.alerts) {
+      if (change.kind === 'create') creates.push({ c, alertType: change.alertType, firing: change.firing });
+      else if (change.kind === 'update') updates.push(change);
+      else resolves.push(change.id);
+    }
+  }
+
+  // A concurrent hand-made change wins: the partial unique index keeps one unresolved alert per type.
+  const created = creates.length
+    ? await sql.query<AlertRecord>(
+        `INSERT INTO alerts (id, tenant_id, customer_id, alert_type, severity, status, title, message, details, created_at, updated_at)
+         SELECT gen_random_uuid(), t.tenant_id, t.customer_id, t.alert_type::"AlertType", t.severity::"AlertSeverity", 'open', t.title,
+           t.message, t.details, $8, $8
+         FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::jsonb[])
+           AS t(tenant_id, customer_id, alert_type, severity, title, message, details)
+         ON CONFLICT (customer_id, alert_type) WHERE status <> 'resolved' DO NOTHING
+         RETURNING ${ALERT_COLUMNS}`,
+        [
+          creates.map((x) => x.c.row.tenant_id),
+          creates.map((x) => x.c.row.id),
+          creates.map((x) => x.alertType),
+          creates.map((x) => x.firing.severity),
+          creates.map((x) => x.firing.title),
+          creates.map((x) => x.firing.message),
+          creates.map((x) => JSON.stringify(x.firing.details)),
+          now,
+        ],
+      )
+    : [];
+  if (updates.length) {
+    await sql.query(
+      `UPDATE alerts a SET severity = t.severity::"AlertSeverity", title = t.title, message = t.message, details = t.details, updated_at = $6
+       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::jsonb[]) AS t(id, severity, title, message, details)
+       WHERE a.id = t.id AND a.status <> 'resolved'`,
+      [
+        updates.map((u) => u.id),
+        updates.map((u) => u.firing.severity),
+        updates.map((u) => u.firing.title),
+        updates.map((u) => u.firing.message),
+        updates.map((u) => JSON.stringify(u.firing.details)),
+        now,
+      ],
+    );
+  }
+  const resolved = resolves.length
+    ? await sql.query<AlertRecord>(
+        `UPDATE alerts SET status = 'resolved', resolved_at = $2, resolved_by = 'system', snoozed_until = NULL, updated_at = $2
+         WHERE id = ANY($1::uuid[]) AND status <> 'resolved' RETURNING ${ALERT_COLUMNS}`,
+        [resolves, now],
+      )
+    : [];
+  return { created, resolved };
+}

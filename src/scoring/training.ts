@@ -1,0 +1,162 @@
+import { createHash } from 'node:crypto';
+import type pg from 'pg';
+import { inTransaction, onPg } from '../db/sql.ts';
+import { DomainError } from '../errors.ts';
+import { assessHealth, carryFrom } from './assess.ts';
+import { type ChurnModel, DEFAULT_MODEL, FEATURE_CODES, featureVector, probabilityOf } from './churn-model.ts';
+import { tenantWeights } from './dimensions.ts';
+import { type AsOf, extractFeatures } from './features.ts';
+import { auc, brier, fitLogistic } from './logistic.ts';
+import { round } from './numbers.ts';
+import { queueTenant } from './scoring-queue.ts';
+
+export const MIN_PER_CLASS = 20;
+const HOLDOUT_SHARE = 0.25;
+const CHUNK = 1000;
+const DAY_MS = 86_400_000;
+
+export interface TrainResult {
+  modelVersion: string;
+  trainedAt: Date;
+  samples: number;
+  churned: number;
+  holdout: number;
+  auc: number;
+  brier: number;
+  /** The model is in use only when it does at least as well as the default coefficients on the held-out customers. */
+  activated: boolean;
+  baseline: { modelVersion: string; auc: number; brier: number };
+}
+
+interface Label {
+  customer_id: string;
+  churned: boolean;
+  at: Date;
+}
+
+/** Feature vectors as of each label's time (just before it, so the churn itself is not an input). */
+async function vectors(pool: pg.Pool, labels: Label[], weights: ReturnType<typeof tenantWeights>): Promise<(number | null)[][]> {
+  const sql = onPg(pool);
+  const out: (number | null)[][] = [];
+  for (let i = 0; i < labels.length; i += CHUNK) {
+    const chunk = labels.slice(i, i + CHUNK);
+    const at = chunk.map((l): AsOf => ({ customerId: l.customer_id, asOf: new Date(l.at.getTime() - 1) }));
+    const before = chunk.map((l): AsOf => ({ customerId: l.customer_id, asOf: new Date(l.at.getTime() - 1 - 30 * DAY_MS) }));
+    const [now, then] = await Promise.all([extractFeatures(sql, at), extractFeatures(sql, before)]);
+    for (const l of chunk) {
+      // The score 30 days earlier is rebuilt from the signals, as the daily history would have recorded it.
+      const past = assessHealth(then.get(l.customer_id)!, {}, weights);
+      const pastDims = Object.fromEntries(past.dimensions.map((d) => [d.key, d.score]));
+      const h = assessHealth(now.get(l.customer_id)!, carryFrom(pastDims), weights, {
+        score7d: null,
+        dimensions7d: {},
+        score30d: past.score,
+      });
+      out.push(featureVector(now.get(l.customer_id)!, h.churnInputs));
+    }
+  }
+  return out;
+}
+
+/** Every fourth customer of each class, in an order fixed by its id, is held out: reruns give the same split. */
+function split(labels: Label[]): { train: number[]; test: number[] } {
+  const train: number[] = [];
+  const test: number[] = [];
+  for (const churned of [true, false]) {
+    const idx = labels
+      .map((l, i) => ({ i, key: createHash('sha256').update(l.customer_id).digest('hex'), churned: l.churned }))
+      .filter((x) => x.churned === churned)
+      .sort((a, b) => a.key.localeCompare(b.key));
+    const every = Math.round(1 / HOLDOUT_SHARE);
+    idx.forEach((x, k) => (k % every === every - 1 ? test : train).push(x.i));
+  }
+  return { train, test };
+}
+
+/**
+ * Fits the tenant's churn model on its labelled customers (the latest label of each), reports held-out
+ * AUC and Brier score beside the default model's on the same customers, stores the model under a new
+ * version and, when it does no worse than the default, puts it in use and queues every prediction.
+ */
+export async function trainChurnModel(pool: pg.Pool, tenantId: string, now = new Date()): Promise<TrainResult> {
+  const sql = onPg(pool);
+  const labels = await sql.query<Label>(
+    `SELECT DISTINCT ON (customer_id) customer_id, churned, at FROM churn_outcomes
+     WHERE tenant_id = $1 ORDER BY customer_id, created_at DESC, id DESC`,
+    [tenantId],
+  );
+  const churned = labels.filter((l) => l.churned).length;
+  const stayed = labels.length - churned;
+  if (churned < MIN_PER_CLASS || stayed < MIN_PER_CLASS) {
+    throw new DomainError(
+      'not_enough_data',
+      `Training needs at least ${MIN_PER_CLASS} churned and ${MIN_PER_CLASS} retained labelled customers; this tenant has ${churned} and ${stayed}.`,
+    );
+  }
+  const [tenant] = await sql.query<{ scoring_weights: unknown }>('SELECT scoring_weights FROM tenants WHERE id = $1', [tenantId]);
+  const raw = await vectors(pool, labels, tenantWeights(tenant?.scoring_weights));
+  const y = labels.map((l) => (l.churned ? 1 : 0));
+  const { train, test } = split(labels);
+  // An unknown input takes the training customers' mean of that input, as it will at prediction time.
+  const fill = FEATURE_CODES.map((_, j) => {
+    const known = train.map((i) => raw[i]![j]).filter((v): v is number => v !== null);
+    return known.length ? known.reduce((a, b) => a + b, 0) / known.length : 0;
+  });
+  const x = raw.map((r) => r.map((v, j) => v ?? fill[j]!));
+  const fit = fitLogistic(
+    train.map((i) => x[i]!),
+    train.map((i) => y[i]!),
+  );
+  const candidate: ChurnModel = {
+    version: '',
+    intercept: fit.intercept,
+    coefficients: Object.fromEntries(FEATURE_CODES.map((c, j) => [c, fit.weights[j]!])),
+    baseline: Object.fromEntries(FEATURE_CODES.map((c, j) => [c, fit.means[j]!])),
+    trainedAt: now,
+  };
+  const testY = test.map((i) => y[i]!);
+  const score = (m: ChurnModel) => test.map((i) => probabilityOf(m, raw[i]!));
+  const metrics = { auc: round(auc(score(candidate), testY), 4), brier: round(brier(score(candidate), testY), 4) };
+  const baseline = {
+    modelVersion: DEFAULT_MODEL.version,
+    auc: round(auc(score(DEFAULT_MODEL), testY), 4),
+    brier: round(brier(score(DEFAULT_MODEL), testY), 4),
+  };
+  const activated = metrics.auc >= baseline.auc;
+
+  const version = await inTransaction(pool, async (tx) => {
+    // One training at a time per tenant, so version numbers are never taken twice.
+    await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`churn-train:${tenantId}`]);
+    const [{ n }] = (await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM churn_models WHERE tenant_id = $1', [tenantId])) as [
+      { n: number },
+    ];
+    const v = `trained-v${n + 1}`;
+    const [row] = await tx.query<{ id: string }>(
+      `INSERT INTO churn_models (id, tenant_id, version, intercept, coefficients, baseline, metrics, trained_at)
+       VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+      [
+        tenantId,
+        v,
+        candidate.intercept,
+        JSON.stringify(candidate.coefficients),
+        JSON.stringify(candidate.baseline),
+        JSON.stringify({
+          samples: labels.length,
+          churned,
+          holdout: test.length,
+          ...metrics,
+          activated,
+          baseline: { model_version: baseline.modelVersion, auc: baseline.auc, brier: baseline.brier },
+        }),
+        now,
+      ],
+    );
+    if (activated) {
+      await tx.query('UPDATE tenants SET active_churn_model_id = $2 WHERE id = $1', [tenantId, row!.id]);
+      await queueTenant(tx, tenantId);
+    }
+    return v;
+  });
+
+  return { modelVersion: version, trainedAt: now, samples: labels.length, churned, holdout: test.length, ...metrics, activated, baseline };
+}
