@@ -50,7 +50,15 @@ export interface Measured {
 
 export async function load(
   name: string,
-  opts: { url: string; headers?: Record<string, string>; requests?: autocannon.Request[]; durationS: number; connections: number },
+  opts: {
+    url: string;
+    headers?: Record<string, string>;
+    requests?: autocannon.Request[];
+    durationS: number;
+    connections: number;
+    /** Requests per second across all connections; unset is as fast as the server answers. */
+    rate?: number;
+  },
 ): Promise<Measured> {
   const r = await autocannon({
     url: opts.url,
@@ -59,6 +67,7 @@ export async function load(
     duration: opts.durationS,
     connections: opts.connections,
     pipelining: 1,
+    ...(opts.rate ? { overallRate: opts.rate } : {}),
   });
   return {
     name,
@@ -72,19 +81,25 @@ export async function load(
 }
 
 export function report(title: string, rows: { m: Measured; baseline?: Measured; target?: string }[]) {
-  const lines = [
-    `# ${title}`,
-    '',
-    `Run ${new Date().toISOString()} on ${process.platform}/${process.arch}, Node ${process.version}.`,
-    '',
+  writeResult(title, [
     '| scenario | req/s | p50 ms | p99 ms | bytes/resp | errors | non-2xx | ratio to bare | target |',
     '|---|---|---|---|---|---|---|---|---|',
     ...rows.map(
       ({ m, baseline, target }) =>
         `| ${m.name} | ${m.rps} | ${m.p50} | ${m.p99} | ${m.bytes} | ${m.errors} | ${m.non2xx} | ${baseline ? `${Math.round((m.rps / baseline.rps) * 100)} %` : '–'} | ${target ?? ''} |`,
     ),
-  ];
-  const text = lines.join('\n');
+  ]);
+}
+
+/** Prints a result and writes it to bench/results/<title>.md, with when and where it ran. */
+export function writeResult(title: string, body: string[]) {
+  const text = [
+    `# ${title}`,
+    '',
+    `Run ${new Date().toISOString()} on ${process.platform}/${process.arch}, Node ${process.version}.`,
+    '',
+    ...body,
+  ].join('\n');
   console.log(`\n${text}\n`);
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   writeFileSync(join(ROOT, 'bench', 'results', `${title.toLowerCase().replace(/[^a-z0-9]+/g, '-')}.md`), `${text}\n`);

@@ -11,6 +11,7 @@ import type { Db } from './db/prisma.ts';
 import type { Inbox } from './ingest/inbox.ts';
 import type { WebhookService } from './outbox/service.ts';
 import type { ScoringService } from './scoring/service.ts';
+import type { UsageEventService } from './ingest/usage-events.ts';
 import { inboundRoutes } from './ingest/inbound-route.ts';
 import { createInboundSecretStore } from './ingest/secrets.ts';
 import { authHook } from './http/auth-hook.ts';
@@ -34,6 +35,7 @@ export interface AppDeps {
   inbox: Inbox;
   webhooks: WebhookService;
   scoring: ScoringService;
+  usageEvents: UsageEventService;
   redis?: Redis;
   registry?: Registry;
   /** Unix seconds; tests move the clock for signature time windows. */
@@ -89,6 +91,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     inboundSecrets,
     webhooks: deps.webhooks,
     scoring: deps.scoring,
+    usageEvents: deps.usageEvents,
     log: req.log,
     requestId: req.id,
   });

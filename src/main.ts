@@ -13,6 +13,7 @@ import { startWorker } from './worker.ts';
 import { createOutbound } from './outbox/index.ts';
 import { seedDemoTenant } from './seed/demo.ts';
 import { createScoringService } from './scoring/service.ts';
+import { createUsageEventService } from './ingest/usage-events.ts';
 
 type Role = 'all' | 'api' | 'worker';
 
@@ -43,7 +44,7 @@ async function main(role: Role) {
   if (role !== 'worker') {
     if (config.seedDemo && (await db.prisma.tenant.count()) === 0) {
       const password = cryptoPassword();
-      const demo = await seedDemoTenant(db.prisma, password);
+      const demo = await seedDemoTenant(db.prisma, db.pool, password);
       if (db.embedded) writeFileSync(join(config.dataDir, 'demo-credentials.json'), JSON.stringify(demo, null, 2), { mode: 0o600 });
       banner = demoBanner(demo, false);
     } else if (db.embedded) {
@@ -67,6 +68,7 @@ async function main(role: Role) {
       inbox,
       webhooks: outbound.service,
       scoring: createScoringService(db.pool),
+      usageEvents: createUsageEventService(db.pool),
       sessions: createSessions({ secret: sessionSecret(config), ttlSeconds: config.sessions.ttlSeconds, jwksUrl: config.sessions.jwksUrl }),
     });
     await app.listen({ host: config.http.host, port: config.http.port });

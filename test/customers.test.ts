@@ -40,6 +40,14 @@ describe('POST /api/v1/customers', () => {
     });
   });
 
+  it('announces customer.created to the tenant’s endpoints with the record it answered', async () => {
+    const { apiKey, tenantId } = await tenantWithKey(t.prisma);
+    const body = (await as(apiKey).post('/api/v1/customers', { name: 'Initech', domain: 'initech.example' })).json();
+    const { rows } = await t.pool.query(`SELECT payload FROM outbox_events WHERE type = 'customer.created' AND subject = $1`, [body.id]);
+    const { identities: _identities, ...record } = body;
+    expect(rows).toEqual([{ payload: { tenant_id: tenantId, ...record } }]);
+  });
+
   it('answers 409 for an external_id the tenant already uses', async () => {
     const { apiKey } = await tenantWithKey(t.prisma);
     expect((await as(apiKey).post('/api/v1/customers', { name: 'A', external_id: 'dup' })).statusCode).toBe(201);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './support/app.ts';
-import { alert, scoredCustomer, tenantWithKey, userWithSession } from './support/factories.ts';
+import { alert, historyPoint, scoredCustomer, tenantWithKey, userWithSession } from './support/factories.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -15,7 +15,8 @@ const gql = (headers: Record<string, string>, query: string, variables: object =
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 const LIST = `query($n: Int) { customers(first: $n) { nodes { id name identities { provider externalId }
-  health { score dimensions { key score } } churnPrediction { probability riskFactors { code } } } pageInfo { hasNextPage } } }`;
+  health { score dimensions { key score } } churnPrediction { probability riskFactors { code } }
+  healthHistory(first: 30) { nodes { day score } } } pageInfo { hasNextPage } } }`;
 
 describe('queries', () => {
   it('reads customers through a connection with nested health and churn', async () => {
@@ -34,6 +35,7 @@ describe('queries', () => {
         data: { tenantId, customerId: customer.id, provider: 'stripe', externalId: `cus_${customer.id}` },
       });
       await alert(t.prisma, tenantId, customer.id);
+      await historyPoint(t.prisma, tenantId, customer.id, 1, { score: 60 });
     }
     const count = async (n: number, query: string) => {
       await gql({ 'x-api-key': apiKey }, query, { n }); // warm the key lookup
@@ -44,8 +46,8 @@ describe('queries', () => {
     };
     const listQueries = await count(25, LIST);
     expect(listQueries).toBe(await count(3, LIST));
-    // One planned query for the page plus one per relation kind (identities, snapshots, predictions, tenant).
-    expect(listQueries).toBeLessThanOrEqual(5);
+    // One planned query for the page plus one per relation kind (identities, snapshot, prediction, history, tenant).
+    expect(listQueries).toBeLessThanOrEqual(6);
     const ALERTS = 'query($n: Int) { alerts(first: $n) { nodes { id customer { name healthScore } } } }';
     expect(await count(25, ALERTS)).toBe(await count(3, ALERTS));
   });

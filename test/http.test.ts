@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
+import { createUsageEventService } from '../src/ingest/usage-events.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import { ConfigError, loadConfig } from '../src/config.ts';
@@ -66,6 +67,7 @@ describe('errors', () => {
       inbox: t.inbox,
       webhooks: t.outbound.service,
       scoring: t.scoring,
+      usageEvents: createUsageEventService(t.pool),
       logger: pino({ level: 'error' }, new Writable({ write: (c, _e, cb) => (logLines.push(c.toString()), cb()) })),
     });
     app.get('/boom', async () => {

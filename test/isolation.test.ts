@@ -24,15 +24,17 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const call = (key: string, method: 'GET' | 'PATCH', url: string, payload?: object) =>
+const call = (key: string, method: 'GET' | 'PATCH' | 'POST' | 'PUT', url: string, payload?: object) =>
   t.app.inject({ method, url, headers: { 'x-api-key': key }, ...(payload ? { payload } : {}) });
 
 describe('REST', () => {
-  const routes: [string, 'GET' | 'PATCH', () => string, object?][] = [
+  const routes: [string, 'GET' | 'PATCH' | 'POST', () => string, object?][] = [
     ['GET customer', 'GET', () => `/api/v1/customers/${customerId}`],
     ['PATCH customer', 'PATCH', () => `/api/v1/customers/${customerId}`, { name: 'stolen' }],
     ['GET health', 'GET', () => `/api/v1/customers/${customerId}/health`],
     ['GET churn prediction', 'GET', () => `/api/v1/customers/${customerId}/churn-prediction`],
+    ['GET health history', 'GET', () => `/api/v1/customers/${customerId}/health/history`],
+    ['POST churn outcome', 'POST', () => `/api/v1/customers/${customerId}/churn-outcome`, { churned: false }],
     ['PATCH alert', 'PATCH', () => `/api/v1/alerts/${alertId}`, { status: 'resolved' }],
   ];
 
@@ -43,7 +45,7 @@ describe('REST', () => {
   });
 
   it.each(routes)('%s works for the owner (control)', async (_name, method, url, payload) => {
-    expect((await call(owner.apiKey, method, url(), payload)).statusCode).toBe(200);
+    expect((await call(owner.apiKey, method, url(), payload)).statusCode).toBe(method === 'POST' ? 201 : 200);
   });
 
   it('leaves another tenant’s customer out of the list', async () => {
@@ -60,7 +62,16 @@ describe('REST', () => {
 
   it('did not change anything through the refused writes', async () => {
     await call(other.apiKey, 'PATCH', `/api/v1/customers/${customerId}`, { name: 'hijacked' });
+    await call(other.apiKey, 'POST', `/api/v1/customers/${customerId}/churn-outcome`, { churned: true });
     expect((await t.prisma.customer.findUniqueOrThrow({ where: { id: customerId } })).name).not.toBe('hijacked');
+    expect(await t.prisma.churnOutcome.count({ where: { customerId, churned: true } })).toBe(0);
+  });
+
+  it('keeps weights and the churn model per tenant', async () => {
+    const weights = { usage: 0.6, engagement: 0.1, support: 0.1, billing: 0.1, growth: 0.1 };
+    expect((await call(other.apiKey, 'PUT', '/api/v1/health-weights', weights)).statusCode).toBe(200);
+    expect((await call(owner.apiKey, 'GET', '/api/v1/health-weights')).json().is_default).toBe(true);
+    expect((await call(owner.apiKey, 'GET', '/api/v1/churn-model')).json().model_version).toBe('default-v1');
   });
 });
 
@@ -72,6 +83,8 @@ describe('GraphQL', () => {
     ['customer', 'query($id: UUID!) { customer(id: $id) { id name } }'],
     ['customer health', 'query($id: UUID!) { customer(id: $id) { health { score } } }'],
     ['customer churn', 'query($id: UUID!) { customer(id: $id) { churnPrediction { probability } } }'],
+    ['customer history', 'query($id: UUID!) { customer(id: $id) { healthHistory { nodes { score } } } }'],
+    ['recordChurnOutcome', 'mutation($id: UUID!) { recordChurnOutcome(customerId: $id, churned: true) { at } }'],
     ['updateCustomer', 'mutation($id: UUID!) { updateCustomer(id: $id, input: { name: "x" }) { id } }'],
   ])('%s with another tenant’s id is NOT_FOUND without data', async (_name, query) => {
     const body = (await gql(other.apiKey, query, { id: customerId })).json();

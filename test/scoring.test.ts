@@ -337,7 +337,7 @@ describe('alerts', () => {
       'high',
       async (tenant, id) => {
         await historyPoint(t.prisma, tenant, id, 7, { score: 100 });
-        // Usage about 74 and billing 60 (two old failures): about 68, down 32 from 100.
+        // Usage about 78 and billing 60 (two old failures): about 70, down 30 from 100.
         await signals(t.prisma, tenant, id, [
           ...spread('billing.payment_failed', 2, 2).map((s) => ({ ...s, daysAgo: 20 })),
           ...spread('usage.event', 3, 3),

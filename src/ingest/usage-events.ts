@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { Db } from '../db/prisma.ts';
-import type { Prisma } from '../generated/prisma/client.ts';
+import type pg from 'pg';
+import { inTransaction, onPg } from '../db/sql.ts';
 import { DomainError, validationFailed } from '../errors.ts';
 import { isUuid } from '../uuid.ts';
+import { recordSignals, type SignalInput } from './signals.ts';
 
 export interface UsageEventInput {
   customerId?: string | null;
@@ -61,7 +62,7 @@ function check(e: UsageEventInput, index: number, now: number): Checked {
  * Idempotency-Key, a repeated batch answers the first answer and records nothing again.
  */
 export async function recordUsageEvents(
-  db: Db,
+  pool: pg.Pool,
   tenantId: string,
   events: UsageEventInput[],
   opts: { idempotencyKey?: string | null; now?: number } = {},
@@ -73,15 +74,16 @@ export async function recordUsageEvents(
 
   const ids = events.flatMap((e, i) => (checked[i]!.ok && e.customerId ? [e.customerId.toLowerCase()] : []));
   const externalIds = events.flatMap((e, i) => (checked[i]!.ok && e.externalId ? [e.externalId] : []));
-  const customers = await db.customer.findMany({
-    where: { tenantId, OR: [{ id: { in: ids } }, { externalId: { in: externalIds } }] },
-    select: { id: true, externalId: true },
-  });
+  // Plain SQL on the shared pool, as the rest of the ingestion path: this is a hot path (bench/events.ts).
+  const customers = await onPg(pool).query<{ id: string; external_id: string | null }>(
+    'SELECT id, external_id FROM customers WHERE tenant_id = $1 AND (id = ANY($2::uuid[]) OR external_id = ANY($3::text[]))',
+    [tenantId, ids, externalIds],
+  );
   const byId = new Set(customers.map((c) => c.id));
-  const byExternal = new Map(customers.filter((c) => c.externalId).map((c) => [c.externalId!, c.id]));
+  const byExternal = new Map(customers.filter((c) => c.external_id).map((c) => [c.external_id!, c.id]));
 
   const errors: ItemError[] = [];
-  const rows: Prisma.SignalCreateManyInput[] = [];
+  const rows: SignalInput[] = [];
   for (const [i, e] of events.entries()) {
     const c = checked[i]!;
     if (!c.ok) {
@@ -120,22 +122,37 @@ export async function recordUsageEvents(
 
   const result: UsageEventsResult = { accepted: rows.length, errors };
   if (!opts.idempotencyKey) {
-    if (rows.length) await db.signal.createMany({ data: rows });
+    await recordSignals(onPg(pool), rows);
     return result;
   }
   const requestHash = createHash('sha256').update(JSON.stringify(events)).digest('hex');
-  return db.$transaction(async (tx) => {
+  return inTransaction(pool, async (sql) => {
     // A concurrent request with the same key waits here for the first one's commit, then reads its answer.
-    const claimed = await tx.$queryRaw<{ key: string }[]>`
-      INSERT INTO idempotency_keys (tenant_id, key, request_hash, response) VALUES (${tenantId}::uuid, ${opts.idempotencyKey}, ${requestHash}, ${JSON.stringify(result)}::jsonb)
-      ON CONFLICT (tenant_id, key) DO NOTHING RETURNING key`;
+    const claimed = await sql.query(
+      `INSERT INTO idempotency_keys (tenant_id, key, request_hash, response) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (tenant_id, key) DO NOTHING RETURNING key`,
+      [tenantId, opts.idempotencyKey, requestHash, JSON.stringify(result)],
+    );
     if (claimed.length === 0) {
-      const earlier = await tx.idempotencyKey.findUniqueOrThrow({ where: { tenantId_key: { tenantId, key: opts.idempotencyKey! } } });
-      if (earlier.requestHash !== requestHash)
+      const [earlier] = await sql.query<{ request_hash: string; response: UsageEventsResult }>(
+        'SELECT request_hash, response FROM idempotency_keys WHERE tenant_id = $1 AND key = $2',
+        [tenantId, opts.idempotencyKey],
+      );
+      if (earlier!.request_hash !== requestHash)
         throw new DomainError('conflict', 'This Idempotency-Key was used with a different request body.');
-      return earlier.response as unknown as UsageEventsResult;
+      return earlier!.response;
     }
-    if (rows.length) await tx.signal.createMany({ data: rows });
+    await recordSignals(sql, rows);
     return result;
   });
 }
+
+/** The events API's side of ingestion, on the shared pool. */
+export function createUsageEventService(pool: pg.Pool) {
+  return {
+    record: (tenantId: string, events: UsageEventInput[], opts: { idempotencyKey?: string | null } = {}) =>
+      recordUsageEvents(pool, tenantId, events, opts),
+  };
+}
+
+export type UsageEventService = ReturnType<typeof createUsageEventService>;

@@ -5,6 +5,7 @@ import type { Db } from '../db/prisma.ts';
 import type { InboundSecretStore } from '../ingest/secrets.ts';
 import type { WebhookService } from '../outbox/service.ts';
 import type { ScoringService } from '../scoring/service.ts';
+import type { UsageEventService } from '../ingest/usage-events.ts';
 
 /** Everything a resolver may use; built per request by the HTTP layer, shared by /graphql and the REST facade. */
 export interface Context {
@@ -14,6 +15,7 @@ export interface Context {
   inboundSecrets: InboundSecretStore;
   webhooks: WebhookService;
   scoring: ScoringService;
+  usageEvents: UsageEventService;
   log: FastifyBaseLogger;
   requestId: string;
 }

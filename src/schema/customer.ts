@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { DomainError, notFound } from '../errors.ts';
 import { onPrisma } from '../db/sql.ts';
 import { attributePending } from '../ingest/attribution.ts';
+import { enqueueEvents } from '../outbox/enqueue.ts';
+import { customerPayload } from '../outbox/payloads.ts';
 import type { Customer as CustomerRow } from '../generated/prisma/client.ts';
 import { builder } from './builder.ts';
 import { HealthStatus, Provider, PROVIDER_VALUES, RiskLevel } from './enums.ts';
@@ -147,9 +149,18 @@ builder.mutationFields((t) => ({
               domain: input.domain ?? null,
               identities: { create: identities.map((i) => ({ tenantId: p.tenantId, provider: i.provider, externalId: i.externalId })) },
             },
-            select: { id: true },
           });
-          await attributePending(onPrisma(tx), p.tenantId, c.id, { identities, domain: input.domain });
+          const sql = onPrisma(tx);
+          await attributePending(sql, p.tenantId, c.id, { identities, domain: input.domain });
+          await enqueueEvents(sql, [
+            {
+              tenantId: p.tenantId,
+              type: 'customer.created',
+              subject: c.id,
+              dedupKey: `customer.created:${c.id}`,
+              payload: customerPayload(c),
+            },
+          ]);
           return c.id;
         });
         return await ctx.prisma.customer.findUniqueOrThrow({ ...query, where: { id } });

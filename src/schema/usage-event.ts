@@ -1,4 +1,3 @@
-import { recordUsageEvents } from '../ingest/usage-events.ts';
 import { builder } from './builder.ts';
 import { requireCapability } from './guards.ts';
 
@@ -32,7 +31,7 @@ builder.mutationField('recordUsageEvents', (t) =>
     args: { events: t.arg({ type: [UsageEventInput] }), idempotencyKey: t.arg.string({ required: false }) },
     resolve: (_r, args, ctx) => {
       const p = requireCapability(ctx, 'write');
-      return recordUsageEvents(ctx.prisma, p.tenantId, args.events, { idempotencyKey: args.idempotencyKey });
+      return ctx.usageEvents.record(p.tenantId, args.events, { idempotencyKey: args.idempotencyKey });
     },
   }),
 );

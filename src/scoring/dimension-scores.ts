@@ -78,9 +78,10 @@ function usage(f: Features, carry: boolean): DimensionInput {
   const utilization = f.seats && f.seats > 0 ? f.usageUsers30d / f.seats : null;
   return {
     score: weighted([
-      { score: recency(days, 7), weight: 0.35 },
-      { score: saturate(f.usageActiveDays30d, 12), weight: 0.35 },
-      { score: momentum(f.usageUnits30d, f.usageUnitsPrev30d), weight: 0.3 },
+      { score: recency(days, 7), weight: 0.3 },
+      { score: saturate(f.usageActiveDays30d, 12), weight: 0.3 },
+      // A falling trend is the earliest sign of churn: it weighs most.
+      { score: momentum(f.usageUnits30d, f.usageUnitsPrev30d), weight: 0.4 },
       { score: utilization === null || f.usageUsers30d === 0 ? null : saturate(utilization, 0.8), weight: 0.2 },
     ]),
     signals: [

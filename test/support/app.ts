@@ -14,6 +14,7 @@ import { createMemoryQueue } from '../../src/queue/memory.ts';
 import type { Queue } from '../../src/queue/queue.ts';
 import { createOutbound, type Outbound } from '../../src/outbox/index.ts';
 import { createScoringService, type ScoringService } from '../../src/scoring/service.ts';
+import { createUsageEventService } from '../../src/ingest/usage-events.ts';
 import { createScorer, type Scorer } from '../../src/scoring/recompute.ts';
 import { createScoringLoop, type ScoringLoop } from '../../src/scoring/drain.ts';
 
@@ -99,6 +100,7 @@ export async function createTestApp(
     inbox,
     webhooks: outbound.service,
     scoring,
+    usageEvents: createUsageEventService(pool),
     now: opts.now,
   });
   await app.ready();

@@ -1,5 +1,6 @@
 import { enqueueEvents } from '../../outbox/enqueue.ts';
 import { formatAmount } from '../../outbox/money.ts';
+import { customerPayload } from '../../outbox/payloads.ts';
 import { attributePending, resolveCustomer } from '../attribution.ts';
 import { companyDomain } from '../email-domain.ts';
 import { canMove, EVENT_FOR_STATUS, type InvoiceStatus } from '../invoice-state.ts';
@@ -63,19 +64,20 @@ async function upsertCustomer(ctx: NormalizeContext, o: any): Promise<Outcome> {
         type: 'customer.created',
         subject: customerId,
         dedupKey: `customer.created:${customerId}`,
-        payload: {
-          tenant_id: tenantId,
+        payload: customerPayload({
           id: customerId,
-          external_id: null,
+          tenantId,
+          externalId: null,
           name,
           email,
           domain,
-          health_score: null,
-          health_status: null,
-          churn_risk_level: null,
-          created_at: c!.created_at.toISOString(),
-          updated_at: c!.updated_at.toISOString(),
-        },
+          healthScore: null,
+          healthStatus: null,
+          churnProbability: null,
+          churnRiskLevel: null,
+          createdAt: c!.created_at,
+          updatedAt: c!.updated_at,
+        }),
       },
     ]);
   }
