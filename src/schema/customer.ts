@@ -8,7 +8,7 @@ import type { Customer as CustomerRow } from '../generated/prisma/client.ts';
 import { builder } from './builder.ts';
 import { HealthStatus, Provider, PROVIDER_VALUES, RiskLevel } from './enums.ts';
 import { requireCapability } from './guards.ts';
-import { connectionOf, DEFAULT_PAGE_SIZE, keysetPage, MAX_PAGE_SIZE } from './pagination.ts';
+import { connectionOf, DEFAULT_PAGE_SIZE, keysetPage, MAX_PAGE_SIZE, NEWEST_FIRST, type Sort } from './pagination.ts';
 import { parseInput } from './validate.ts';
 
 export const Customer = builder.prismaObject('Customer', {
@@ -41,6 +41,20 @@ builder.prismaObject('CustomerIdentity', {
 
 const CustomerConnection = connectionOf('Customer', Customer);
 
+const SORTS = {
+  createdAt: { kind: 'date' },
+  name: { kind: 'string' },
+  healthScore: { kind: 'number', nullable: true },
+  churnProbability: { kind: 'number', nullable: true },
+} as const satisfies Record<string, Omit<Sort, 'field' | 'direction'>>;
+
+const CustomerSortField = builder.enumType('CustomerSortField', { values: Object.keys(SORTS) as (keyof typeof SORTS)[] });
+const SortDirection = builder.enumType('SortDirection', { values: ['asc', 'desc'] as const });
+const CustomerOrder = builder.inputType('CustomerOrder', {
+  description: 'Customers without a score (or prediction) come last in either direction.',
+  fields: (t) => ({ field: t.field({ type: CustomerSortField }), direction: t.field({ type: SortDirection, defaultValue: 'desc' }) }),
+});
+
 builder.queryFields((t) => ({
   customers: t.field({
     type: CustomerConnection,
@@ -50,15 +64,28 @@ builder.queryFields((t) => ({
       after: t.arg.string({ required: false, description: 'The endCursor of the previous page.' }),
       riskLevel: t.arg({ type: RiskLevel, required: false }),
       healthStatus: t.arg({ type: HealthStatus, required: false }),
+      search: t.arg.string({ required: false, description: 'Part of the name, domain, email or external id (any case).' }),
+      orderBy: t.arg({ type: CustomerOrder, required: false, description: 'Default: newest first.' }),
     },
     resolve: async (_root, args, ctx, info) => {
       const p = requireCapability(ctx, 'read');
+      const search = args.search?.trim().slice(0, 200);
       const where = {
         tenantId: p.tenantId,
         ...(args.riskLevel ? { churnRiskLevel: args.riskLevel } : {}),
         ...(args.healthStatus ? { healthStatus: args.healthStatus } : {}),
+        ...(search
+          ? {
+              OR: (['name', 'domain', 'email', 'externalId'] as const).map((f) => ({
+                [f]: { contains: search, mode: 'insensitive' as const },
+              })),
+            }
+          : {}),
       };
-      return keysetPage<CustomerRow>(ctx.prisma.customer, where, args, { context: ctx, info });
+      const sort: Sort = args.orderBy
+        ? { field: args.orderBy.field, direction: args.orderBy.direction ?? 'desc', ...SORTS[args.orderBy.field] }
+        : NEWEST_FIRST;
+      return keysetPage<CustomerRow>(ctx.prisma.customer, where, args, { context: ctx, info }, sort);
     },
   }),
   customer: t.prismaField({

@@ -11,5 +11,7 @@ import './api-key.ts';
 import './integration.ts';
 import './webhook.ts';
 import './usage-event.ts';
+import './signal.ts';
+import './portfolio.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -14,17 +14,34 @@ export interface Page<T> {
   totalCount: () => Promise<number>;
 }
 
-/** Cursors are opaque to clients: base64url of the sort key of the last row seen. */
-export function encodeCursor(createdAt: Date, id: string): string {
-  return Buffer.from(JSON.stringify([createdAt.toISOString(), id])).toString('base64url');
+/** The order of a page: a field, a direction, then the id; null values always last. */
+export interface Sort {
+  field: string;
+  direction: 'asc' | 'desc';
+  /** How the field's values travel in a cursor. */
+  kind: 'date' | 'string' | 'number';
+  /** Nullable fields need their nulls placed explicitly. */
+  nullable?: boolean;
 }
 
-export function decodeCursor(cursor: string): { createdAt: Date; id: string } {
+export const NEWEST_FIRST: Sort = { field: 'createdAt', direction: 'desc', kind: 'date' };
+
+type Key = Date | string | number | null;
+
+/** Cursors are opaque to clients: base64url of the sort value and id of the last row seen. */
+export function encodeCursor(value: Key, id: string): string {
+  return Buffer.from(JSON.stringify([value instanceof Date ? value.toISOString() : value, id])).toString('base64url');
+}
+
+export function decodeCursor(cursor: string, sort: Sort = NEWEST_FIRST): { value: Key; id: string } {
   try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
-    const createdAt = new Date(at);
-    if (!isUuid(id) || Number.isNaN(createdAt.getTime())) throw new Error('bad cursor');
-    return { createdAt, id };
+    const [raw, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, string];
+    if (!isUuid(id)) throw new Error('bad cursor');
+    if (raw === null && sort.nullable) return { value: null, id };
+    if (sort.kind === 'date' && typeof raw === 'string' && !Number.isNaN(Date.parse(raw))) return { value: new Date(raw), id };
+    if (sort.kind === 'string' && typeof raw === 'string') return { value: raw, id };
+    if (sort.kind === 'number' && typeof raw === 'number' && Number.isFinite(raw)) return { value: raw, id };
+    throw new Error('bad cursor');
   } catch {
     throw validationFailed([{ path: 'after', message: 'is not a cursor this API issued' }]);
   }
@@ -38,21 +55,38 @@ export function pageSize(first: number | null | undefined): number {
   return n;
 }
 
-/** Keyset condition for rows after the cursor in (createdAt desc, id desc) order. */
-export function afterCursor(after: string | null | undefined) {
+/** Keyset condition for the rows after the cursor in the sort's order (values, then ids; nulls last). */
+export function afterCursor(after: string | null | undefined, sort: Sort = NEWEST_FIRST) {
   if (!after) return {};
-  const c = decodeCursor(after);
-  return { OR: [{ createdAt: { lt: c.createdAt } }, { createdAt: c.createdAt, id: { lt: c.id } }] };
+  const { value, id } = decodeCursor(after, sort);
+  const beyond = sort.direction === 'desc' ? 'lt' : 'gt';
+  if (value === null) return { [sort.field]: null, id: { [beyond]: id } };
+  return {
+    OR: [
+      { [sort.field]: { [beyond]: value } },
+      { [sort.field]: value, id: { [beyond]: id } },
+      ...(sort.nullable ? [{ [sort.field]: null }] : []),
+    ],
+  };
+}
+
+export function orderOf(sort: Sort) {
+  return [{ [sort.field]: sort.nullable ? { sort: sort.direction, nulls: 'last' } : sort.direction }, { id: sort.direction }];
 }
 
 /** Turns `take + 1` rows into a page. */
-export function toPage<T extends { createdAt: Date; id: string }>(rows: T[], take: number, count: () => Promise<number>): Page<T> {
+export function toPage<T extends { id: string }>(
+  rows: T[],
+  take: number,
+  count: () => Promise<number>,
+  sort: Sort = NEWEST_FIRST,
+): Page<T> {
   const hasNextPage = rows.length > take;
   const nodes = hasNextPage ? rows.slice(0, take) : rows;
-  const last = nodes[nodes.length - 1];
+  const last = nodes[nodes.length - 1] as (T & Record<string, Key>) | undefined;
   return {
     nodes,
-    pageInfo: { hasNextPage, endCursor: hasNextPage && last ? encodeCursor(last.createdAt, last.id) : null },
+    pageInfo: { hasNextPage, endCursor: hasNextPage && last ? encodeCursor(last[sort.field] ?? null, last.id) : null },
     totalCount: count,
   };
 }
@@ -64,23 +98,24 @@ interface Pageable<T> {
 }
 
 /**
- * One page of a model in (createdAt desc, id desc) order after the cursor, with the selection the
- * client asked for under `nodes` (relations included) planned into the same query, so no N+1.
+ * One page of a model in the sort's order (newest first by default) after the cursor, with the
+ * selection the client asked for under `nodes` (relations included) planned into the same query, so no N+1.
  */
-export async function keysetPage<T extends { createdAt: Date; id: string }>(
+export async function keysetPage<T extends { id: string }>(
   model: Pageable<T>,
   where: object,
   args: { first?: number | null; after?: string | null },
   plan: { context: object; info: GraphQLResolveInfo },
+  sort: Sort = NEWEST_FIRST,
 ): Promise<Page<T>> {
   const take = pageSize(args.first);
   const rows = await model.findMany({
-    ...(queryFromInfo({ context: plan.context, info: plan.info, path: ['nodes'], select: { createdAt: true, id: true } }) as object),
-    where: { ...where, ...afterCursor(args.after) },
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    ...(queryFromInfo({ context: plan.context, info: plan.info, path: ['nodes'], select: { [sort.field]: true, id: true } }) as object),
+    where: { AND: [where, afterCursor(args.after, sort)] },
+    orderBy: orderOf(sort),
     take: take + 1,
   });
-  return toPage(rows, take, () => model.count({ where }));
+  return toPage(rows, take, () => model.count({ where }), sort);
 }
 
 export const PageInfo = builder.objectRef<Page<unknown>['pageInfo']>('PageInfo').implement({

@@ -48,3 +48,37 @@ export const ACTIVITY_KINDS = [...USAGE_KINDS, ...CHAT_INTERACTION_KINDS, ...SUP
 
 /** Messages whose sentiment is measured: chat and what the customer wrote to support. */
 export const MESSAGE_KINDS = ['chat.message', ...SUPPORT_CUSTOMER_MESSAGE_KINDS] as const;
+
+/** What each kind of signal is, for people reading a customer's timeline. */
+export const KIND_LABELS: Record<string, string> = {
+  'usage.event': 'Product event',
+  'code.push': 'Code pushed',
+  'code.issue_opened': 'Issue opened',
+  'code.issue_closed': 'Issue closed',
+  'code.comment': 'Code comment',
+  'code.pr_opened': 'Pull request opened',
+  'code.pr_merged': 'Pull request merged',
+  'code.review': 'Code review',
+  'code.star': 'Repository starred',
+  'code.release': 'Release published',
+  'chat.message': 'Chat message',
+  'chat.reaction': 'Chat reaction',
+  'chat.member_joined': 'Member joined chat',
+  'chat.member_left': 'Member left chat',
+  'support.conversation_opened': 'Support conversation opened',
+  'support.customer_replied': 'Customer replied to support',
+  'support.agent_replied': 'Support replied',
+  'support.conversation_closed': 'Support conversation closed',
+  'support.conversation_snoozed': 'Support conversation snoozed',
+  'support.conversation_reopened': 'Support conversation reopened',
+  'support.rating': 'Support rated',
+  'billing.payment_failed': 'Payment failed',
+  'billing.invoice_paid': 'Invoice paid',
+  'billing.invoice_overdue': 'Invoice overdue',
+  'billing.refund': 'Refund',
+  'billing.trial_extended': 'Trial extended',
+  'billing.subscription_status': 'Subscription status changed',
+  'growth.seats': 'Seats changed',
+  'growth.mrr_change': 'Recurring revenue changed',
+  'ads.lead': 'Ad lead',
+};
