@@ -17,6 +17,7 @@ export default async function setup(project: TestProject) {
   await migrateDeploy(url.toString());
   makeTestCertificate();
   project.provide('databaseUrl', url.toString());
+  project.provide('redisUrl', process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
   // Each file cloned its own database from this one; drop the clones when the run ends.
   return async () => {
     const c = new pg.Client({ connectionString: admin });
@@ -25,7 +26,6 @@ export default async function setup(project: TestProject) {
     for (const { datname } of rows) await c.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
     await c.end();
   };
-  project.provide('redisUrl', process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 }
 
 declare module 'vitest' {
