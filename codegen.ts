@@ -1,15 +1,18 @@
 import type { CodegenConfig } from '@graphql-codegen/cli';
 
-// Types every REST route's named operation from the committed SDL, so a schema change that breaks
-// the facade fails the typecheck rather than a request.
+const scalars = { DateTime: 'string', Date: 'string', UUID: 'string', JSON: 'unknown' };
+
+// Both consumers of the schema are typed from the committed SDL, so a schema change that breaks the
+// REST facade or the dashboard fails the typecheck rather than a request.
 const config: CodegenConfig = {
   schema: 'schema.graphql',
-  documents: ['src/rest/operations/*.graphql'],
   generates: {
+    // One named operation per REST route.
     'src/rest/generated/operations.ts': {
+      documents: ['src/rest/operations/*.graphql'],
       plugins: ['typescript-operations', 'typed-document-node'],
       config: {
-        scalars: { DateTime: 'string', UUID: 'string', JSON: 'unknown' },
+        scalars,
         enumsAsTypes: true,
         avoidOptionals: { field: true, inputValue: false, object: true },
         useTypeImports: true,
@@ -17,8 +20,14 @@ const config: CodegenConfig = {
         dedupeFragments: true,
       },
     },
+    // The dashboard writes its documents inline with graphql(); the preset types each one.
+    'web/src/gql/': {
+      documents: ['web/src/**/*.{ts,tsx}', '!web/src/gql/**'],
+      preset: 'client',
+      presetConfig: { fragmentMasking: false },
+      config: { scalars, enumsAsTypes: true, useTypeImports: true, skipTypename: true },
+    },
   },
-  hooks: {},
 };
 
 export default config;

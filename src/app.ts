@@ -15,6 +15,7 @@ import type { UsageEventService } from './ingest/usage-events.ts';
 import { inboundRoutes } from './ingest/inbound-route.ts';
 import { createInboundSecretStore } from './ingest/secrets.ts';
 import { authHook } from './http/auth-hook.ts';
+import { defaultDashboardDir, registerDashboard } from './http/dashboard.ts';
 import { registerDocs } from './http/docs.ts';
 import { registerGraphQL } from './http/graphql.ts';
 import { registerObservability, type ReadinessCheck } from './http/observability.ts';
@@ -115,6 +116,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     cacheMs: config.apiKeyCacheMs,
     now: deps.now,
   });
+
+  await registerDashboard(app, { dir: config.dashboardDir ?? defaultDashboardDir() });
 
   return app;
 }

@@ -58,6 +58,8 @@ const envSchema = z.object({
   /** How long a verified API key is remembered in memory; bounds how late a revocation takes effect. */
   API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(5000).default(2000),
   SEED_DEMO: z.enum(['auto', 'never']).default('auto'),
+  /** The built dashboard (vite build output); default dist/web under the project. */
+  DASHBOARD_DIR: z.string().optional(),
   /** Customers recomputed per batch (one set of set-based statements per batch). */
   SCORING_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(500),
   /** Batches one worker process computes at once. */
@@ -83,6 +85,7 @@ export interface Config {
   rateLimit: { perMinute: { growth: number; scale: number }; windowMs: number };
   apiKeyCacheMs: number;
   seedDemo: boolean;
+  dashboardDir?: string;
   scoring: { batchSize: number; concurrency: number; sweepEveryMs: number };
 }
 
@@ -118,6 +121,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     rateLimit: { perMinute: { growth: e.RATE_LIMIT_GROWTH, scale: e.RATE_LIMIT_SCALE }, windowMs: e.RATE_LIMIT_WINDOW_MS },
     apiKeyCacheMs: e.API_KEY_CACHE_MS,
     seedDemo: e.SEED_DEMO === 'auto',
+    dashboardDir: e.DASHBOARD_DIR,
     scoring: { batchSize: e.SCORING_BATCH_SIZE, concurrency: e.SCORING_CONCURRENCY, sweepEveryMs: e.SCORING_SWEEP_MS },
   };
 }

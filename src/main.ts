@@ -80,6 +80,7 @@ async function main(role: Role) {
       [
         '',
         `  Customer Health Service is listening on ${base}`,
+        `  Dashboard:                  ${base}/app/`,
         `  API reference (Swagger UI): ${base}/docs`,
         `  GraphQL:                    ${base}/graphql`,
         ...banner.map((l) => `  ${l}`),
@@ -125,7 +126,7 @@ function demoBanner(demo: { apiKey: string; email: string; password: string; ten
     '',
     `Demo tenant (Scale plan)${again ? '' : ', just created'}: ${demo.tenantId}`,
     `  API key:   ${demo.apiKey}`,
-    `  Sign in:   ${demo.email} / ${demo.password} (POST /api/v1/auth/login)`,
+    `  Sign in:   ${demo.email} / ${demo.password} (the dashboard, or POST /api/v1/auth/login)`,
     `  Try: curl -H "Authorization: Bearer ${demo.apiKey}" http://127.0.0.1:${process.env.PORT ?? 3000}/api/v1/customers`,
   ];
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './support/app.ts';
-import { alert, historyPoint, scoredCustomer, tenantWithKey, userWithSession } from './support/factories.ts';
+import { alert, customer, historyPoint, scoredCustomer, signals, tenantWithKey, userWithSession } from './support/factories.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -60,6 +60,110 @@ describe('queries', () => {
       tenant: { id: tenantId, name: tenant.name, plan: 'growth', apiAccess: true },
       user: null,
     });
+  });
+});
+
+describe('the dashboard queries', () => {
+  const SORTED = `query($after: String, $field: CustomerSortField!, $dir: SortDirection!) {
+    customers(first: 3, after: $after, orderBy: { field: $field, direction: $dir }) {
+      totalCount nodes { id healthScore churnProbability name } pageInfo { endCursor hasNextPage } } }`;
+
+  async function sortedTenant() {
+    const k = await tenantWithKey(t.prisma);
+    // Ties on purpose (two 40s, two 80s) and two customers without a score.
+    for (const usage of [80, 40, 90, 40, 10, 80]) {
+      await scoredCustomer(t.prisma, k.tenantId, { usage, engagement: null, support: null, billing: null, growth: null }, usage / 100);
+    }
+    await customer(t.prisma, k.tenantId, { name: 'Unscored A' });
+    await customer(t.prisma, k.tenantId, { name: 'Unscored B' });
+    return k;
+  }
+
+  async function walk(apiKey: string, field: string, dir: string) {
+    const rows: { id: string; healthScore: number | null; churnProbability: number | null }[] = [];
+    let after: string | null = null;
+    do {
+      const { body } = await gql({ 'x-api-key': apiKey }, SORTED, { after, field, dir });
+      expect(body.errors).toBeUndefined();
+      rows.push(...body.data.customers.nodes);
+      after = body.data.customers.pageInfo.hasNextPage ? body.data.customers.pageInfo.endCursor : null;
+    } while (after);
+    return rows;
+  }
+
+  it('pages through customers by health score, each once, ties kept in order and the unscored last', async () => {
+    const { apiKey } = await sortedTenant();
+    for (const dir of ['asc', 'desc']) {
+      const rows = await walk(apiKey, 'healthScore', dir);
+      expect(new Set(rows.map((r) => r.id)).size).toBe(8);
+      const scores = rows.map((r) => r.healthScore);
+      expect(scores.slice(6)).toEqual([null, null]);
+      const scored = scores.slice(0, 6) as number[];
+      expect(scored).toEqual([...scored].sort((a, b) => (dir === 'asc' ? a - b : b - a)));
+    }
+  });
+
+  it('sorts by churn probability and by name', async () => {
+    const { apiKey } = await sortedTenant();
+    const byRisk = (await walk(apiKey, 'churnProbability', 'desc')).map((r) => r.churnProbability);
+    expect(byRisk).toEqual([0.9, 0.8, 0.8, 0.4, 0.4, 0.1, null, null]);
+    const { body } = await gql({ 'x-api-key': apiKey }, SORTED, { after: null, field: 'name', dir: 'asc' });
+    const names = body.data.customers.nodes.map((n: { name: string }) => n.name);
+    expect(names).toEqual([...names].sort());
+  });
+
+  it('refuses a cursor issued for another order instead of skipping customers', async () => {
+    const { apiKey } = await sortedTenant();
+    const first = await gql({ 'x-api-key': apiKey }, SORTED, { after: null, field: 'healthScore', dir: 'asc' });
+    const cursor = first.body.data.customers.pageInfo.endCursor;
+    for (const [field, dir] of [
+      ['churnProbability', 'asc'],
+      ['healthScore', 'desc'],
+      ['name', 'asc'],
+    ]) {
+      const { body } = await gql({ 'x-api-key': apiKey }, SORTED, { after: cursor, field, dir });
+      expect(body.errors?.[0]?.extensions?.code).toBe('validation_failed');
+    }
+  });
+
+  it('sums up the portfolio: status bands, high risk, average score and open alerts', async () => {
+    const { apiKey, tenantId } = await sortedTenant();
+    const c = await customer(t.prisma, tenantId);
+    await alert(t.prisma, tenantId, c.id, { severity: 'critical' });
+    await alert(t.prisma, tenantId, c.id, { alertType: 'inactivity', status: 'resolved' });
+    const { body } = await gql(
+      { 'x-api-key': apiKey },
+      '{ portfolio { customers healthy neutral atRisk unscored highRisk averageScore openAlerts criticalAlerts } }',
+    );
+    expect(body.data.portfolio).toEqual({
+      customers: 9,
+      healthy: 3,
+      neutral: 0,
+      atRisk: 3,
+      unscored: 3,
+      highRisk: 3,
+      averageScore: 56.7,
+      openAlerts: 1,
+      criticalAlerts: 1,
+    });
+  });
+
+  it('lists a customer’s recent events newest first with readable labels', async () => {
+    const { apiKey, tenantId } = await tenantWithKey(t.prisma);
+    const c = await customer(t.prisma, tenantId);
+    await signals(t.prisma, tenantId, c.id, [
+      { kind: 'billing.payment_failed', daysAgo: 3 },
+      { kind: 'usage.event', daysAgo: 1, attributes: { event: 'report.exported' } },
+    ]);
+    const { body } = await gql(
+      { 'x-api-key': apiKey },
+      `query($id: UUID!) { customer(id: $id) { recentEvents(first: 5) { kind label attributes } } }`,
+      { id: c.id },
+    );
+    expect(body.data.customer.recentEvents).toEqual([
+      { kind: 'usage.event', label: 'Product event', attributes: { event: 'report.exported' } },
+      { kind: 'billing.payment_failed', label: 'Payment failed', attributes: {} },
+    ]);
   });
 });
 

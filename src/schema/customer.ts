@@ -58,7 +58,7 @@ const CustomerOrder = builder.inputType('CustomerOrder', {
 builder.queryFields((t) => ({
   customers: t.field({
     type: CustomerConnection,
-    description: 'Customers of the tenant, newest first.',
+    description: 'Customers of the tenant; newest first unless orderBy says otherwise (nulls last either way).',
     args: {
       first: t.arg.int({ required: false, description: `Page size, 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}).` }),
       after: t.arg.string({ required: false, description: 'The endCursor of the previous page.' }),

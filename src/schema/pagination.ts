@@ -28,15 +28,22 @@ export const NEWEST_FIRST: Sort = { field: 'createdAt', direction: 'desc', kind:
 
 type Key = Date | string | number | null;
 
+// A cursor names the order it was issued for (the default order's stay two-element), so one passed to
+// another order is refused rather than silently skipping or repeating rows.
+const orderTag = (sort: Sort) =>
+  sort.field === NEWEST_FIRST.field && sort.direction === NEWEST_FIRST.direction ? null : `${sort.field}.${sort.direction}`;
+
 /** Cursors are opaque to clients: base64url of the sort value and id of the last row seen. */
-export function encodeCursor(value: Key, id: string): string {
-  return Buffer.from(JSON.stringify([value instanceof Date ? value.toISOString() : value, id])).toString('base64url');
+export function encodeCursor(value: Key, id: string, sort: Sort = NEWEST_FIRST): string {
+  const tag = orderTag(sort);
+  const v = value instanceof Date ? value.toISOString() : value;
+  return Buffer.from(JSON.stringify(tag ? [v, id, tag] : [v, id])).toString('base64url');
 }
 
 export function decodeCursor(cursor: string, sort: Sort = NEWEST_FIRST): { value: Key; id: string } {
   try {
-    const [raw, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, string];
-    if (!isUuid(id)) throw new Error('bad cursor');
+    const [raw, id, tag] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, string, unknown];
+    if (!isUuid(id) || (tag ?? null) !== orderTag(sort)) throw new Error('bad cursor');
     if (raw === null && sort.nullable) return { value: null, id };
     if (sort.kind === 'date' && typeof raw === 'string' && !Number.isNaN(Date.parse(raw))) return { value: new Date(raw), id };
     if (sort.kind === 'string' && typeof raw === 'string') return { value: raw, id };
@@ -86,7 +93,7 @@ export function toPage<T extends { id: string }>(
   const last = nodes[nodes.length - 1] as (T & Record<string, Key>) | undefined;
   return {
     nodes,
-    pageInfo: { hasNextPage, endCursor: hasNextPage && last ? encodeCursor(last[sort.field] ?? null, last.id) : null },
+    pageInfo: { hasNextPage, endCursor: hasNextPage && last ? encodeCursor(last[sort.field] ?? null, last.id, sort) : null },
     totalCount: count,
   };
 }

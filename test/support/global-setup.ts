@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { migrateDeploy } from '../../src/db/migrate.ts';
+import { buildWebIfStale } from '../../scripts/build-web.ts';
 import { makeTestCertificate } from './receiver.ts';
 
 // One fresh, migrated database per run on the real PostgreSQL; tests isolate themselves by tenant.
@@ -16,6 +17,8 @@ export default async function setup(project: TestProject) {
   url.pathname = `/${name}`;
   await migrateDeploy(url.toString());
   makeTestCertificate();
+  // The browser tests drive the real bundle, as `npm start` would serve it.
+  await buildWebIfStale({ quiet: true });
   project.provide('databaseUrl', url.toString());
   project.provide('redisUrl', process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
   // Each file cloned its own database from this one; drop the clones when the run ends.

@@ -44,8 +44,11 @@ export interface Hit {
 
 export type Behaviour = 'ok' | 'fail' | 'gone' | 'redirect' | 'hang' | 'reset' | 'garbage' | 'slow' | 'too_many';
 
-/** An HTTPS receiver on 127.0.0.1 whose answer the test chooses; it records every request. */
-export async function startReceiver(tls: { key: Buffer; cert: Buffer }) {
+/**
+ * An HTTPS receiver on 127.0.0.1 whose answer the test chooses; it records every request. With
+ * `accept`, it behaves like a careful tenant server: a request that fails the check gets 401.
+ */
+export async function startReceiver(tls: { key: Buffer; cert: Buffer }, opts: { accept?: (hit: Hit) => boolean } = {}) {
   const hits: Hit[] = [];
   let behaviour: Behaviour = 'ok';
   let delayMs = 0;
@@ -60,7 +63,9 @@ export async function startReceiver(tls: { key: Buffer; cert: Buffer }) {
       } catch {
         json = undefined;
       }
-      hits.push({ url: req.url ?? '', headers: req.headers, raw, json, at: Date.now() });
+      const hit = { url: req.url ?? '', headers: req.headers, raw, json, at: Date.now() };
+      hits.push(hit);
+      if (opts.accept && !opts.accept(hit)) return res.writeHead(401, { 'content-type': 'text/plain' }).end('bad signature');
       switch (behaviour) {
         case 'ok':
           return setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'), delayMs);

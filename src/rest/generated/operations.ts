@@ -193,7 +193,7 @@ export type CustomerHealthHistoryQueryVariables = Exact<{
 }>;
 
 
-export type CustomerHealthHistoryQuery = { customer: { healthHistory: { nodes: Array<{ day: unknown, score: number | null, status: HealthStatus | null, usage: number | null, engagement: number | null, support: number | null, billing: number | null, growth: number | null, churnProbability: number | null, computedAt: string }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } };
+export type CustomerHealthHistoryQuery = { customer: { healthHistory: { nodes: Array<{ day: string, score: number | null, status: HealthStatus | null, usage: number | null, engagement: number | null, support: number | null, billing: number | null, growth: number | null, churnProbability: number | null, computedAt: string }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } };
 
 export type RecordUsageEventsMutationVariables = Exact<{
   events: Array<UsageEventInput> | UsageEventInput;

@@ -1,0 +1,63 @@
+import { NavLink, Outlet } from 'react-router';
+import { useAuth } from '../lib/auth.tsx';
+import { humanize } from '../lib/format.ts';
+import { useViewer } from '../lib/viewer.tsx';
+
+const NAV = [
+  { to: '/customers', label: 'Customers' },
+  { to: '/alerts', label: 'Alerts' },
+];
+const SETTINGS = [
+  { to: '/settings/api-keys', label: 'API keys' },
+  { to: '/settings/webhooks', label: 'Webhooks' },
+  { to: '/settings/integrations', label: 'Integrations' },
+  { to: '/settings/scoring', label: 'Scoring' },
+];
+
+export function Layout() {
+  const { signOut } = useAuth();
+  const { tenant, user } = useViewer();
+  return (
+    <div className="shell">
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <span className="brand">Customer Health</span>
+        <span className="tenant" title={`Workspace ${tenant.id}`}>
+          {tenant.name} <span className="plan">{humanize(tenant.plan)} plan</span>
+        </span>
+        <span className="user">
+          {user ? (
+            <>
+              <span className="user-email">{user.email}</span> <span className="muted">({user.role})</span>
+            </>
+          ) : null}
+          <button type="button" className="ghost" onClick={() => signOut()}>
+            Sign out
+          </button>
+        </span>
+      </header>
+      <nav className="sidebar" aria-label="Main">
+        <ul>
+          {NAV.map((n) => (
+            <li key={n.to}>
+              <NavLink to={n.to}>{n.label}</NavLink>
+            </li>
+          ))}
+        </ul>
+        <p className="nav-heading">Settings</p>
+        <ul>
+          {SETTINGS.map((n) => (
+            <li key={n.to}>
+              <NavLink to={n.to}>{n.label}</NavLink>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <main id="main" className="content" tabIndex={-1}>
+        <Outlet />
+      </main>
+    </div>
+  );
+}

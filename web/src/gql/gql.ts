@@ -1,0 +1,232 @@
+/* eslint-disable */
+import * as types from './graphql';
+import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
+
+/**
+ * Map of all GraphQL operations in the project.
+ *
+ * This map has several performance disadvantages:
+ * 1. It is not tree-shakeable, so it will include all operations in the project.
+ * 2. It is not minifiable, so the string of a GraphQL query will be multiple times inside the bundle.
+ * 3. It does not support dead code elimination, so it will add unused operations.
+ *
+ * Therefore it is highly recommended to use the babel or swc plugin for production.
+ * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
+ */
+type Documents = {
+    "\n  query WebhookEventTypes {\n    webhookEventTypes {\n      name\n      description\n    }\n  }\n": typeof types.WebhookEventTypesDocument,
+    "\n  query Viewer {\n    viewer {\n      kind\n      tenant {\n        id\n        name\n        plan\n        apiAccess\n      }\n      user {\n        id\n        email\n        role\n      }\n    }\n  }\n": typeof types.ViewerDocument,
+    "\n  query AlertInbox($first: Int, $after: String, $status: AlertStatus, $severity: AlertSeverity, $alertType: AlertType, $customerId: UUID) {\n    alerts(first: $first, after: $after, status: $status, severity: $severity, alertType: $alertType, customerId: $customerId) {\n      totalCount\n      pageInfo {\n        endCursor\n        hasNextPage\n      }\n      nodes {\n        id\n        alertType\n        severity\n        status\n        title\n        message\n        createdAt\n        acknowledgedAt\n        snoozedUntil\n        resolvedAt\n        customer {\n          id\n          name\n        }\n      }\n    }\n  }\n": typeof types.AlertInboxDocument,
+    "\n  query CustomerLookup($search: String) {\n    customers(search: $search, first: 8, orderBy: { field: name, direction: asc }) {\n      nodes {\n        id\n        name\n      }\n    }\n  }\n": typeof types.CustomerLookupDocument,
+    "\n  query CustomerName($id: UUID!) {\n    customer(id: $id) {\n      id\n      name\n    }\n  }\n": typeof types.CustomerNameDocument,
+    "\n  mutation UpdateAlert($id: UUID!, $input: UpdateAlertInput!) {\n    updateAlert(id: $id, input: $input) {\n      id\n      status\n      acknowledgedAt\n      snoozedUntil\n      resolvedAt\n      updatedAt\n    }\n  }\n": typeof types.UpdateAlertDocument,
+    "\n  query CustomerPage($id: UUID!) {\n    customer(id: $id) {\n      id\n      name\n      domain\n      email\n      externalId\n      createdAt\n      identities {\n        provider\n        externalId\n      }\n      health {\n        score\n        status\n        computedAt\n        weakestDimension\n        trend {\n          d7\n          d30\n        }\n        dimensions {\n          key\n          score\n          weight\n          trend\n          signals {\n            key\n            label\n            value\n          }\n        }\n      }\n      churnPrediction {\n        probability\n        riskLevel\n        modelVersion\n        predictedAt\n        riskFactors {\n          code\n          description\n          impact\n        }\n        recommendedInterventions {\n          code\n          title\n          description\n          priority\n        }\n      }\n      healthHistory(first: 90) {\n        nodes {\n          day\n          score\n          churnProbability\n          usage\n          engagement\n          support\n          billing\n          growth\n        }\n      }\n      recentEvents(first: 20) {\n        id\n        kind\n        label\n        source\n        occurredAt\n        value\n        sentiment\n        attributes\n      }\n    }\n    alerts(customerId: $id, first: 10) {\n      totalCount\n      nodes {\n        id\n        alertType\n        severity\n        status\n        title\n        message\n        createdAt\n      }\n    }\n  }\n": typeof types.CustomerPageDocument,
+    "\n  mutation RecordOutcome($customerId: UUID!, $churned: Boolean!) {\n    recordChurnOutcome(customerId: $customerId, churned: $churned) {\n      churned\n      at\n    }\n  }\n": typeof types.RecordOutcomeDocument,
+    "\n  query Portfolio {\n    portfolio {\n      customers\n      healthy\n      neutral\n      atRisk\n      unscored\n      highRisk\n      averageScore\n      openAlerts\n      criticalAlerts\n    }\n  }\n": typeof types.PortfolioDocument,
+    "\n  query CustomerTable(\n    $first: Int\n    $after: String\n    $search: String\n    $healthStatus: HealthStatus\n    $riskLevel: RiskLevel\n    $orderBy: CustomerOrder\n  ) {\n    customers(first: $first, after: $after, search: $search, healthStatus: $healthStatus, riskLevel: $riskLevel, orderBy: $orderBy) {\n      totalCount\n      pageInfo {\n        endCursor\n        hasNextPage\n      }\n      nodes {\n        id\n        name\n        domain\n        externalId\n        healthScore\n        healthStatus\n        churnProbability\n        churnRiskLevel\n        createdAt\n        health {\n          weakestDimension\n          trend {\n            d7\n            d30\n          }\n        }\n      }\n    }\n  }\n": typeof types.CustomerTableDocument,
+    "\n  mutation Login($email: String!, $password: String!) {\n    login(email: $email, password: $password) {\n      token\n      expiresAt\n    }\n  }\n": typeof types.LoginDocument,
+    "\n  query ApiKeys {\n    apiKeys {\n      id\n      name\n      prefix\n      status\n      createdAt\n      lastUsedAt\n      expiresAt\n      revokedAt\n    }\n  }\n": typeof types.ApiKeysDocument,
+    "\n  mutation CreateApiKey($name: String!, $expiresAt: DateTime) {\n    createApiKey(name: $name, expiresAt: $expiresAt) {\n      secret\n      apiKey {\n        id\n        name\n        prefix\n      }\n    }\n  }\n": typeof types.CreateApiKeyDocument,
+    "\n  mutation RevokeApiKey($id: UUID!) {\n    revokeApiKey(id: $id) {\n      id\n      status\n      revokedAt\n    }\n  }\n": typeof types.RevokeApiKeyDocument,
+    "\n  mutation RotateApiKey($id: UUID!, $gracePeriodHours: Int) {\n    rotateApiKey(id: $id, gracePeriodHours: $gracePeriodHours) {\n      secret\n      apiKey {\n        id\n        name\n        prefix\n      }\n    }\n  }\n": typeof types.RotateApiKeyDocument,
+    "\n  query Integrations {\n    integrations {\n      provider\n      inboundPath\n      secretSet\n      verifyTokenSet\n      previousSecretValidUntil\n      lastEvent {\n        id\n        eventType\n        status\n        receivedAt\n      }\n    }\n  }\n": typeof types.IntegrationsDocument,
+    "\n  mutation SetInboundSecret($provider: Provider!, $secret: String, $verifyToken: String) {\n    setInboundSecret(provider: $provider, secret: $secret, verifyToken: $verifyToken) {\n      provider\n      secret\n      rotated\n    }\n  }\n": typeof types.SetInboundSecretDocument,
+    "\n  query ScoringSettings {\n    healthWeights {\n      usage\n      engagement\n      support\n      billing\n      growth\n      isDefault\n    }\n    churnModel {\n      modelVersion\n      trainedAt\n      intercept\n      features {\n        code\n        description\n        coefficient\n        baseline\n      }\n      metrics {\n        auc\n        brier\n        baselineAuc\n        baselineBrier\n        baselineModelVersion\n        samples\n        churned\n        holdout\n      }\n    }\n  }\n": typeof types.ScoringSettingsDocument,
+    "\n  mutation SetHealthWeights($input: HealthWeightsInput!) {\n    setHealthWeights(input: $input) {\n      usage\n      engagement\n      support\n      billing\n      growth\n      isDefault\n    }\n  }\n": typeof types.SetHealthWeightsDocument,
+    "\n  mutation ResetHealthWeights {\n    resetHealthWeights {\n      usage\n      engagement\n      support\n      billing\n      growth\n      isDefault\n    }\n  }\n": typeof types.ResetHealthWeightsDocument,
+    "\n  mutation TrainChurnModel {\n    trainChurnModel {\n      modelVersion\n      activated\n      auc\n      brier\n      baselineAuc\n      baselineBrier\n      baselineModelVersion\n      samples\n      churned\n      holdout\n    }\n  }\n": typeof types.TrainChurnModelDocument,
+    "\n  mutation ResetChurnModel {\n    resetChurnModel {\n      modelVersion\n    }\n  }\n": typeof types.ResetChurnModelDocument,
+    "\n  query WebhookEndpoint($id: UUID!) {\n    webhookEndpoint(id: $id) {\n      id\n      url\n      description\n      events\n      enabled\n      disabledReason\n      lastSuccessAt\n      previousSecretValidUntil\n      createdAt\n      updatedAt\n    }\n  }\n": typeof types.WebhookEndpointDocument,
+    "\n  query WebhookDeliveries($endpointId: UUID!, $first: Int, $after: String) {\n    webhookDeliveries(endpointId: $endpointId, first: $first, after: $after) {\n      totalCount\n      pageInfo {\n        endCursor\n        hasNextPage\n      }\n      nodes {\n        id\n        eventType\n        status\n        isTest\n        attempts\n        lastStatusCode\n        lastError\n        nextAttemptAt\n        createdAt\n        envelope\n        attemptLog {\n          attempt\n          startedAt\n          durationMs\n          statusCode\n          error\n          responseBody\n        }\n      }\n    }\n  }\n": typeof types.WebhookDeliveriesDocument,
+    "\n  mutation UpdateWebhookEndpoint($id: UUID!, $input: WebhookEndpointInput!) {\n    updateWebhookEndpoint(id: $id, input: $input) {\n      id\n      url\n      description\n      events\n      enabled\n      disabledReason\n      updatedAt\n    }\n  }\n": typeof types.UpdateWebhookEndpointDocument,
+    "\n  mutation TestWebhookEndpoint($id: UUID!, $event: String) {\n    testWebhookEndpoint(id: $id, event: $event) {\n      deliveryId\n      event\n      success\n      statusCode\n      durationMs\n      error\n    }\n  }\n": typeof types.TestWebhookEndpointDocument,
+    "\n  mutation RotateWebhookSecret($id: UUID!) {\n    rotateWebhookEndpointSecret(id: $id) {\n      secret\n      endpoint {\n        id\n        previousSecretValidUntil\n      }\n    }\n  }\n": typeof types.RotateWebhookSecretDocument,
+    "\n  mutation DeleteWebhookEndpoint($id: UUID!) {\n    deleteWebhookEndpoint(id: $id)\n  }\n": typeof types.DeleteWebhookEndpointDocument,
+    "\n  mutation ResendWebhookDelivery($id: UUID!) {\n    resendWebhookDelivery(id: $id)\n  }\n": typeof types.ResendWebhookDeliveryDocument,
+    "\n  mutation ReplayWebhookDeliveries($endpointId: UUID!, $since: DateTime!) {\n    replayWebhookDeliveries(endpointId: $endpointId, since: $since)\n  }\n": typeof types.ReplayWebhookDeliveriesDocument,
+    "\n  query WebhookEndpoints {\n    webhookEndpoints {\n      id\n      url\n      description\n      events\n      enabled\n      disabledReason\n      lastSuccessAt\n      createdAt\n    }\n  }\n": typeof types.WebhookEndpointsDocument,
+    "\n  mutation CreateWebhookEndpoint($input: WebhookEndpointInput!) {\n    createWebhookEndpoint(input: $input) {\n      secret\n      endpoint {\n        id\n        url\n      }\n    }\n  }\n": typeof types.CreateWebhookEndpointDocument,
+};
+const documents: Documents = {
+    "\n  query WebhookEventTypes {\n    webhookEventTypes {\n      name\n      description\n    }\n  }\n": types.WebhookEventTypesDocument,
+    "\n  query Viewer {\n    viewer {\n      kind\n      tenant {\n        id\n        name\n        plan\n        apiAccess\n      }\n      user {\n        id\n        email\n        role\n      }\n    }\n  }\n": types.ViewerDocument,
+    "\n  query AlertInbox($first: Int, $after: String, $status: AlertStatus, $severity: AlertSeverity, $alertType: AlertType, $customerId: UUID) {\n    alerts(first: $first, after: $after, status: $status, severity: $severity, alertType: $alertType, customerId: $customerId) {\n      totalCount\n      pageInfo {\n        endCursor\n        hasNextPage\n      }\n      nodes {\n        id\n        alertType\n        severity\n        status\n        title\n        message\n        createdAt\n        acknowledgedAt\n        snoozedUntil\n        resolvedAt\n        customer {\n          id\n          name\n        }\n      }\n    }\n  }\n": types.AlertInboxDocument,
+    "\n  query CustomerLookup($search: String) {\n    customers(search: $search, first: 8, orderBy: { field: name, direction: asc }) {\n      nodes {\n        id\n        name\n      }\n    }\n  }\n": types.CustomerLookupDocument,
+    "\n  query CustomerName($id: UUID!) {\n    customer(id: $id) {\n      id\n      name\n    }\n  }\n": types.CustomerNameDocument,
+    "\n  mutation UpdateAlert($id: UUID!, $input: UpdateAlertInput!) {\n    updateAlert(id: $id, input: $input) {\n      id\n      status\n      acknowledgedAt\n      snoozedUntil\n      resolvedAt\n      updatedAt\n    }\n  }\n": types.UpdateAlertDocument,
+    "\n  query CustomerPage($id: UUID!) {\n    customer(id: $id) {\n      id\n      name\n      domain\n      email\n      externalId\n      createdAt\n      identities {\n        provider\n        externalId\n      }\n      health {\n        score\n        status\n        computedAt\n        weakestDimension\n        trend {\n          d7\n          d30\n        }\n        dimensions {\n          key\n          score\n          weight\n          trend\n          signals {\n            key\n            label\n            value\n          }\n        }\n      }\n      churnPrediction {\n        probability\n        riskLevel\n        modelVersion\n        predictedAt\n        riskFactors {\n          code\n          description\n          impact\n        }\n        recommendedInterventions {\n          code\n          title\n          description\n          priority\n        }\n      }\n      healthHistory(first: 90) {\n        nodes {\n          day\n          score\n          churnProbability\n          usage\n          engagement\n          support\n          billing\n          growth\n        }\n      }\n      recentEvents(first: 20) {\n        id\n        kind\n        label\n        source\n        occurredAt\n        value\n        sentiment\n        attributes\n      }\n    }\n    alerts(customerId: $id, first: 10) {\n      totalCount\n      nodes {\n        id\n        alertType\n        severity\n        status\n        title\n        message\n        createdAt\n      }\n    }\n  }\n": types.CustomerPageDocument,
+    "\n  mutation RecordOutcome($customerId: UUID!, $churned: Boolean!) {\n    recordChurnOutcome(customerId: $customerId, churned: $churned) {\n      churned\n      at\n    }\n  }\n": types.RecordOutcomeDocument,
+    "\n  query Portfolio {\n    portfolio {\n      customers\n      healthy\n      neutral\n      atRisk\n      unscored\n      highRisk\n      averageScore\n      openAlerts\n      criticalAlerts\n    }\n  }\n": types.PortfolioDocument,
+    "\n  query CustomerTable(\n    $first: Int\n    $after: String\n    $search: String\n    $healthStatus: HealthStatus\n    $riskLevel: RiskLevel\n    $orderBy: CustomerOrder\n  ) {\n    customers(first: $first, after: $after, search: $search, healthStatus: $healthStatus, riskLevel: $riskLevel, orderBy: $orderBy) {\n      totalCount\n      pageInfo {\n        endCursor\n        hasNextPage\n      }\n      nodes {\n        id\n        name\n        domain\n        externalId\n        healthScore\n        healthStatus\n        churnProbability\n        churnRiskLevel\n        createdAt\n        health {\n          weakestDimension\n          trend {\n            d7\n            d30\n          }\n        }\n      }\n    }\n  }\n": types.CustomerTableDocument,
+    "\n  mutation Login($email: String!, $password: String!) {\n    login(email: $email, password: $password) {\n      token\n      expiresAt\n    }\n  }\n": types.LoginDocument,
+    "\n  query ApiKeys {\n    apiKeys {\n      id\n      name\n      prefix\n      status\n      createdAt\n      lastUsedAt\n      expiresAt\n      revokedAt\n    }\n  }\n": types.ApiKeysDocument,
+    "\n  mutation CreateApiKey($name: String!, $expiresAt: DateTime) {\n    createApiKey(name: $name, expiresAt: $expiresAt) {\n      secret\n      apiKey {\n        id\n        name\n        prefix\n      }\n    }\n  }\n": types.CreateApiKeyDocument,
+    "\n  mutation RevokeApiKey($id: UUID!) {\n    revokeApiKey(id: $id) {\n      id\n      status\n      revokedAt\n    }\n  }\n": types.RevokeApiKeyDocument,
+    "\n  mutation RotateApiKey($id: UUID!, $gracePeriodHours: Int) {\n    rotateApiKey(id: $id, gracePeriodHours: $gracePeriodHours) {\n      secret\n      apiKey {\n        id\n        name\n        prefix\n      }\n    }\n  }\n": types.RotateApiKeyDocument,
+    "\n  query Integrations {\n    integrations {\n      provider\n      inboundPath\n      secretSet\n      verifyTokenSet\n      previousSecretValidUntil\n      lastEvent {\n        id\n        eventType\n        status\n        receivedAt\n      }\n    }\n  }\n": types.IntegrationsDocument,
+    "\n  mutation SetInboundSecret($provider: Provider!, $secret: String, $verifyToken: String) {\n    setInboundSecret(provider: $provider, secret: $secret, verifyToken: $verifyToken) {\n      provider\n      secret\n      rotated\n    }\n  }\n": types.SetInboundSecretDocument,
+    "\n  query ScoringSettings {\n    healthWeights {\n      usage\n      engagement\n      support\n      billing\n      growth\n      isDefault\n    }\n    churnModel {\n      modelVersion\n      trainedAt\n      intercept\n      features {\n        code\n        description\n        coefficient\n        baseline\n      }\n      metrics {\n        auc\n        brier\n        baselineAuc\n        baselineBrier\n        baselineModelVersion\n        samples\n        churned\n        holdout\n      }\n    }\n  }\n": types.ScoringSettingsDocument,
+    "\n  mutation SetHealthWeights($input: HealthWeightsInput!) {\n    setHealthWeights(input: $input) {\n      usage\n      engagement\n      support\n      billing\n      growth\n      isDefault\n    }\n  }\n": types.SetHealthWeightsDocument,
+    "\n  mutation ResetHealthWeights {\n    resetHealthWeights {\n      usage\n      engagement\n      support\n      billing\n      growth\n      isDefault\n    }\n  }\n": types.ResetHealthWeightsDocument,
+    "\n  mutation TrainChurnModel {\n    trainChurnModel {\n      modelVersion\n      activated\n      auc\n      brier\n      baselineAuc\n      baselineBrier\n      baselineModelVersion\n      samples\n      churned\n      holdout\n    }\n  }\n": types.TrainChurnModelDocument,
+    "\n  mutation ResetChurnModel {\n    resetChurnModel {\n      modelVersion\n    }\n  }\n": types.ResetChurnModelDocument,
+    "\n  query WebhookEndpoint($id: UUID!) {\n    webhookEndpoint(id: $id) {\n      id\n      url\n      description\n      events\n      enabled\n      disabledReason\n      lastSuccessAt\n      previousSecretValidUntil\n      createdAt\n      updatedAt\n    }\n  }\n": types.WebhookEndpointDocument,
+    "\n  query WebhookDeliveries($endpointId: UUID!, $first: Int, $after: String) {\n    webhookDeliveries(endpointId: $endpointId, first: $first, after: $after) {\n      totalCount\n      pageInfo {\n        endCursor\n        hasNextPage\n      }\n      nodes {\n        id\n        eventType\n        status\n        isTest\n        attempts\n        lastStatusCode\n        lastError\n        nextAttemptAt\n        createdAt\n        envelope\n        attemptLog {\n          attempt\n          startedAt\n          durationMs\n          statusCode\n          error\n          responseBody\n        }\n      }\n    }\n  }\n": types.WebhookDeliveriesDocument,
+    "\n  mutation UpdateWebhookEndpoint($id: UUID!, $input: WebhookEndpointInput!) {\n    updateWebhookEndpoint(id: $id, input: $input) {\n      id\n      url\n      description\n      events\n      enabled\n      disabledReason\n      updatedAt\n    }\n  }\n": types.UpdateWebhookEndpointDocument,
+    "\n  mutation TestWebhookEndpoint($id: UUID!, $event: String) {\n    testWebhookEndpoint(id: $id, event: $event) {\n      deliveryId\n      event\n      success\n      statusCode\n      durationMs\n      error\n    }\n  }\n": types.TestWebhookEndpointDocument,
+    "\n  mutation RotateWebhookSecret($id: UUID!) {\n    rotateWebhookEndpointSecret(id: $id) {\n      secret\n      endpoint {\n        id\n        previousSecretValidUntil\n      }\n    }\n  }\n": types.RotateWebhookSecretDocument,
+    "\n  mutation DeleteWebhookEndpoint($id: UUID!) {\n    deleteWebhookEndpoint(id: $id)\n  }\n": types.DeleteWebhookEndpointDocument,
+    "\n  mutation ResendWebhookDelivery($id: UUID!) {\n    resendWebhookDelivery(id: $id)\n  }\n": types.ResendWebhookDeliveryDocument,
+    "\n  mutation ReplayWebhookDeliveries($endpointId: UUID!, $since: DateTime!) {\n    replayWebhookDeliveries(endpointId: $endpointId, since: $since)\n  }\n": types.ReplayWebhookDeliveriesDocument,
+    "\n  query WebhookEndpoints {\n    webhookEndpoints {\n      id\n      url\n      description\n      events\n      enabled\n      disabledReason\n      lastSuccessAt\n      createdAt\n    }\n  }\n": types.WebhookEndpointsDocument,
+    "\n  mutation CreateWebhookEndpoint($input: WebhookEndpointInput!) {\n    createWebhookEndpoint(input: $input) {\n      secret\n      endpoint {\n        id\n        url\n      }\n    }\n  }\n": types.CreateWebhookEndpointDocument,
+};
+
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ *
+ *
+ * @example
+ * ```ts
+ * const query = graphql(`query GetUser($id: ID!) { user(id: $id) { name } }`);
+ * ```
+ *
+ * The query argument is unknown!
+ * Please regenerate the types.
+ */
+export function graphql(source: string): unknown;
+
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query WebhookEventTypes {\n    webhookEventTypes {\n      name\n      description\n    }\n  }\n"): (typeof documents)["\n  query WebhookEventTypes {\n    webhookEventTypes {\n      name\n      description\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Viewer {\n    viewer {\n      kind\n      tenant {\n        id\n        name\n        plan\n        apiAccess\n      }\n      user {\n        id\n        email\n        role\n      }\n    }\n  }\n"): (typeof documents)["\n  query Viewer {\n    viewer {\n      kind\n      tenant {\n        id\n        name\n        plan\n        apiAccess\n      }\n      user {\n        id\n        email\n        role\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query AlertInbox($first: Int, $after: String, $status: AlertStatus, $severity: AlertSeverity, $alertType: AlertType, $customerId: UUID) {\n    alerts(first: $first, after: $after, status: $status, severity: $severity, alertType: $alertType, customerId: $customerId) {\n      totalCount\n      pageInfo {\n        endCursor\n        hasNextPage\n      }\n      nodes {\n        id\n        alertType\n        severity\n        status\n        title\n        message\n        createdAt\n        acknowledgedAt\n        snoozedUntil\n        resolvedAt\n        customer {\n          id\n          name\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query AlertInbox($first: Int, $after: String, $status: AlertStatus, $severity: AlertSeverity, $alertType: AlertType, $customerId: UUID) {\n    alerts(first: $first, after: $after, status: $status, severity: $severity, alertType: $alertType, customerId: $customerId) {\n      totalCount\n      pageInfo {\n        endCursor\n        hasNextPage\n      }\n      nodes {\n        id\n        alertType\n        severity\n        status\n        title\n        message\n        createdAt\n        acknowledgedAt\n        snoozedUntil\n        resolvedAt\n        customer {\n          id\n          name\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query CustomerLookup($search: String) {\n    customers(search: $search, first: 8, orderBy: { field: name, direction: asc }) {\n      nodes {\n        id\n        name\n      }\n    }\n  }\n"): (typeof documents)["\n  query CustomerLookup($search: String) {\n    customers(search: $search, first: 8, orderBy: { field: name, direction: asc }) {\n      nodes {\n        id\n        name\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query CustomerName($id: UUID!) {\n    customer(id: $id) {\n      id\n      name\n    }\n  }\n"): (typeof documents)["\n  query CustomerName($id: UUID!) {\n    customer(id: $id) {\n      id\n      name\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation UpdateAlert($id: UUID!, $input: UpdateAlertInput!) {\n    updateAlert(id: $id, input: $input) {\n      id\n      status\n      acknowledgedAt\n      snoozedUntil\n      resolvedAt\n      updatedAt\n    }\n  }\n"): (typeof documents)["\n  mutation UpdateAlert($id: UUID!, $input: UpdateAlertInput!) {\n    updateAlert(id: $id, input: $input) {\n      id\n      status\n      acknowledgedAt\n      snoozedUntil\n      resolvedAt\n      updatedAt\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query CustomerPage($id: UUID!) {\n    customer(id: $id) {\n      id\n      name\n      domain\n      email\n      externalId\n      createdAt\n      identities {\n        provider\n        externalId\n      }\n      health {\n        score\n        status\n        computedAt\n        weakestDimension\n        trend {\n          d7\n          d30\n        }\n        dimensions {\n          key\n          score\n          weight\n          trend\n          signals {\n            key\n            label\n            value\n          }\n        }\n      }\n      churnPrediction {\n        probability\n        riskLevel\n        modelVersion\n        predictedAt\n        riskFactors {\n          code\n          description\n          impact\n        }\n        recommendedInterventions {\n          code\n          title\n          description\n          priority\n        }\n      }\n      healthHistory(first: 90) {\n        nodes {\n          day\n          score\n          churnProbability\n          usage\n          engagement\n          support\n          billing\n          growth\n        }\n      }\n      recentEvents(first: 20) {\n        id\n        kind\n        label\n        source\n        occurredAt\n        value\n        sentiment\n        attributes\n      }\n    }\n    alerts(customerId: $id, first: 10) {\n      totalCount\n      nodes {\n        id\n        alertType\n        severity\n        status\n        title\n        message\n        createdAt\n      }\n    }\n  }\n"): (typeof documents)["\n  query CustomerPage($id: UUID!) {\n    customer(id: $id) {\n      id\n      name\n      domain\n      email\n      externalId\n      createdAt\n      identities {\n        provider\n        externalId\n      }\n      health {\n        score\n        status\n        computedAt\n        weakestDimension\n        trend {\n          d7\n          d30\n        }\n        dimensions {\n          key\n          score\n          weight\n          trend\n          signals {\n            key\n            label\n            value\n          }\n        }\n      }\n      churnPrediction {\n        probability\n        riskLevel\n        modelVersion\n        predictedAt\n        riskFactors {\n          code\n          description\n          impact\n        }\n        recommendedInterventions {\n          code\n          title\n          description\n          priority\n        }\n      }\n      healthHistory(first: 90) {\n        nodes {\n          day\n          score\n          churnProbability\n          usage\n          engagement\n          support\n          billing\n          growth\n        }\n      }\n      recentEvents(first: 20) {\n        id\n        kind\n        label\n        source\n        occurredAt\n        value\n        sentiment\n        attributes\n      }\n    }\n    alerts(customerId: $id, first: 10) {\n      totalCount\n      nodes {\n        id\n        alertType\n        severity\n        status\n        title\n        message\n        createdAt\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RecordOutcome($customerId: UUID!, $churned: Boolean!) {\n    recordChurnOutcome(customerId: $customerId, churned: $churned) {\n      churned\n      at\n    }\n  }\n"): (typeof documents)["\n  mutation RecordOutcome($customerId: UUID!, $churned: Boolean!) {\n    recordChurnOutcome(customerId: $customerId, churned: $churned) {\n      churned\n      at\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Portfolio {\n    portfolio {\n      customers\n      healthy\n      neutral\n      atRisk\n      unscored\n      highRisk\n      averageScore\n      openAlerts\n      criticalAlerts\n    }\n  }\n"): (typeof documents)["\n  query Portfolio {\n    portfolio {\n      customers\n      healthy\n      neutral\n      atRisk\n      unscored\n      highRisk\n      averageScore\n      openAlerts\n      criticalAlerts\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query CustomerTable(\n    $first: Int\n    $after: String\n    $search: String\n    $healthStatus: HealthStatus\n    $riskLevel: RiskLevel\n    $orderBy: CustomerOrder\n  ) {\n    customers(first: $first, after: $after, search: $search, healthStatus: $healthStatus, riskLevel: $riskLevel, orderBy: $orderBy) {\n      totalCount\n      pageInfo {\n        endCursor\n        hasNextPage\n      }\n      nodes {\n        id\n        name\n        domain\n        externalId\n        healthScore\n        healthStatus\n        churnProbability\n        churnRiskLevel\n        createdAt\n        health {\n          weakestDimension\n          trend {\n            d7\n            d30\n          }\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query CustomerTable(\n    $first: Int\n    $after: String\n    $search: String\n    $healthStatus: HealthStatus\n    $riskLevel: RiskLevel\n    $orderBy: CustomerOrder\n  ) {\n    customers(first: $first, after: $after, search: $search, healthStatus: $healthStatus, riskLevel: $riskLevel, orderBy: $orderBy) {\n      totalCount\n      pageInfo {\n        endCursor\n        hasNextPage\n      }\n      nodes {\n        id\n        name\n        domain\n        externalId\n        healthScore\n        healthStatus\n        churnProbability\n        churnRiskLevel\n        createdAt\n        health {\n          weakestDimension\n          trend {\n            d7\n            d30\n          }\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation Login($email: String!, $password: String!) {\n    login(email: $email, password: $password) {\n      token\n      expiresAt\n    }\n  }\n"): (typeof documents)["\n  mutation Login($email: String!, $password: String!) {\n    login(email: $email, password: $password) {\n      token\n      expiresAt\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ApiKeys {\n    apiKeys {\n      id\n      name\n      prefix\n      status\n      createdAt\n      lastUsedAt\n      expiresAt\n      revokedAt\n    }\n  }\n"): (typeof documents)["\n  query ApiKeys {\n    apiKeys {\n      id\n      name\n      prefix\n      status\n      createdAt\n      lastUsedAt\n      expiresAt\n      revokedAt\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation CreateApiKey($name: String!, $expiresAt: DateTime) {\n    createApiKey(name: $name, expiresAt: $expiresAt) {\n      secret\n      apiKey {\n        id\n        name\n        prefix\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation CreateApiKey($name: String!, $expiresAt: DateTime) {\n    createApiKey(name: $name, expiresAt: $expiresAt) {\n      secret\n      apiKey {\n        id\n        name\n        prefix\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RevokeApiKey($id: UUID!) {\n    revokeApiKey(id: $id) {\n      id\n      status\n      revokedAt\n    }\n  }\n"): (typeof documents)["\n  mutation RevokeApiKey($id: UUID!) {\n    revokeApiKey(id: $id) {\n      id\n      status\n      revokedAt\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RotateApiKey($id: UUID!, $gracePeriodHours: Int) {\n    rotateApiKey(id: $id, gracePeriodHours: $gracePeriodHours) {\n      secret\n      apiKey {\n        id\n        name\n        prefix\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation RotateApiKey($id: UUID!, $gracePeriodHours: Int) {\n    rotateApiKey(id: $id, gracePeriodHours: $gracePeriodHours) {\n      secret\n      apiKey {\n        id\n        name\n        prefix\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Integrations {\n    integrations {\n      provider\n      inboundPath\n      secretSet\n      verifyTokenSet\n      previousSecretValidUntil\n      lastEvent {\n        id\n        eventType\n        status\n        receivedAt\n      }\n    }\n  }\n"): (typeof documents)["\n  query Integrations {\n    integrations {\n      provider\n      inboundPath\n      secretSet\n      verifyTokenSet\n      previousSecretValidUntil\n      lastEvent {\n        id\n        eventType\n        status\n        receivedAt\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SetInboundSecret($provider: Provider!, $secret: String, $verifyToken: String) {\n    setInboundSecret(provider: $provider, secret: $secret, verifyToken: $verifyToken) {\n      provider\n      secret\n      rotated\n    }\n  }\n"): (typeof documents)["\n  mutation SetInboundSecret($provider: Provider!, $secret: String, $verifyToken: String) {\n    setInboundSecret(provider: $provider, secret: $secret, verifyToken: $verifyToken) {\n      provider\n      secret\n      rotated\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ScoringSettings {\n    healthWeights {\n      usage\n      engagement\n      support\n      billing\n      growth\n      isDefault\n    }\n    churnModel {\n      modelVersion\n      trainedAt\n      intercept\n      features {\n        code\n        description\n        coefficient\n        baseline\n      }\n      metrics {\n        auc\n        brier\n        baselineAuc\n        baselineBrier\n        baselineModelVersion\n        samples\n        churned\n        holdout\n      }\n    }\n  }\n"): (typeof documents)["\n  query ScoringSettings {\n    healthWeights {\n      usage\n      engagement\n      support\n      billing\n      growth\n      isDefault\n    }\n    churnModel {\n      modelVersion\n      trainedAt\n      intercept\n      features {\n        code\n        description\n        coefficient\n        baseline\n      }\n      metrics {\n        auc\n        brier\n        baselineAuc\n        baselineBrier\n        baselineModelVersion\n        samples\n        churned\n        holdout\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SetHealthWeights($input: HealthWeightsInput!) {\n    setHealthWeights(input: $input) {\n      usage\n      engagement\n      support\n      billing\n      growth\n      isDefault\n    }\n  }\n"): (typeof documents)["\n  mutation SetHealthWeights($input: HealthWeightsInput!) {\n    setHealthWeights(input: $input) {\n      usage\n      engagement\n      support\n      billing\n      growth\n      isDefault\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ResetHealthWeights {\n    resetHealthWeights {\n      usage\n      engagement\n      support\n      billing\n      growth\n      isDefault\n    }\n  }\n"): (typeof documents)["\n  mutation ResetHealthWeights {\n    resetHealthWeights {\n      usage\n      engagement\n      support\n      billing\n      growth\n      isDefault\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation TrainChurnModel {\n    trainChurnModel {\n      modelVersion\n      activated\n      auc\n      brier\n      baselineAuc\n      baselineBrier\n      baselineModelVersion\n      samples\n      churned\n      holdout\n    }\n  }\n"): (typeof documents)["\n  mutation TrainChurnModel {\n    trainChurnModel {\n      modelVersion\n      activated\n      auc\n      brier\n      baselineAuc\n      baselineBrier\n      baselineModelVersion\n      samples\n      churned\n      holdout\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ResetChurnModel {\n    resetChurnModel {\n      modelVersion\n    }\n  }\n"): (typeof documents)["\n  mutation ResetChurnModel {\n    resetChurnModel {\n      modelVersion\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query WebhookEndpoint($id: UUID!) {\n    webhookEndpoint(id: $id) {\n      id\n      url\n      description\n      events\n      enabled\n      disabledReason\n      lastSuccessAt\n      previousSecretValidUntil\n      createdAt\n      updatedAt\n    }\n  }\n"): (typeof documents)["\n  query WebhookEndpoint($id: UUID!) {\n    webhookEndpoint(id: $id) {\n      id\n      url\n      description\n      events\n      enabled\n      disabledReason\n      lastSuccessAt\n      previousSecretValidUntil\n      createdAt\n      updatedAt\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query WebhookDeliveries($endpointId: UUID!, $first: Int, $after: String) {\n    webhookDeliveries(endpointId: $endpointId, first: $first, after: $after) {\n      totalCount\n      pageInfo {\n        endCursor\n        hasNextPage\n      }\n      nodes {\n        id\n        eventType\n        status\n        isTest\n        attempts\n        lastStatusCode\n        lastError\n        nextAttemptAt\n        createdAt\n        envelope\n        attemptLog {\n          attempt\n          startedAt\n          durationMs\n          statusCode\n          error\n          responseBody\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query WebhookDeliveries($endpointId: UUID!, $first: Int, $after: String) {\n    webhookDeliveries(endpointId: $endpointId, first: $first, after: $after) {\n      totalCount\n      pageInfo {\n        endCursor\n        hasNextPage\n      }\n      nodes {\n        id\n        eventType\n        status\n        isTest\n        attempts\n        lastStatusCode\n        lastError\n        nextAttemptAt\n        createdAt\n        envelope\n        attemptLog {\n          attempt\n          startedAt\n          durationMs\n          statusCode\n          error\n          responseBody\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation UpdateWebhookEndpoint($id: UUID!, $input: WebhookEndpointInput!) {\n    updateWebhookEndpoint(id: $id, input: $input) {\n      id\n      url\n      description\n      events\n      enabled\n      disabledReason\n      updatedAt\n    }\n  }\n"): (typeof documents)["\n  mutation UpdateWebhookEndpoint($id: UUID!, $input: WebhookEndpointInput!) {\n    updateWebhookEndpoint(id: $id, input: $input) {\n      id\n      url\n      description\n      events\n      enabled\n      disabledReason\n      updatedAt\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation TestWebhookEndpoint($id: UUID!, $event: String) {\n    testWebhookEndpoint(id: $id, event: $event) {\n      deliveryId\n      event\n      success\n      statusCode\n      durationMs\n      error\n    }\n  }\n"): (typeof documents)["\n  mutation TestWebhookEndpoint($id: UUID!, $event: String) {\n    testWebhookEndpoint(id: $id, event: $event) {\n      deliveryId\n      event\n      success\n      statusCode\n      durationMs\n      error\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RotateWebhookSecret($id: UUID!) {\n    rotateWebhookEndpointSecret(id: $id) {\n      secret\n      endpoint {\n        id\n        previousSecretValidUntil\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation RotateWebhookSecret($id: UUID!) {\n    rotateWebhookEndpointSecret(id: $id) {\n      secret\n      endpoint {\n        id\n        previousSecretValidUntil\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation DeleteWebhookEndpoint($id: UUID!) {\n    deleteWebhookEndpoint(id: $id)\n  }\n"): (typeof documents)["\n  mutation DeleteWebhookEndpoint($id: UUID!) {\n    deleteWebhookEndpoint(id: $id)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ResendWebhookDelivery($id: UUID!) {\n    resendWebhookDelivery(id: $id)\n  }\n"): (typeof documents)["\n  mutation ResendWebhookDelivery($id: UUID!) {\n    resendWebhookDelivery(id: $id)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ReplayWebhookDeliveries($endpointId: UUID!, $since: DateTime!) {\n    replayWebhookDeliveries(endpointId: $endpointId, since: $since)\n  }\n"): (typeof documents)["\n  mutation ReplayWebhookDeliveries($endpointId: UUID!, $since: DateTime!) {\n    replayWebhookDeliveries(endpointId: $endpointId, since: $since)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query WebhookEndpoints {\n    webhookEndpoints {\n      id\n      url\n      description\n      events\n      enabled\n      disabledReason\n      lastSuccessAt\n      createdAt\n    }\n  }\n"): (typeof documents)["\n  query WebhookEndpoints {\n    webhookEndpoints {\n      id\n      url\n      description\n      events\n      enabled\n      disabledReason\n      lastSuccessAt\n      createdAt\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation CreateWebhookEndpoint($input: WebhookEndpointInput!) {\n    createWebhookEndpoint(input: $input) {\n      secret\n      endpoint {\n        id\n        url\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation CreateWebhookEndpoint($input: WebhookEndpointInput!) {\n    createWebhookEndpoint(input: $input) {\n      secret\n      endpoint {\n        id\n        url\n      }\n    }\n  }\n"];
+
+export function graphql(source: string) {
+  return (documents as any)[source] ?? {};
+}
+
+export type DocumentType<TDocumentNode extends DocumentNode<any, any>> = TDocumentNode extends DocumentNode<  infer TType,  any>  ? TType  : never;

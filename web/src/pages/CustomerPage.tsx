@@ -1,0 +1,328 @@
+import { Link, useParams } from 'react-router';
+import { useMutation, useQuery } from 'urql';
+import { HealthBadge, RiskBadge, SeverityBadge, StatusPill, Trend } from '../components/Badges.tsx';
+import { DimensionChart, HistoryChart } from '../components/Charts.tsx';
+import { Empty, ErrorState, FormError, Loading } from '../components/States.tsx';
+import { graphql } from '../gql/index.ts';
+import { DIMENSION_LABELS, PROVIDER_LABELS, formatDateTime, formatPercent, formatRelative, formatScore, humanize } from '../lib/format.ts';
+import { useViewer } from '../lib/viewer.tsx';
+
+const CustomerDoc = graphql(`
+  query CustomerPage($id: UUID!) {
+    customer(id: $id) {
+      id
+      name
+      domain
+      email
+      externalId
+      createdAt
+      identities {
+        provider
+        externalId
+      }
+      health {
+        score
+        status
+        computedAt
+        weakestDimension
+        trend {
+          d7
+          d30
+        }
+        dimensions {
+          key
+          score
+          weight
+          trend
+          signals {
+            key
+            label
+            value
+          }
+        }
+      }
+      churnPrediction {
+        probability
+        riskLevel
+        modelVersion
+        predictedAt
+        riskFactors {
+          code
+          description
+          impact
+        }
+        recommendedInterventions {
+          code
+          title
+          description
+          priority
+        }
+      }
+      healthHistory(first: 90) {
+        nodes {
+          day
+          score
+          churnProbability
+          usage
+          engagement
+          support
+          billing
+          growth
+        }
+      }
+      recentEvents(first: 20) {
+        id
+        kind
+        label
+        source
+        occurredAt
+        value
+        sentiment
+        attributes
+      }
+    }
+    alerts(customerId: $id, first: 10) {
+      totalCount
+      nodes {
+        id
+        alertType
+        severity
+        status
+        title
+        message
+        createdAt
+      }
+    }
+  }
+`);
+
+const OutcomeDoc = graphql(`
+  mutation RecordOutcome($customerId: UUID!, $churned: Boolean!) {
+    recordChurnOutcome(customerId: $customerId, churned: $churned) {
+      churned
+      at
+    }
+  }
+`);
+
+function signalValue(v: unknown): string {
+  if (v === null || v === undefined) return '—';
+  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : v.toFixed(2);
+  if (typeof v === 'boolean') return v ? 'yes' : 'no';
+  return String(v);
+}
+
+function eventName(attributes: unknown): string | null {
+  const name = (attributes as { event?: unknown } | null)?.event;
+  return typeof name === 'string' ? name : null;
+}
+
+const sourceLabel = (source: string) => (source === 'api' ? 'Events API' : (PROVIDER_LABELS[source] ?? humanize(source)));
+
+export function CustomerPage() {
+  const { id = '' } = useParams();
+  const { canWrite } = useViewer();
+  const [{ data, error, fetching }, refetch] = useQuery({ query: CustomerDoc, variables: { id } });
+  const [outcome, recordOutcome] = useMutation(OutcomeDoc);
+
+  if (error && !data) return <ErrorState error={error} retry={() => refetch({ requestPolicy: 'network-only' })} />;
+  if (!data) return fetching ? <Loading label="Loading customer" /> : null;
+  const c = data.customer;
+  const h = c.health;
+  const p = c.churnPrediction;
+
+  return (
+    <>
+      <nav className="crumbs" aria-label="Breadcrumb">
+        <Link to="/customers">Customers</Link> / <span aria-current="page">{c.name}</span>
+      </nav>
+      <div className="page-head">
+        <h1>{c.name}</h1>
+        <HealthBadge status={h.status} />
+      </div>
+      <p className="muted">
+        {[c.domain, c.email, c.externalId && `external id ${c.externalId}`].filter(Boolean).join(' · ')}
+        {c.identities.length ? ` · ${c.identities.map((i) => `${PROVIDER_LABELS[i.provider]} ${i.externalId}`).join(', ')}` : ''}
+      </p>
+
+      <section className="grid-2">
+        <div className="card">
+          <h2>Health</h2>
+          {h.score === null ? (
+            <Empty title="Not scored yet">
+              <p>
+                A score appears once this customer has events from a connected provider or the events API; scores are recomputed within a
+                minute of new data.
+              </p>
+            </Empty>
+          ) : (
+            <>
+              <div className="big-number">
+                <span className="big" data-testid="health-score">
+                  {formatScore(h.score)}
+                </span>
+                <span className="muted">/ 100</span>
+                <span>
+                  7 days <Trend value={h.trend.d7} /> · 30 days <Trend value={h.trend.d30} />
+                </span>
+              </div>
+              <p className="muted small">
+                Weakest: {h.weakestDimension ? DIMENSION_LABELS[h.weakestDimension] : '—'} · computed {formatRelative(h.computedAt)}
+              </p>
+              <DimensionChart dimensions={h.dimensions} />
+            </>
+          )}
+        </div>
+        <div className="card">
+          <h2>Churn prediction</h2>
+          {p.probability === null ? (
+            <Empty title="No prediction yet">
+              <p>The prediction is made with the first score.</p>
+            </Empty>
+          ) : (
+            <>
+              <div className="big-number">
+                <span className="big">{formatPercent(p.probability)}</span>
+                <RiskBadge level={p.riskLevel} />
+              </div>
+              <p className="muted small">
+                Model {p.modelVersion} · {formatRelative(p.predictedAt)}
+              </p>
+              <h3>Risk factors</h3>
+              {p.riskFactors.length ? (
+                <ul className="factors">
+                  {p.riskFactors.map((f) => (
+                    <li key={f.code}>
+                      <span className="factor-bar" aria-hidden="true">
+                        <span style={{ width: `${Math.round(f.impact * 100)}%` }} />
+                      </span>
+                      <span>
+                        {f.description} <span className="muted">({formatPercent(f.impact)} of the risk)</span>
+                      </span>
+                    </li>
+                  ))}
+                </ul>
+              ) : (
+                <p className="muted">Nothing pushes this customer’s risk above the baseline.</p>
+              )}
+              <h3>Recommended interventions</h3>
+              {p.recommendedInterventions.length ? (
+                <ol className="interventions">
+                  {p.recommendedInterventions.map((i) => (
+                    <li key={i.code}>
+                      <strong>{i.title}</strong> <span className={`pill pill-${i.priority}`}>{i.priority}</span>
+                      <p>{i.description}</p>
+                    </li>
+                  ))}
+                </ol>
+              ) : (
+                <p className="muted">None needed now.</p>
+              )}
+            </>
+          )}
+          {canWrite ? (
+            <div className="outcome">
+              <span className="muted small">Label this customer for training your churn model:</span>
+              <button type="button" disabled={outcome.fetching} onClick={() => recordOutcome({ customerId: c.id, churned: true })}>
+                Churned
+              </button>
+              <button type="button" disabled={outcome.fetching} onClick={() => recordOutcome({ customerId: c.id, churned: false })}>
+                Retained
+              </button>
+              <span role="status" className="small">
+                {outcome.data ? `Recorded as ${outcome.data.recordChurnOutcome.churned ? 'churned' : 'retained'}.` : ''}
+              </span>
+              <FormError error={outcome.error} />
+            </div>
+          ) : null}
+        </div>
+      </section>
+
+      {h.score !== null ? (
+        <section className="card">
+          <h2>What drives each dimension</h2>
+          <div className="dimensions">
+            {h.dimensions.map((d) => (
+              <div key={d.key} className="dimension">
+                <h3>
+                  {DIMENSION_LABELS[d.key]} <span className="dim-score">{d.score === null ? 'no data' : formatScore(d.score)}</span>
+                </h3>
+                <p className="muted small">
+                  {d.score === null ? 'No data: its weight goes to the other dimensions' : `Weight ${formatPercent(d.weight)}`}
+                  {d.trend !== null ? (
+                    <>
+                      {' '}
+                      · 7 days <Trend value={d.trend} />
+                    </>
+                  ) : null}
+                </p>
+                <dl className="signals">
+                  {d.signals.map((s) => (
+                    <div key={s.key}>
+                      <dt>{s.label}</dt>
+                      <dd>{signalValue(s.value)}</dd>
+                    </div>
+                  ))}
+                </dl>
+              </div>
+            ))}
+          </div>
+        </section>
+      ) : null}
+
+      <section className="card">
+        <h2>Score history</h2>
+        {c.healthHistory.nodes.length > 1 ? (
+          <HistoryChart points={c.healthHistory.nodes} />
+        ) : (
+          <Empty title="Not enough history yet">
+            <p>One point is kept per day; the chart appears from the second day.</p>
+          </Empty>
+        )}
+      </section>
+
+      <section className="grid-2">
+        <div className="card">
+          <div className="card-head">
+            <h2>Alerts</h2>
+            {data.alerts.totalCount ? <Link to={`/alerts?customer=${c.id}&status=`}>All {data.alerts.totalCount} alerts →</Link> : null}
+          </div>
+          {data.alerts.nodes.length ? (
+            <ul className="list">
+              {data.alerts.nodes.map((a) => (
+                <li key={a.id}>
+                  <SeverityBadge severity={a.severity} /> <StatusPill status={a.status} /> <strong>{a.title}</strong>
+                  <span className="muted small"> · {formatRelative(a.createdAt)}</span>
+                  <p className="small">{a.message}</p>
+                </li>
+              ))}
+            </ul>
+          ) : (
+            <p className="muted">No alerts for this customer.</p>
+          )}
+        </div>
+        <div className="card">
+          <h2>Recent events</h2>
+          {c.recentEvents.length ? (
+            <ul className="list events">
+              {c.recentEvents.map((e) => (
+                <li key={e.id}>
+                  <span className="event-label">
+                    {e.label}
+                    {eventName(e.attributes) ? <code className="small"> {eventName(e.attributes)}</code> : null}
+                  </span>
+                  <span className="muted small">
+                    {sourceLabel(e.source)} · <time title={formatDateTime(e.occurredAt)}>{formatRelative(e.occurredAt)}</time>
+                    {e.sentiment !== null ? ` · tone ${e.sentiment > 0.1 ? 'positive' : e.sentiment < -0.1 ? 'negative' : 'neutral'}` : ''}
+                  </span>
+                </li>
+              ))}
+            </ul>
+          ) : (
+            <p className="muted">No events from providers or the events API yet.</p>
+          )}
+        </div>
+      </section>
+    </>
+  );
+}

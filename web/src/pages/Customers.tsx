@@ -1,0 +1,314 @@
+import { useEffect, useState } from 'react';
+import { Link, useSearchParams } from 'react-router';
+import { useQuery } from 'urql';
+import { HealthBadge, RiskBadge, ScoreBar, Trend } from '../components/Badges.tsx';
+import { Pager, useCursorStack } from '../components/Pager.tsx';
+import { Empty, ErrorState, Loading } from '../components/States.tsx';
+import { graphql } from '../gql/index.ts';
+import type { CustomerSortField, HealthStatus, RiskLevel, SortDirection } from '../gql/graphql.ts';
+import { DIMENSION_LABELS, formatDate, formatScore } from '../lib/format.ts';
+import { useDebounced } from '../lib/use-debounced.ts';
+
+const PortfolioDoc = graphql(`
+  query Portfolio {
+    portfolio {
+      customers
+      healthy
+      neutral
+      atRisk
+      unscored
+      highRisk
+      averageScore
+      openAlerts
+      criticalAlerts
+    }
+  }
+`);
+
+const CustomersDoc = graphql(`
+  query CustomerTable(
+    $first: Int
+    $after: String
+    $search: String
+    $healthStatus: HealthStatus
+    $riskLevel: RiskLevel
+    $orderBy: CustomerOrder
+  ) {
+    customers(first: $first, after: $after, search: $search, healthStatus: $healthStatus, riskLevel: $riskLevel, orderBy: $orderBy) {
+      totalCount
+      pageInfo {
+        endCursor
+        hasNextPage
+      }
+      nodes {
+        id
+        name
+        domain
+        externalId
+        healthScore
+        healthStatus
+        churnProbability
+        churnRiskLevel
+        createdAt
+        health {
+          weakestDimension
+          trend {
+            d7
+            d30
+          }
+        }
+      }
+    }
+  }
+`);
+
+const PAGE_SIZE = 25;
+const SORTS: { field: CustomerSortField; label: string }[] = [
+  { field: 'name', label: 'Customer' },
+  { field: 'healthScore', label: 'Health score' },
+  { field: 'churnProbability', label: 'Churn risk' },
+  { field: 'createdAt', label: 'Added' },
+];
+const STATUSES: [HealthStatus, string][] = [
+  ['healthy', 'Healthy'],
+  ['neutral', 'Neutral'],
+  ['at_risk', 'At risk'],
+];
+const RISKS: [RiskLevel, string][] = [
+  ['critical', 'Critical'],
+  ['high', 'High'],
+  ['medium', 'Medium'],
+  ['low', 'Low'],
+];
+
+function PortfolioSummary() {
+  const [{ data }] = useQuery({ query: PortfolioDoc });
+  const p = data?.portfolio;
+  if (!p) return <div className="summary summary-placeholder" aria-hidden="true" />;
+  const tiles: [string, string, string?][] = [
+    ['Customers', String(p.customers)],
+    ['Average score', formatScore(p.averageScore)],
+    ['Healthy', String(p.healthy), 'healthy'],
+    ['Neutral', String(p.neutral), 'neutral'],
+    ['At risk', String(p.atRisk), 'at_risk'],
+    ['High churn risk', String(p.highRisk), 'at_risk'],
+    [p.criticalAlerts ? `Open alerts (${p.criticalAlerts} critical)` : 'Open alerts', String(p.openAlerts)],
+  ];
+  return (
+    <section className="summary" aria-label="Portfolio">
+      {tiles.map(([label, value, tone]) => (
+        <div key={label} className={`tile ${tone ? `tile-${tone}` : ''}`}>
+          <span className="tile-label">{label}</span>
+          <span className="tile-value">{value}</span>
+        </div>
+      ))}
+    </section>
+  );
+}
+
+export function Customers() {
+  const [params, setParams] = useSearchParams();
+  const sortField = (params.get('sort') as CustomerSortField | null) ?? 'healthScore';
+  const direction = (params.get('dir') as SortDirection | null) ?? 'asc';
+  const status = (params.get('status') as HealthStatus | null) ?? null;
+  const risk = (params.get('risk') as RiskLevel | null) ?? null;
+  const [searchText, setSearchText] = useState(params.get('q') ?? '');
+  const search = useDebounced(searchText.trim());
+
+  const update = (changes: Record<string, string | null>) => {
+    const next = new URLSearchParams(params);
+    for (const [k, v] of Object.entries(changes)) {
+      if (v) next.set(k, v);
+      else next.delete(k);
+    }
+    setParams(next, { replace: true });
+  };
+  useEffect(() => {
+    if ((params.get('q') ?? '') !== search) update({ q: search || null });
+    // Only the debounced text drives the URL.
+  }, [search]);
+
+  const filterKey = [sortField, direction, status, risk, search].join('|');
+  const pages = useCursorStack(filterKey);
+  const [{ data, error, fetching }, refetch] = useQuery({
+    query: CustomersDoc,
+    variables: {
+      first: PAGE_SIZE,
+      after: pages.after,
+      search: search || null,
+      healthStatus: status,
+      riskLevel: risk,
+      orderBy: { field: sortField, direction },
+    },
+  });
+
+  const sortBy = (field: CustomerSortField) => {
+    const dir: SortDirection =
+      field === sortField ? (direction === 'asc' ? 'desc' : 'asc') : field === 'name' || field === 'healthScore' ? 'asc' : 'desc';
+    update({ sort: field, dir });
+  };
+  const filtered = Boolean(status || risk || search);
+  const conn = data?.customers;
+
+  return (
+    <>
+      <div className="page-head">
+        <h1>Customers</h1>
+      </div>
+      <PortfolioSummary />
+      <form className="filters" role="search" onSubmit={(e) => e.preventDefault()}>
+        <label className="field grow">
+          <span>Search</span>
+          <input
+            type="search"
+            placeholder="Name, domain, email or external id"
+            value={searchText}
+            onChange={(e) => setSearchText(e.target.value)}
+          />
+        </label>
+        <label className="field">
+          <span>Health</span>
+          <select value={status ?? ''} onChange={(e) => update({ status: e.target.value || null })}>
+            <option value="">Any status</option>
+            {STATUSES.map(([v, l]) => (
+              <option key={v} value={v}>
+                {l}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="field">
+          <span>Churn risk</span>
+          <select value={risk ?? ''} onChange={(e) => update({ risk: e.target.value || null })}>
+            <option value="">Any risk</option>
+            {RISKS.map(([v, l]) => (
+              <option key={v} value={v}>
+                {l}
+              </option>
+            ))}
+          </select>
+        </label>
+        {filtered ? (
+          <button
+            type="button"
+            className="ghost"
+            onClick={() => {
+              setSearchText('');
+              update({ status: null, risk: null, q: null });
+            }}
+          >
+            Clear filters
+          </button>
+        ) : null}
+      </form>
+
+      {error && !conn ? <ErrorState error={error} retry={() => refetch({ requestPolicy: 'network-only' })} /> : null}
+      {!conn && fetching ? <Loading label="Loading customers" /> : null}
+      {conn && conn.totalCount === 0 ? (
+        filtered ? (
+          <Empty title="No customers match these filters">
+            <p>Try another search, or clear the filters to see every customer.</p>
+          </Empty>
+        ) : (
+          <Empty title="No customers yet">
+            <p>
+              Customers appear when a connected provider sends an event that names one (set up a provider under{' '}
+              <Link to="/settings/integrations">Integrations</Link>), or when you create them with <code>POST /api/v1/customers</code>.
+            </p>
+          </Empty>
+        )
+      ) : null}
+      {conn && conn.totalCount > 0 ? (
+        <>
+          <div className="table-wrap" aria-busy={fetching}>
+            <table className="table">
+              <caption className="sr-only">Customers, sorted by {SORTS.find((s) => s.field === sortField)?.label}</caption>
+              <thead>
+                <tr>
+                  {SORTS.slice(0, 3).map((s) => (
+                    <SortHeader
+                      key={s.field}
+                      label={s.label}
+                      active={sortField === s.field}
+                      direction={direction}
+                      onClick={() => sortBy(s.field)}
+                    />
+                  ))}
+                  <th scope="col">Status</th>
+                  <th scope="col">7-day trend</th>
+                  <th scope="col" className="hide-narrow">
+                    Weakest
+                  </th>
+                  <SortHeader
+                    label="Added"
+                    active={sortField === 'createdAt'}
+                    direction={direction}
+                    onClick={() => sortBy('createdAt')}
+                    className="hide-narrow"
+                  />
+                </tr>
+              </thead>
+              <tbody>
+                {conn.nodes.map((c) => (
+                  <tr key={c.id}>
+                    <th scope="row">
+                      <Link to={`/customers/${c.id}`}>{c.name}</Link>
+                      <span className="sub">{c.domain ?? c.externalId ?? ''}</span>
+                    </th>
+                    <td>
+                      <ScoreBar score={c.healthScore} />
+                    </td>
+                    <td>
+                      <RiskBadge level={c.churnRiskLevel} probability={c.churnProbability} />
+                    </td>
+                    <td>
+                      <HealthBadge status={c.healthStatus} />
+                    </td>
+                    <td>
+                      <Trend value={c.health.trend.d7} />
+                    </td>
+                    <td className="hide-narrow">{c.health.weakestDimension ? DIMENSION_LABELS[c.health.weakestDimension] : '—'}</td>
+                    <td className="hide-narrow muted">{formatDate(c.createdAt)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pager
+            page={pages.page}
+            shown={conn.nodes.length}
+            pageSize={PAGE_SIZE}
+            total={conn.totalCount}
+            hasNext={conn.pageInfo.hasNextPage}
+            onPrev={pages.prev}
+            onNext={() => pages.next(conn.pageInfo.endCursor)}
+            noun="customers"
+          />
+        </>
+      ) : null}
+    </>
+  );
+}
+
+function SortHeader({
+  label,
+  active,
+  direction,
+  onClick,
+  className,
+}: {
+  label: string;
+  active: boolean;
+  direction: SortDirection;
+  onClick: () => void;
+  className?: string;
+}) {
+  return (
+    <th scope="col" className={className} aria-sort={active ? (direction === 'asc' ? 'ascending' : 'descending') : 'none'}>
+      <button type="button" className="sort" onClick={onClick}>
+        {label}
+        <span aria-hidden="true">{active ? (direction === 'asc' ? ' ↑' : ' ↓') : ' ↕'}</span>
+      </button>
+    </th>
+  );
+}

@@ -1,0 +1,307 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { useMutation, useQuery } from 'urql';
+import { Dialog } from '../../components/Dialog.tsx';
+import { ErrorState, FormError, Loading } from '../../components/States.tsx';
+import { graphql } from '../../gql/index.ts';
+import { DIMENSION_LABELS, formatDateTime } from '../../lib/format.ts';
+import { useViewer } from '../../lib/viewer.tsx';
+
+const ScoringDoc = graphql(`
+  query ScoringSettings {
+    healthWeights {
+      usage
+      engagement
+      support
+      billing
+      growth
+      isDefault
+    }
+    churnModel {
+      modelVersion
+      trainedAt
+      intercept
+      features {
+        code
+        description
+        coefficient
+        baseline
+      }
+      metrics {
+        auc
+        brier
+        baselineAuc
+        baselineBrier
+        baselineModelVersion
+        samples
+        churned
+        holdout
+      }
+    }
+  }
+`);
+
+const SetWeightsDoc = graphql(`
+  mutation SetHealthWeights($input: HealthWeightsInput!) {
+    setHealthWeights(input: $input) {
+      usage
+      engagement
+      support
+      billing
+      growth
+      isDefault
+    }
+  }
+`);
+
+const ResetWeightsDoc = graphql(`
+  mutation ResetHealthWeights {
+    resetHealthWeights {
+      usage
+      engagement
+      support
+      billing
+      growth
+      isDefault
+    }
+  }
+`);
+
+const TrainDoc = graphql(`
+  mutation TrainChurnModel {
+    trainChurnModel {
+      modelVersion
+      activated
+      auc
+      brier
+      baselineAuc
+      baselineBrier
+      baselineModelVersion
+      samples
+      churned
+      holdout
+    }
+  }
+`);
+
+const ResetModelDoc = graphql(`
+  mutation ResetChurnModel {
+    resetChurnModel {
+      modelVersion
+    }
+  }
+`);
+
+const KEYS = ['usage', 'engagement', 'support', 'billing', 'growth'] as const;
+type Weights = Record<(typeof KEYS)[number], number>;
+
+export function Scoring() {
+  const { canManage } = useViewer();
+  const [{ data, error, fetching }, refetch] = useQuery({ query: ScoringDoc });
+  const reload = () => refetch({ requestPolicy: 'network-only' });
+  if (error && !data) return <ErrorState error={error} retry={reload} />;
+  if (!data) return fetching ? <Loading label="Loading scoring settings" /> : null;
+  return (
+    <>
+      <div className="page-head">
+        <h1>Scoring</h1>
+      </div>
+      <WeightsPanel weights={data.healthWeights} canManage={canManage} onSaved={reload} />
+      <ModelPanel model={data.churnModel} canManage={canManage} onChanged={reload} />
+    </>
+  );
+}
+
+function WeightsPanel({
+  weights,
+  canManage,
+  onSaved,
+}: {
+  weights: Weights & { isDefault: boolean };
+  canManage: boolean;
+  onSaved: () => void;
+}) {
+  const toPercent = (w: Weights) =>
+    Object.fromEntries(KEYS.map((k) => [k, String(Math.round(w[k] * 1000) / 10)])) as Record<keyof Weights, string>;
+  const [values, setValues] = useState(() => toPercent(weights));
+  useEffect(() => setValues(toPercent(weights)), [weights]);
+  const [set, doSet] = useMutation(SetWeightsDoc);
+  const [reset, doReset] = useMutation(ResetWeightsDoc);
+  const [saved, setSaved] = useState<string | null>(null);
+  const total = KEYS.reduce((s, k) => s + (Number(values[k]) || 0), 0);
+  const valid = Math.abs(total - 100) < 0.05 && KEYS.every((k) => Number(values[k]) >= 0);
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const input = Object.fromEntries(KEYS.map((k) => [k, Number(values[k]) / 100])) as Weights;
+    const r = await doSet({ input });
+    if (r.data) {
+      setSaved('Saved. Every customer is being rescored with the new weights.');
+      onSaved();
+    }
+  };
+  return (
+    <section className="card" aria-labelledby="weights-title">
+      <h2 id="weights-title">Health score weights</h2>
+      <p className="muted small">
+        How much each dimension counts in the overall score. A dimension without data for a customer passes its weight to the others.{' '}
+        {weights.isDefault ? 'These are the defaults.' : 'Your workspace uses its own weights.'}
+      </p>
+      <form onSubmit={submit} className="weights">
+        {KEYS.map((k) => (
+          <label key={k} className="field">
+            <span>{DIMENSION_LABELS[k]} (%)</span>
+            <input
+              type="number"
+              min={0}
+              max={100}
+              step={0.1}
+              inputMode="decimal"
+              value={values[k]}
+              disabled={!canManage}
+              onChange={(e) => setValues({ ...values, [k]: e.target.value })}
+            />
+          </label>
+        ))}
+        <p className={`small ${valid ? 'muted' : 'warning'}`} aria-live="polite">
+          Total {Math.round(total * 10) / 10}% {valid ? '' : '— the weights must add up to 100%.'}
+        </p>
+        <FormError error={set.error ?? reset.error} />
+        {canManage ? (
+          <span className="toolbar">
+            <button type="submit" className="primary" disabled={!valid || set.fetching}>
+              Save weights
+            </button>
+            <button
+              type="button"
+              disabled={weights.isDefault || reset.fetching}
+              onClick={async () => {
+                const r = await doReset({});
+                if (r.data) {
+                  setSaved('Back to the default weights; customers are being rescored.');
+                  onSaved();
+                }
+              }}
+            >
+              Reset to defaults
+            </button>
+          </span>
+        ) : null}
+        <p role="status" className="small">
+          {saved}
+        </p>
+      </form>
+    </section>
+  );
+}
+
+type Model = {
+  modelVersion: string;
+  trainedAt?: string | null;
+  intercept: number;
+  features: { code: string; description: string; coefficient: number; baseline: number }[];
+  metrics?: {
+    auc: number;
+    brier: number;
+    baselineAuc: number;
+    baselineBrier: number;
+    baselineModelVersion: string;
+    samples: number;
+    churned: number;
+    holdout: number;
+  } | null;
+};
+
+function ModelPanel({ model, canManage, onChanged }: { model: Model; canManage: boolean; onChanged: () => void }) {
+  const [train, doTrain] = useMutation(TrainDoc);
+  const [reset, doReset] = useMutation(ResetModelDoc);
+  const [confirmReset, setConfirmReset] = useState(false);
+  const result = train.data?.trainChurnModel;
+  return (
+    <section className="card" aria-labelledby="model-title">
+      <h2 id="model-title">Churn model</h2>
+      <p>
+        In use: <strong>{model.modelVersion}</strong>
+        {model.trainedAt ? ` · trained ${formatDateTime(model.trainedAt)}` : ' · the documented default coefficients'}
+      </p>
+      {model.metrics ? (
+        <p className="small">
+          On {model.metrics.holdout} held-out customers (of {model.metrics.samples}, {model.metrics.churned} churned): AUC{' '}
+          {model.metrics.auc.toFixed(3)} vs {model.metrics.baselineAuc.toFixed(3)} for {model.metrics.baselineModelVersion}; Brier{' '}
+          {model.metrics.brier.toFixed(3)} vs {model.metrics.baselineBrier.toFixed(3)}.
+        </p>
+      ) : null}
+      <p className="muted small">
+        Train on your own outcomes: customers whose Stripe subscription was cancelled, and those you labelled churned or retained (on a
+        customer’s page or with <code>POST /api/v1/customers/{'{id}'}/churn-outcome</code>). Training needs 20 of each; the new model is
+        used only if it ranks held-out customers at least as well as the one in use.
+      </p>
+      {canManage ? (
+        <span className="toolbar">
+          <button type="button" className="primary" disabled={train.fetching} onClick={async () => (await doTrain({})).data && onChanged()}>
+            {train.fetching ? 'Training…' : 'Train on my outcomes'}
+          </button>
+          <button type="button" disabled={!model.trainedAt} onClick={() => setConfirmReset(true)}>
+            Use the default model
+          </button>
+        </span>
+      ) : null}
+      <FormError error={train.error} />
+      {result ? (
+        <div className={`test-result ${result.activated ? 'ok' : 'bad'}`} role="status">
+          <strong>{result.activated ? `${result.modelVersion} is now in use` : `${result.modelVersion} was kept out of use`}</strong>
+          <p className="small">
+            AUC {result.auc.toFixed(3)} vs {result.baselineAuc.toFixed(3)} ({result.baselineModelVersion}); Brier {result.brier.toFixed(3)}{' '}
+            vs {result.baselineBrier.toFixed(3)}; {result.samples} customers, {result.holdout} held out.
+          </p>
+        </div>
+      ) : null}
+      <details>
+        <summary>
+          Coefficients ({model.features.length} features, intercept {model.intercept.toFixed(2)})
+        </summary>
+        <div className="table-wrap">
+          <table className="table compact">
+            <thead>
+              <tr>
+                <th scope="col">Feature</th>
+                <th scope="col">Coefficient</th>
+                <th scope="col">Baseline</th>
+              </tr>
+            </thead>
+            <tbody>
+              {model.features.map((f) => (
+                <tr key={f.code}>
+                  <th scope="row">
+                    <code>{f.code}</code>
+                    <span className="sub">{f.description}</span>
+                  </th>
+                  <td>{f.coefficient.toFixed(3)}</td>
+                  <td>{f.baseline.toFixed(2)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </details>
+      <Dialog title="Go back to the default model?" open={confirmReset} onClose={() => setConfirmReset(false)}>
+        <div className="stack">
+          <p>Predictions are recomputed with the default coefficients. Your trained model is kept and can be trained again.</p>
+          <FormError error={reset.error} />
+          <button
+            type="button"
+            className="primary"
+            disabled={reset.fetching}
+            onClick={async () => {
+              if ((await doReset({})).data) {
+                setConfirmReset(false);
+                onChanged();
+              }
+            }}
+          >
+            Use the default model
+          </button>
+        </div>
+      </Dialog>
+    </section>
+  );
+}
