@@ -17,6 +17,8 @@ import { createInboundSecretStore } from './ingest/secrets.ts';
 import { authHook } from './http/auth-hook.ts';
 import { defaultDashboardDir, registerDashboard } from './http/dashboard.ts';
 import { registerDocs } from './http/docs.ts';
+import { registerJsonBodyParser } from './http/json-body.ts';
+import { BACKLOG_SQL, type Backlog, registerBacklogMetrics } from './http/backlog-metrics.ts';
 import { registerGraphQL } from './http/graphql.ts';
 import { registerObservability, type ReadinessCheck } from './http/observability.ts';
 import { registerProblemHandlers } from './http/problem.ts';
@@ -66,6 +68,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorateRequest('principal', null);
   // JSON only: any other body type is a 415, not a string that fails validation later.
   app.removeContentTypeParser('text/plain');
+  registerJsonBodyParser(app);
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
@@ -76,7 +79,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const checks: ReadinessCheck[] = [{ name: 'database', check: () => prisma.$queryRaw`SELECT 1` }];
   if (deps.redis) checks.push({ name: 'redis', check: () => deps.redis!.ping() });
-  registerObservability(app, { registry: deps.registry ?? new Registry(), checks });
+  const registry = deps.registry ?? new Registry();
+  registerObservability(app, { registry, checks });
+  registerBacklogMetrics(
+    registry,
+    () => prisma.$queryRawUnsafe<Backlog[]>(BACKLOG_SQL),
+    (e) => app.log.warn({ err: e }, 'could not read the backlog metrics'),
+  );
 
   const authenticator = createAuthenticator({
     prisma,

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fileDatabaseUrl } from './support/database.ts';
+import { randomBytes } from 'node:crypto';
+import { createSecretBox } from '../src/crypto/secret-box.ts';
 import { createPrisma } from '../src/db/prisma.ts';
 import { admin } from './support/spawn.ts';
 
@@ -7,6 +9,40 @@ const env = { DATABASE_URL: await fileDatabaseUrl(), LOG_LEVEL: 'silent' };
 const json = (stdout: string) => JSON.parse(stdout.trim().split('\n').pop()!);
 
 describe('npm run admin', () => {
+  it('secrets:reencrypt re-seals secrets of a retired key with the current one, and then has nothing left to do', async () => {
+    const oldKey = { id: 'old', key: randomBytes(32) };
+    const newKey = { id: 'new', key: randomBytes(32) };
+    const before = createSecretBox([oldKey]);
+    const { tenant_id } = json((await admin(['tenant:create', '--name', 'Keys rotate', '--plan', 'scale'], env)).stdout);
+    const prisma = createPrisma({ url: env.DATABASE_URL, poolSize: 1 });
+    const inbound = await prisma.inboundSecret.create({
+      data: { tenantId: tenant_id, provider: 'github', secret: before.seal('inbound-clear'), verifyToken: null },
+    });
+    const endpoint = await prisma.webhookEndpoint.create({
+      data: {
+        tenantId: tenant_id,
+        url: 'https://example.com/h',
+        events: ['alert.created'],
+        secret: before.seal('endpoint-clear'),
+        previousSecret: before.seal('old-endpoint-clear'),
+      },
+    });
+    const keys = { ENCRYPTION_KEY: `new:${newKey.key.toString('base64')},old:${oldKey.key.toString('base64')}` };
+
+    const first = await admin(['secrets:reencrypt'], { ...env, ...keys });
+    expect(first.code).toBe(0);
+    expect(json(first.stdout).resealed).toBeGreaterThanOrEqual(3);
+    const after = createSecretBox([newKey]);
+    const i = await prisma.inboundSecret.findUniqueOrThrow({ where: { id: inbound.id } });
+    const e = await prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } });
+    await prisma.$disconnect();
+    // Readable with the new key alone: the old one can go.
+    expect(after.open(i.secret)).toBe('inbound-clear');
+    expect(after.open(e.secret)).toBe('endpoint-clear');
+    expect(after.open(e.previousSecret!)).toBe('old-endpoint-clear');
+    expect(json((await admin(['secrets:reencrypt'], { ...env, ...keys })).stdout).resealed).toBe(0);
+  });
+
   it('tenant:create prints one JSON object with the tenant id and a new API key', async () => {
     const r = await admin(['tenant:create', '--name', 'Acme', '--plan', 'scale'], env);
     expect(r.code).toBe(0);

@@ -34,6 +34,30 @@ describe('operability', () => {
     expect(res.body).toContain('process_cpu_user_seconds_total');
   });
 
+  it('exposes the backlogs as gauges: what waits, and how long the oldest has waited', async () => {
+    const { tenantId } = await tenantWithKey(t.prisma);
+    const c = await t.prisma.customer.create({ data: { tenantId, name: 'Backlog' } });
+    await t.pool.query(
+      `INSERT INTO scoring_queue (customer_id, tenant_id, due_at) VALUES ($1, $2, now() - interval '90 seconds')
+                        ON CONFLICT (customer_id) DO UPDATE SET due_at = excluded.due_at`,
+      [c.id, tenantId],
+    );
+    const body = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(body)?.[1]);
+    expect(value('chs_scoring_due')).toBeGreaterThanOrEqual(1);
+    expect(value('chs_scoring_oldest_due_seconds')).toBeGreaterThanOrEqual(89);
+    for (const name of [
+      'chs_inbox_pending',
+      'chs_inbox_oldest_seconds',
+      'chs_outbox_pending',
+      'chs_deliveries_pending',
+      'chs_deliveries_overdue_seconds',
+    ]) {
+      expect(value(name)).toBeGreaterThanOrEqual(0);
+    }
+    await t.pool.query('DELETE FROM scoring_queue WHERE customer_id = $1', [c.id]);
+  });
+
   it('echoes a well-formed X-Request-Id and makes one up otherwise', async () => {
     const given = await t.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'req-abc-12345' } });
     expect(given.headers['x-request-id']).toBe('req-abc-12345');

@@ -10,7 +10,8 @@ let customerId: string;
 let alertId: string;
 
 beforeAll(async () => {
-  t = await createTestApp();
+  // Endpoints on 127.0.0.1 are allowed here so a Test can fail fast against a closed port.
+  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
   owner = await tenantWithKey(t.prisma);
   other = await tenantWithKey(t.prisma);
   const { customer } = await scoredCustomer(
@@ -24,7 +25,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const call = (key: string, method: 'GET' | 'PATCH' | 'POST' | 'PUT', url: string, payload?: object) =>
+const call = (key: string, method: 'GET' | 'PATCH' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) =>
   t.app.inject({ method, url, headers: { 'x-api-key': key }, ...(payload ? { payload } : {}) });
 
 describe('REST', () => {
@@ -119,5 +120,87 @@ describe('GraphQL', () => {
       expect(res.json().errors[0].extensions.code).toBe('not_found');
     }
     expect((await t.prisma.apiKey.findUniqueOrThrow({ where: { id: owner.apiKeyId } })).revokedAt).toBeNull();
+  });
+});
+
+describe('webhook endpoints, deliveries and events', () => {
+  let endpointId: string;
+  let deliveryId: string;
+
+  beforeAll(async () => {
+    const created = await call(owner.apiKey, 'POST', '/api/v1/webhook-endpoints', {
+      url: 'https://127.0.0.1:9/hook',
+      events: ['alert.created'],
+    });
+    expect(created.statusCode).toBe(201);
+    endpointId = created.json().id;
+    // A Test to a closed port fails fast, and leaves a delivery to try resending.
+    deliveryId = (await call(owner.apiKey, 'POST', `/api/v1/webhook-endpoints/${endpointId}/test`, {})).json().delivery_id;
+  });
+
+  const restRoutes: [string, 'GET' | 'PATCH' | 'POST' | 'DELETE', () => string, object?][] = [
+    ['GET endpoint', 'GET', () => `/api/v1/webhook-endpoints/${endpointId}`],
+    ['PATCH endpoint', 'PATCH', () => `/api/v1/webhook-endpoints/${endpointId}`, { url: 'https://127.0.0.1:9/stolen' }],
+    ['rotate its secret', 'POST', () => `/api/v1/webhook-endpoints/${endpointId}/rotate-secret`],
+    ['send it a Test', 'POST', () => `/api/v1/webhook-endpoints/${endpointId}/test`, {}],
+    ['list its deliveries', 'GET', () => `/api/v1/webhook-endpoints/${endpointId}/deliveries`],
+    ['replay its deliveries', 'POST', () => `/api/v1/webhook-endpoints/${endpointId}/replay`, { since: '2020-01-01T00:00:00Z' }],
+    ['resend a delivery', 'POST', () => `/api/v1/webhook-deliveries/${deliveryId}/resend`],
+    ['DELETE endpoint', 'DELETE', () => `/api/v1/webhook-endpoints/${endpointId}`],
+  ];
+
+  it.each(restRoutes)('REST: %s of another tenant answers 404 not_found', async (_name, method, url, payload) => {
+    const res = await t.app.inject({ method, url: url(), headers: { 'x-api-key': other.apiKey }, ...(payload ? { payload } : {}) });
+    expect(res.statusCode).toBe(404);
+    expect(res.json().code).toBe('not_found');
+  });
+
+  it('REST: leaves another tenant’s endpoints out of the list', async () => {
+    expect((await call(other.apiKey, 'GET', '/api/v1/webhook-endpoints')).json().data).toEqual([]);
+  });
+
+  it.each([
+    ['webhookEndpoint', 'query($id: UUID!) { webhookEndpoint(id: $id) { url } }'],
+    ['webhookDeliveries', 'query($id: UUID!) { webhookDeliveries(endpointId: $id) { nodes { id envelope } } }'],
+    ['updateWebhookEndpoint', 'mutation($id: UUID!) { updateWebhookEndpoint(id: $id, input: { enabled: false }) { id } }'],
+    ['rotateWebhookEndpointSecret', 'mutation($id: UUID!) { rotateWebhookEndpointSecret(id: $id) { secret } }'],
+    ['testWebhookEndpoint', 'mutation($id: UUID!) { testWebhookEndpoint(id: $id) { success } }'],
+    ['replayWebhookDeliveries', 'mutation($id: UUID!) { replayWebhookDeliveries(endpointId: $id, since: "2020-01-01T00:00:00Z") }'],
+    ['deleteWebhookEndpoint', 'mutation($id: UUID!) { deleteWebhookEndpoint(id: $id) }'],
+  ])('GraphQL: %s with another tenant’s endpoint is NOT_FOUND without data', async (_name, query) => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { 'x-api-key': other.apiKey },
+      payload: { query, variables: { id: endpointId } },
+    });
+    expect(res.json().errors[0].extensions.code).toBe('not_found');
+    expect(res.json().data).toBeNull();
+  });
+
+  it('GraphQL: resendWebhookDelivery with another tenant’s delivery is NOT_FOUND', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { 'x-api-key': other.apiKey },
+      payload: { query: 'mutation($id: UUID!) { resendWebhookDelivery(id: $id) }', variables: { id: deliveryId } },
+    });
+    expect(res.json().errors[0].extensions.code).toBe('not_found');
+  });
+
+  it('left the endpoint, its secret and its deliveries as they were', async () => {
+    const e = await t.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpointId } });
+    expect(e).toMatchObject({ url: 'https://127.0.0.1:9/hook', enabled: true, previousSecret: null });
+    expect(await t.prisma.webhookDelivery.count({ where: { endpointId } })).toBe(1);
+  });
+
+  it('refuses a usage event for another tenant’s customer, naming it, and records nothing', async () => {
+    const before = await t.prisma.signal.count({ where: { customerId } });
+    const res = await call(other.apiKey, 'POST', '/api/v1/events', {
+      events: [{ customer_id: customerId, event: 'report.exported', timestamp: new Date().toISOString() }],
+    });
+    expect(res.statusCode).toBe(404);
+    expect(res.json().detail).toContain(customerId);
+    expect(await t.prisma.signal.count({ where: { customerId } })).toBe(before);
   });
 });

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { issueApiKey, revokeApiKey } from '../auth/api-key-store.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { type Config, loadConfig } from '../config.ts';
+import { reencryptSecrets } from '../crypto/reencrypt.ts';
 import { createInboundSecretStore } from '../ingest/secrets.ts';
 import { PROVIDERS } from '../ingest/providers/types.ts';
 import { secretBoxFor } from '../runtime/services.ts';
@@ -83,6 +84,10 @@ const commands: Record<string, { options: string[]; run: Command }> = {
       });
       return { provider, secret };
     },
+  },
+  'secrets:reencrypt': {
+    options: [],
+    run: async (db, _v, config) => reencryptSecrets(db, secretBoxFor(config)),
   },
 };
 

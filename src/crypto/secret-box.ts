@@ -6,9 +6,14 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
  * the first key, reads find theirs by id.
  */
 export interface SecretBox {
+  /** The id of the key new seals use. */
+  readonly keyId: string;
   seal(plaintext: string): string;
   open(sealed: string): string;
 }
+
+/** Which key sealed a value, from its stored form. */
+export const sealedKeyId = (sealed: string): string | undefined => sealed.split('.')[1];
 
 export function createSecretBox(keys: { id: string; key: Buffer }[]): SecretBox {
   if (keys.length === 0) throw new Error('at least one encryption key is required');
@@ -16,6 +21,7 @@ export function createSecretBox(keys: { id: string; key: Buffer }[]): SecretBox 
   const byId = new Map(keys.map((k) => [k.id, k.key]));
   const current = keys[0];
   return {
+    keyId: current.id,
     seal(plaintext) {
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', current.key, iv);

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import { createYoga } from 'graphql-yoga';
 import type { Context } from '../schema/context.ts';
+import { graphqlLimits } from './graphql-limits.ts';
 
 /** Mounts Yoga at /graphql on the given (authenticated, rate-limited) scope. */
 export function registerGraphQL(scope: FastifyInstance, schema: GraphQLSchema, buildContext: (req: FastifyRequest) => Context) {
@@ -11,6 +12,7 @@ export function registerGraphQL(scope: FastifyInstance, schema: GraphQLSchema, b
     // GraphiQL loads its assets from a CDN; the service serves nothing from outside itself.
     graphiql: false,
     landingPage: false,
+    plugins: graphqlLimits(),
     logging: {
       debug: (...args) => scope.log.debug(args),
       info: (...args) => scope.log.info(args),

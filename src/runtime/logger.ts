@@ -1,9 +1,9 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import type { Config } from '../config.ts';
 
 /** pino with every credential-bearing header and secret field redacted. */
-export function createLogger(config: Pick<Config, 'log' | 'env'>, name = 'chs'): Logger {
-  return pino({
+export function createLogger(config: Pick<Config, 'log' | 'env'>, name = 'chs', destination?: DestinationStream): Logger {
+  const options: LoggerOptions = {
     name,
     level: config.log.level,
     redact: {
@@ -23,5 +23,6 @@ export function createLogger(config: Pick<Config, 'log' | 'env'>, name = 'chs'):
       ],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -1,0 +1,68 @@
+import { Gauge, type Registry } from 'prom-client';
+
+export interface Backlog {
+  inbox_pending: number;
+  inbox_oldest_seconds: number;
+  outbox_pending: number;
+  outbox_oldest_seconds: number;
+  deliveries_pending: number;
+  deliveries_overdue_seconds: number;
+  scoring_due: number;
+  scoring_oldest_due_seconds: number;
+}
+
+// One statement per scrape, each part on an index whose first column is the filtered one. Ages are
+// what alerts should watch: a count can be high and healthy during a burst, a growing age cannot.
+export const BACKLOG_SQL = `
+  SELECT
+    (SELECT count(*) FROM inbox_events WHERE status = 'received')::int AS inbox_pending,
+    coalesce((SELECT extract(epoch FROM now() - min(received_at)) FROM inbox_events WHERE status = 'received'), 0)::float8 AS inbox_oldest_seconds,
+    (SELECT count(*) FROM outbox_events WHERE dispatched_at IS NULL)::int AS outbox_pending,
+    coalesce((SELECT extract(epoch FROM now() - min(created_at)) FROM outbox_events WHERE dispatched_at IS NULL), 0)::float8 AS outbox_oldest_seconds,
+    (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending')::int AS deliveries_pending,
+    coalesce((SELECT extract(epoch FROM now() - min(next_attempt_at)) FROM webhook_deliveries
+              WHERE status = 'pending' AND next_attempt_at <= now()), 0)::float8 AS deliveries_overdue_seconds,
+    (SELECT count(*) FROM scoring_queue WHERE due_at <= now())::int AS scoring_due,
+    coalesce((SELECT extract(epoch FROM now() - min(due_at)) FROM scoring_queue WHERE due_at <= now()), 0)::float8 AS scoring_oldest_due_seconds`;
+
+const GAUGES: [keyof Backlog, string][] = [
+  ['inbox_pending', 'Inbound events stored but not yet processed'],
+  ['inbox_oldest_seconds', 'Age of the oldest unprocessed inbound event'],
+  ['outbox_pending', 'Outbox events not yet fanned out to endpoints'],
+  ['outbox_oldest_seconds', 'Age of the oldest outbox event not yet fanned out'],
+  ['deliveries_pending', 'Outbound deliveries waiting for an attempt (due or scheduled retries)'],
+  ['deliveries_overdue_seconds', 'How late the most overdue outbound attempt is'],
+  ['scoring_due', 'Customers due for a score recomputation'],
+  ['scoring_oldest_due_seconds', 'How long the longest-waiting customer has been due'],
+];
+
+/**
+ * The service's queues as gauges, read from PostgreSQL when /metrics is scraped. They are the same
+ * from every process, so scrape one API process (or take the max across them).
+ */
+export function registerBacklogMetrics(registry: Registry, query: () => Promise<Backlog[]>, onError: (e: unknown) => void) {
+  let pending: Promise<Backlog | null> | null = null;
+  // One query serves every gauge of a scrape.
+  const read = () => {
+    pending ??= query()
+      .then((rows) => rows[0] ?? null)
+      .catch((e) => {
+        onError(e);
+        return null;
+      })
+      .finally(() => setTimeout(() => (pending = null), 0));
+    return pending;
+  };
+  for (const [key, help] of GAUGES) {
+    new Gauge({
+      name: `chs_${key}`,
+      help,
+      registers: [registry],
+      async collect() {
+        const b = await read();
+        if (b) this.set(Number(b[key]));
+      },
+    });
+  }
+}
+
