@@ -6,6 +6,8 @@ export default defineConfig({
   resolve: { alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }] },
   test: {
     include: ['test/**/*.test.ts'],
+    // The fault suite restarts PostgreSQL; it runs on its own with `npm run test:faults`.
+    exclude: ['test/faults/**', '**/node_modules/**'],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 120_000,

@@ -65,4 +65,3 @@ export function registerBacklogMetrics(registry: Registry, query: () => Promise<
     });
   }
 }
-

@@ -33,7 +33,13 @@ process.on('exit', () => {
 
 /** Starts `src/main.ts <role>` and waits until its output matches `ready`. */
 export function startService(role: string, env: Record<string, string | undefined>, ready: RegExp, timeoutMs = 90_000) {
-  const child = spawn(TSX, ['src/main.ts', role], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Node itself with tsx's loader, not the tsx CLI: the CLI runs the service in a child process of its
+  // own, so a SIGKILL meant for the service would kill only the wrapper and leave the service running.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', role], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   child.on('exit', () => children.delete(child));
   let output = '';
