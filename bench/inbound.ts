@@ -91,6 +91,17 @@ const accepted = await load('POST /api/v1/webhooks/in/stripe/{tenant} (stored + 
   connections,
 });
 
+// Overload: twice the rate just sustained, from many more connections. The service should refuse the
+// excess with a quick 503 (Retry-After) rather than let every request queue until it times out.
+const offered = Math.max(100, Math.round(accepted.rps * 2));
+const overload = await load(`same, offered at 2x (${offered}/s) from 400 connections`, {
+  url: `http://127.0.0.1:${port}`,
+  requests: signedRequests(path),
+  durationS,
+  connections: 400,
+  rate: offered,
+});
+
 // Drain: a worker alone works through the backlog the load left behind.
 const db = createPrisma({ url, poolSize: 2 });
 const backlog = await db.inboxEvent.count({ where: { status: 'received' } });
@@ -117,6 +128,7 @@ for (const topic of ['inbound.events', 'outbound.deliveries']) {
 report('Inbound webhooks', [
   { m: baseline },
   { m: accepted, baseline, target: '≥ 2,000 accepted/s, p99 < 50 ms' },
+  { m: overload, target: 'excess refused with 503, p99 < 1 s, no timeouts' },
   {
     m: {
       name: `worker drain (${backlog} events, startup ${((drainStart - started) / 1000).toFixed(1)} s excluded)`,

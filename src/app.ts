@@ -17,6 +17,7 @@ import { createInboundSecretStore } from './ingest/secrets.ts';
 import { authHook } from './http/auth-hook.ts';
 import { defaultDashboardDir, registerDashboard } from './http/dashboard.ts';
 import { registerDocs } from './http/docs.ts';
+import { registerLoadShedding } from './http/load-shedding.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
 import { BACKLOG_SQL, type Backlog, registerBacklogMetrics } from './http/backlog-metrics.ts';
 import { registerGraphQL } from './http/graphql.ts';
@@ -74,6 +75,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   registerProblemHandlers(app);
+  await registerLoadShedding(app, config.overload);
   for (const s of SHARED_SCHEMAS) app.addSchema(s);
   await registerDocs(app, { version: deps.version ?? '1.0.0' });
 

@@ -58,6 +58,10 @@ const envSchema = z.object({
   /** How long a verified API key is remembered in memory; bounds how late a revocation takes effect. */
   API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(5000).default(2000),
   SEED_DEMO: z.enum(['auto', 'never']).default('auto'),
+  /** Requests one API process works on at once; more get 503 with Retry-After instead of queueing. */
+  MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
+  /** Event-loop delay in ms above which new requests get 503; 0 turns the check off. */
+  MAX_EVENT_LOOP_DELAY_MS: z.coerce.number().int().min(0).default(1000),
   /** The built dashboard (vite build output); default dist/web under the project. */
   DASHBOARD_DIR: z.string().optional(),
   /** Customers recomputed per batch (one set of set-based statements per batch). */
@@ -86,6 +90,7 @@ export interface Config {
   apiKeyCacheMs: number;
   seedDemo: boolean;
   dashboardDir?: string;
+  overload: { maxInFlight: number; maxEventLoopDelayMs: number };
   scoring: { batchSize: number; concurrency: number; sweepEveryMs: number };
 }
 
@@ -122,6 +127,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     apiKeyCacheMs: e.API_KEY_CACHE_MS,
     seedDemo: e.SEED_DEMO === 'auto',
     dashboardDir: e.DASHBOARD_DIR,
+    overload: { maxInFlight: e.MAX_IN_FLIGHT, maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS },
     scoring: { batchSize: e.SCORING_BATCH_SIZE, concurrency: e.SCORING_CONCURRENCY, sweepEveryMs: e.SCORING_SWEEP_MS },
   };
 }

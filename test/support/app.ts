@@ -47,6 +47,9 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
     DATABASE_URL: databaseUrl,
     SESSION_SECRET,
     API_KEY_CACHE_MS: '0',
+    // Test files share two cores: a busy neighbour must not make this process shed its requests. The
+    // in-flight limit stays on, and has its own test.
+    MAX_EVENT_LOOP_DELAY_MS: '0',
     ...env,
   });
 }

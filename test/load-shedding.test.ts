@@ -1,0 +1,63 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from './support/app.ts';
+import { tenantWithKey } from './support/factories.ts';
+
+// A process at capacity answers at once with 503 and Retry-After instead of letting requests queue.
+// One request in flight is the capacity here, held open by a body that has not finished arriving.
+let t: TestApp;
+let base: string;
+let apiKey: string;
+
+beforeAll(async () => {
+  t = await createTestApp({ env: { MAX_IN_FLIGHT: '1' } });
+  await t.app.listen({ host: '127.0.0.1', port: 0 });
+  base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  apiKey = (await tenantWithKey(t.prisma)).apiKey;
+});
+afterAll(() => t.close());
+
+function slowCreate(): { finish: () => Promise<number> } {
+  const body = JSON.stringify({ name: 'Slow Co' });
+  const req = http.request(`${base}/api/v1/customers`, {
+    method: 'POST',
+    headers: { 'x-api-key': apiKey, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+  });
+  const status = new Promise<number>((resolve, reject) => {
+    req.on('response', (res) => (res.resume(), resolve(res.statusCode!)));
+    req.on('error', reject);
+  });
+  req.write(body.slice(0, 5));
+  return {
+    finish: () => {
+      req.end(body.slice(5));
+      return status;
+    },
+  };
+}
+
+describe('load shedding', () => {
+  it('answers 503 with Retry-After in well under a second when the process is at capacity, then serves again', async () => {
+    const held = slowCreate();
+    await new Promise((r) => setTimeout(r, 200));
+    const started = Date.now();
+    const refused = await fetch(`${base}/api/v1/customers`, { headers: { 'x-api-key': apiKey } });
+    expect(Date.now() - started).toBeLessThan(500);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(refused.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    expect(((await refused.json()) as { code: string }).code).toBe('service_unavailable');
+
+    expect(await held.finish()).toBe(201);
+    expect((await fetch(`${base}/api/v1/customers`, { headers: { 'x-api-key': apiKey } })).status).toBe(200);
+  });
+
+  it('keeps answering health probes and metrics while at capacity', async () => {
+    const held = slowCreate();
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    expect((await fetch(`${base}/metrics`)).status).toBe(200);
+    await held.finish();
+  });
+});
