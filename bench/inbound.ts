@@ -32,7 +32,15 @@ const common = {
 const port = 3950 + Math.floor(Math.random() * 40);
 const api = await startProcess(
   ['src/main.ts', 'api'],
-  { ...common, NODE_ENV: 'production', LOG_LEVEL: 'warn', PORT: String(port), HOST: '127.0.0.1' },
+  {
+    ...common,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    // BENCH_NO_SHEDDING=1 shows the same overload with load shedding off, for comparison.
+    ...(process.env.BENCH_NO_SHEDDING ? { MAX_IN_FLIGHT: '1000000', MAX_EVENT_LOOP_DELAY_MS: '0' } : {}),
+  },
   /listening on/,
 );
 await startProcess(
