@@ -1,10 +1,8 @@
 import type { AddressInfo } from 'node:net';
-import { pino } from 'pino';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhookSignature } from '../src/outbox/verify.ts';
 import { seedDemoTenant } from '../src/seed/demo.ts';
-import { startWorker } from '../src/worker.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { launchBrowser, screenshot, watch } from './support/browser.ts';
 import { userWithSession } from './support/factories.ts';
@@ -25,15 +23,7 @@ let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
 beforeAll(async () => {
   t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }, ca: tls.cert });
-  worker = startWorker({
-    pool: t.pool,
-    queue: t.queue,
-    inbox: t.inbox,
-    deliverer: t.outbound.deliverer,
-    log: pino({ level: 'silent' }),
-    sweepEveryMs: 200,
-    overdueEveryMs: 3_600_000,
-  });
+  worker = t.startWorker();
   tenantId = (await seedDemoTenant(t.prisma, t.pool, PASSWORD)).tenantId;
   await t.app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;

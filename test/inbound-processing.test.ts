@@ -1,8 +1,6 @@
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { markOverdueInvoices } from '../src/ingest/overdue.ts';
 import { createInboundSecretStore } from '../src/ingest/secrets.ts';
-import { startWorker } from '../src/worker.ts';
 import { createTestApp, type TestApp, testSecretBox } from './support/app.ts';
 import { tenantWithKey } from './support/factories.ts';
 import * as p from './support/providers.ts';
@@ -11,15 +9,7 @@ let t: TestApp;
 let worker: { close(): Promise<void> };
 beforeAll(async () => {
   t = await createTestApp();
-  worker = startWorker({
-    pool: t.pool,
-    queue: t.queue,
-    inbox: t.inbox,
-    deliverer: t.outbound.deliverer,
-    log: pino({ level: 'silent' }),
-    sweepEveryMs: 200,
-    overdueEveryMs: 3_600_000,
-  });
+  worker = t.startWorker();
 });
 afterAll(async () => {
   await worker.close();

@@ -1,9 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInboundSecretStore } from '../src/ingest/secrets.ts';
-import { startWorker } from '../src/worker.ts';
 import { createTestApp, type TestApp, testSecretBox } from './support/app.ts';
 import { tenantWithKey } from './support/factories.ts';
 import * as p from './support/providers.ts';
@@ -16,14 +14,7 @@ let worker: { close(): Promise<void> };
 let rx: Awaited<ReturnType<typeof startReceiver>>;
 beforeAll(async () => {
   t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }, ca: tls.cert });
-  worker = startWorker({
-    pool: t.pool,
-    queue: t.queue,
-    inbox: t.inbox,
-    deliverer: t.outbound.deliverer,
-    databaseUrl: t.config.database.url,
-    log: pino({ level: 'silent' }),
-  });
+  worker = t.startWorker();
   rx = await startReceiver(tls);
 });
 afterAll(async () => {

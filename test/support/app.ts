@@ -17,6 +17,7 @@ import { createScoringService, type ScoringService } from '../../src/scoring/ser
 import { createUsageEventService } from '../../src/ingest/usage-events.ts';
 import { createScorer, type Scorer } from '../../src/scoring/recompute.ts';
 import { createScoringLoop, type ScoringLoop } from '../../src/scoring/drain.ts';
+import { startWorker, type WorkerDeps } from '../../src/worker.ts';
 
 export const SESSION_SECRET = 'test-session-secret-0123456789-abcdefghijklmnop';
 export const testSecretBox = () => createSecretBox([{ id: 'test', key: Buffer.alloc(32, 7) }]);
@@ -35,6 +36,8 @@ export interface TestApp {
   scoringLoop: ScoringLoop;
   /** Recomputes every customer whose scores are due, as the worker would; resolves with how many. */
   score(): Promise<number>;
+  /** Starts the worker's consumers and passes on this app's queue, inbox and deliverer, as `npm start` does. */
+  startWorker(opts?: Partial<Pick<WorkerDeps, 'sweepEveryMs' | 'overdueEveryMs'>>): { close(): Promise<void> };
   /** SQL statements the app sent since the last reset, to catch N+1 queries. */
   queries: string[];
   close(): Promise<void>;
@@ -126,6 +129,18 @@ export async function createTestApp(
       if (scoringErrors.length) throw Object.assign(new Error('scoring failed'), { cause: scoringErrors.splice(0) });
       return n;
     },
+    startWorker: (opts = {}) =>
+      startWorker({
+        pool,
+        queue,
+        inbox,
+        deliverer: outbound.deliverer,
+        databaseUrl: config.database.url,
+        log: pino({ level: 'silent' }),
+        sweepEveryMs: 200,
+        overdueEveryMs: 3_600_000,
+        ...opts,
+      }),
     queries,
     close: async () => {
       await app.close();

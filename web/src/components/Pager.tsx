@@ -14,37 +14,37 @@ export function useCursorStack(resetKey: string) {
   return { after: stack[stack.length - 1], page: stack.length, next, prev };
 }
 
+interface PagedConnection {
+  nodes: readonly unknown[];
+  totalCount: number;
+  pageInfo: { hasNextPage: boolean; endCursor?: string | null };
+}
+
+/** "21–40 of 93 customers" with Previous and Next, for a connection read with `useCursorStack`. */
 export function Pager({
-  page,
-  shown,
+  pages,
+  connection,
   pageSize,
-  total,
-  hasNext,
-  onPrev,
-  onNext,
   noun,
 }: {
-  page: number;
-  shown: number;
+  pages: ReturnType<typeof useCursorStack>;
+  connection: PagedConnection;
   pageSize: number;
-  total: number;
-  hasNext: boolean;
-  onPrev: () => void;
-  onNext: () => void;
   noun: string;
 }) {
-  const from = total === 0 ? 0 : (page - 1) * pageSize + 1;
-  const to = (page - 1) * pageSize + shown;
+  const total = connection.totalCount;
+  const from = total === 0 ? 0 : (pages.page - 1) * pageSize + 1;
+  const to = (pages.page - 1) * pageSize + connection.nodes.length;
   return (
     <nav className="pager" aria-label={`${noun} pages`}>
       <span className="muted">
         {from}–{to} of {total} {noun}
       </span>
       <span className="pager-buttons">
-        <button type="button" onClick={onPrev} disabled={page <= 1}>
+        <button type="button" onClick={pages.prev} disabled={pages.page <= 1}>
           ← Previous
         </button>
-        <button type="button" onClick={onNext} disabled={!hasNext}>
+        <button type="button" onClick={() => pages.next(connection.pageInfo.endCursor)} disabled={!connection.pageInfo.hasNextPage}>
           Next →
         </button>
       </span>

@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { useMutation, useQuery } from 'urql';
 import { SeverityBadge, StatusPill } from '../components/Badges.tsx';
+import { SelectFilter } from '../components/SelectFilter.tsx';
 import { Pager, useCursorStack } from '../components/Pager.tsx';
 import { Empty, ErrorState, FormError, Loading } from '../components/States.tsx';
 import { graphql } from '../gql/index.ts';
@@ -175,39 +176,9 @@ export function Alerts() {
         <h1>Alerts</h1>
       </div>
       <form className="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter alerts">
-        <label className="field">
-          <span>Status</span>
-          <select value={status ?? ''} onChange={(e) => update('status', e.target.value || null)}>
-            <option value="">Any status</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {humanize(s)}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className="field">
-          <span>Severity</span>
-          <select value={severity ?? ''} onChange={(e) => update('severity', e.target.value || null)}>
-            <option value="">Any severity</option>
-            {SEVERITIES.map((s) => (
-              <option key={s} value={s}>
-                {humanize(s)}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className="field">
-          <span>Type</span>
-          <select value={alertType ?? ''} onChange={(e) => update('type', e.target.value || null)}>
-            <option value="">Any type</option>
-            {TYPES.map((s) => (
-              <option key={s} value={s}>
-                {humanize(s)}
-              </option>
-            ))}
-          </select>
-        </label>
+        <SelectFilter label="Status" any="Any status" value={status} options={STATUSES} onChange={(v) => update('status', v)} />
+        <SelectFilter label="Severity" any="Any severity" value={severity} options={SEVERITIES} onChange={(v) => update('severity', v)} />
+        <SelectFilter label="Type" any="Any type" value={alertType} options={TYPES} onChange={(v) => update('type', v)} />
         <CustomerFilter id={customerId} onChange={(id) => update('customer', id)} />
       </form>
       <p role="status" className="small" aria-live="polite">
@@ -295,16 +266,7 @@ export function Alerts() {
               </li>
             ))}
           </ul>
-          <Pager
-            page={pages.page}
-            shown={conn.nodes.length}
-            pageSize={PAGE_SIZE}
-            total={conn.totalCount}
-            hasNext={conn.pageInfo.hasNextPage}
-            onPrev={pages.prev}
-            onNext={() => pages.next(conn.pageInfo.endCursor)}
-            noun="alerts"
-          />
+          <Pager pages={pages} connection={conn} pageSize={PAGE_SIZE} noun="alerts" />
         </>
       ) : null}
     </>

@@ -3,6 +3,7 @@ import { Link, useSearchParams } from 'react-router';
 import { useQuery } from 'urql';
 import { HealthBadge, RiskBadge, ScoreBar, Trend } from '../components/Badges.tsx';
 import { Pager, useCursorStack } from '../components/Pager.tsx';
+import { SelectFilter } from '../components/SelectFilter.tsx';
 import { Empty, ErrorState, Loading } from '../components/States.tsx';
 import { graphql } from '../gql/index.ts';
 import type { CustomerSortField, HealthStatus, RiskLevel, SortDirection } from '../gql/graphql.ts';
@@ -166,28 +167,8 @@ export function Customers() {
             onChange={(e) => setSearchText(e.target.value)}
           />
         </label>
-        <label className="field">
-          <span>Health</span>
-          <select value={status ?? ''} onChange={(e) => update({ status: e.target.value || null })}>
-            <option value="">Any status</option>
-            {STATUSES.map(([v, l]) => (
-              <option key={v} value={v}>
-                {l}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className="field">
-          <span>Churn risk</span>
-          <select value={risk ?? ''} onChange={(e) => update({ risk: e.target.value || null })}>
-            <option value="">Any risk</option>
-            {RISKS.map(([v, l]) => (
-              <option key={v} value={v}>
-                {l}
-              </option>
-            ))}
-          </select>
-        </label>
+        <SelectFilter label="Health" any="Any status" value={status} options={STATUSES} onChange={(v) => update({ status: v })} />
+        <SelectFilter label="Churn risk" any="Any risk" value={risk} options={RISKS} onChange={(v) => update({ risk: v })} />
         {filtered ? (
           <button
             type="button"
@@ -274,16 +255,7 @@ export function Customers() {
               </tbody>
             </table>
           </div>
-          <Pager
-            page={pages.page}
-            shown={conn.nodes.length}
-            pageSize={PAGE_SIZE}
-            total={conn.totalCount}
-            hasNext={conn.pageInfo.hasNextPage}
-            onPrev={pages.prev}
-            onNext={() => pages.next(conn.pageInfo.endCursor)}
-            noun="customers"
-          />
+          <Pager pages={pages} connection={conn} pageSize={PAGE_SIZE} noun="customers" />
         </>
       ) : null}
     </>

@@ -6,15 +6,21 @@ import { graphql } from '../../gql/index.ts';
 import { DIMENSION_LABELS, formatDateTime } from '../../lib/format.ts';
 import { useViewer } from '../../lib/viewer.tsx';
 
+export const WeightsFields = graphql(`
+  fragment WeightsFields on HealthWeights {
+    usage
+    engagement
+    support
+    billing
+    growth
+    isDefault
+  }
+`);
+
 const ScoringDoc = graphql(`
   query ScoringSettings {
     healthWeights {
-      usage
-      engagement
-      support
-      billing
-      growth
-      isDefault
+      ...WeightsFields
     }
     churnModel {
       modelVersion
@@ -43,12 +49,7 @@ const ScoringDoc = graphql(`
 const SetWeightsDoc = graphql(`
   mutation SetHealthWeights($input: HealthWeightsInput!) {
     setHealthWeights(input: $input) {
-      usage
-      engagement
-      support
-      billing
-      growth
-      isDefault
+      ...WeightsFields
     }
   }
 `);
@@ -56,12 +57,7 @@ const SetWeightsDoc = graphql(`
 const ResetWeightsDoc = graphql(`
   mutation ResetHealthWeights {
     resetHealthWeights {
-      usage
-      engagement
-      support
-      billing
-      growth
-      isDefault
+      ...WeightsFields
     }
   }
 `);

@@ -15,15 +15,8 @@ import { useViewer } from '../../lib/viewer.tsx';
 const EndpointDoc = graphql(`
   query WebhookEndpoint($id: UUID!) {
     webhookEndpoint(id: $id) {
-      id
-      url
-      description
-      events
-      enabled
-      disabledReason
-      lastSuccessAt
+      ...EndpointFields
       previousSecretValidUntil
-      createdAt
       updatedAt
     }
   }
@@ -64,12 +57,7 @@ const DeliveriesDoc = graphql(`
 const UpdateEndpointDoc = graphql(`
   mutation UpdateWebhookEndpoint($id: UUID!, $input: WebhookEndpointInput!) {
     updateWebhookEndpoint(id: $id, input: $input) {
-      id
-      url
-      description
-      events
-      enabled
-      disabledReason
+      ...EndpointFields
       updatedAt
     }
   }
@@ -454,16 +442,7 @@ function DeliveryLog({ endpointId, version, canResend }: { endpointId: string; v
               </li>
             ))}
           </ul>
-          <Pager
-            page={pages.page}
-            shown={conn.nodes.length}
-            pageSize={PAGE_SIZE}
-            total={conn.totalCount}
-            hasNext={conn.pageInfo.hasNextPage}
-            onPrev={pages.prev}
-            onNext={() => pages.next(conn.pageInfo.endCursor)}
-            noun="deliveries"
-          />
+          <Pager pages={pages} connection={conn} pageSize={PAGE_SIZE} noun="deliveries" />
         </>
       ) : null}
     </section>

@@ -9,17 +9,23 @@ import { graphql } from '../../gql/index.ts';
 import { formatRelative } from '../../lib/format.ts';
 import { useViewer } from '../../lib/viewer.tsx';
 
+export const EndpointFields = graphql(`
+  fragment EndpointFields on WebhookEndpoint {
+    id
+    url
+    description
+    events
+    enabled
+    disabledReason
+    lastSuccessAt
+    createdAt
+  }
+`);
+
 const EndpointsDoc = graphql(`
   query WebhookEndpoints {
     webhookEndpoints {
-      id
-      url
-      description
-      events
-      enabled
-      disabledReason
-      lastSuccessAt
-      createdAt
+      ...EndpointFields
     }
   }
 `);
