@@ -1,12 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { migrateDeploy } from '../src/db/migrate.ts';
 
 export const ROOT = join(import.meta.dirname, '..');
-const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
 
 export async function freshDatabase(url: string): Promise<void> {
   const u = new URL(url);
@@ -21,7 +20,12 @@ export async function freshDatabase(url: string): Promise<void> {
 
 /** Starts a TypeScript entry point in its own process (so the load generator never shares its event loop). */
 export function startProcess(args: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; output: string }> {
-  const child = spawn(TSX, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Node with tsx's loader rather than the tsx CLI, so child.pid is the service itself (RSS, signals).
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`not ready:\n${output}`)), 120_000);
@@ -36,6 +40,12 @@ export function startProcess(args: string[], env: Record<string, string>, ready:
     child.stderr!.on('data', on);
     child.on('exit', (code) => reject(new Error(`exited ${code}:\n${output}`)));
   });
+}
+
+/** Resident memory of a process in MiB, from /proc (Linux). */
+export function rssMiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Math.round(Number(m[1]) / 1024) : NaN;
 }
 
 export interface Measured {
