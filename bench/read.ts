@@ -1,4 +1,5 @@
-// Read API under load: 10,000 customers, a page of 25 and a health breakdown, against a bare route.
+// Read API under load: 10,000 customers, a page of 25 over REST and over GraphQL and a health
+// breakdown, each against a bare route answering the same body.
 import { randomUUID } from 'node:crypto';
 import { issueApiKey } from '../src/auth/api-key-store.ts';
 import { createPrisma } from '../src/db/prisma.ts';
@@ -82,14 +83,33 @@ const service = await startProcess(
 );
 const base = `http://127.0.0.1:${port}`;
 const headers = { authorization: `Bearer ${secret}` };
+const GRAPHQL = JSON.stringify({
+  query:
+    '{ customers(first: 25) { nodes { id name externalId healthScore healthStatus churnProbability churnRiskLevel createdAt } pageInfo { hasNextPage endCursor } } }',
+});
 const page = await (await fetch(`${base}/api/v1/customers?limit=25`, { headers })).text();
 const health = await (await fetch(`${base}/api/v1/customers/${ids[42]}/health`, { headers })).text();
+const graph = await (
+  await fetch(`${base}/graphql`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: GRAPHQL })
+).text();
+
+/** What each scenario sends: a fixed request, or a health read of a random customer. */
+const randomHealth = [
+  { setupRequest: (r: { path: string }) => ({ ...r, path: `/api/v1/customers/${ids[Math.floor(Math.random() * ids.length)]}/health` }) },
+];
+const scenarios: { name: string; body: string; path: string; requests?: unknown[] }[] = [
+  { name: 'GET /api/v1/customers (25 per page)', body: page, path: '/api/v1/customers?limit=25' },
+  { name: 'GET /api/v1/customers/{id}/health', body: health, path: `/api/v1/customers/${ids[0]}/health`, requests: randomHealth },
+  {
+    name: 'POST /graphql, customers(first: 25)',
+    body: graph,
+    path: '/graphql',
+    requests: [{ method: 'POST', path: '/graphql', body: GRAPHQL, headers: { ...headers, 'content-type': 'application/json' } }],
+  },
+];
 
 const results = [];
-for (const [name, path, body] of [
-  ['GET /api/v1/customers (25 per page)', '/api/v1/customers?limit=25', page],
-  ['GET /api/v1/customers/{id}/health', null, health],
-] as const) {
+for (const { name, body, path, requests } of scenarios) {
   const bare = await startProcess(['bench/bare-server.ts'], { BARE_BODY: body, PORT: '0' }, /bare listening on (\d+)/);
   const barePort = /bare listening on (\d+)/.exec(bare.output)![1];
   await load('warm-up', { url: `http://127.0.0.1:${barePort}/bare`, durationS: 2, connections });
@@ -99,30 +119,9 @@ for (const [name, path, body] of [
     connections,
   });
   bare.child.kill();
-  const requests = path
-    ? undefined
-    : [
-        {
-          setupRequest: (r: { path: string }) => ({
-            ...r,
-            path: `/api/v1/customers/${ids[Math.floor(Math.random() * ids.length)]}/health`,
-          }),
-        },
-      ];
-  await load('warm-up', {
-    url: `${base}${path ?? `/api/v1/customers/${ids[0]}/health`}`,
-    headers,
-    durationS: 2,
-    connections,
-    requests: requests as never,
-  });
-  const m = await load(name, {
-    url: `${base}${path ?? `/api/v1/customers/${ids[0]}/health`}`,
-    headers,
-    durationS,
-    connections,
-    requests: requests as never,
-  });
+  const opts = { url: `${base}${path}`, headers, connections, requests: requests as never };
+  await load('warm-up', { ...opts, durationS: 2 });
+  const m = await load(name, { ...opts, durationS });
   results.push({ m: baseline }, { m, baseline, target: '≥ 40 % of bare, p99 < 50 ms' });
 }
 service.child.kill('SIGTERM');
