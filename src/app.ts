@@ -18,6 +18,7 @@ import { authHook } from './http/auth-hook.ts';
 import { defaultDashboardDir, registerDashboard } from './http/dashboard.ts';
 import { registerDocs } from './http/docs.ts';
 import { registerLoadShedding } from './http/load-shedding.ts';
+import { registerRequestDeadline } from './http/request-deadline.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
 import { BACKLOG_SQL, type Backlog, registerBacklogMetrics } from './http/backlog-metrics.ts';
 import { registerGraphQL } from './http/graphql.ts';
@@ -63,8 +64,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true } },
     return503OnClosing: true,
-    connectionTimeout: 30_000,
-    requestTimeout: 30_000,
+    // A client trickling its request (slowloris) holds a socket for this long at most.
+    connectionTimeout: config.http.requestTimeoutMs,
+    requestTimeout: config.http.requestTimeoutMs,
   });
   app.decorateRequest('principal', null);
   // JSON only: any other body type is a 415, not a string that fails validation later.
@@ -76,6 +78,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   registerProblemHandlers(app);
   await registerLoadShedding(app, config.overload);
+  registerRequestDeadline(app, config.http.requestTimeoutMs);
   for (const s of SHARED_SCHEMAS) app.addSchema(s);
   await registerDocs(app, { version: deps.version ?? '1.0.0' });
 

@@ -52,6 +52,8 @@ const envSchema = z.object({
     .int()
     .min(1024)
     .default(1024 * 1024),
+  /** Time a client has to send a whole request (headers and body); slower ones are cut off with 408. */
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   RATE_LIMIT_GROWTH: z.coerce.number().int().min(1).default(100),
   RATE_LIMIT_SCALE: z.coerce.number().int().min(1).default(300),
   RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).default(60_000),
@@ -76,7 +78,7 @@ export type Env = z.infer<typeof envSchema>;
 
 export interface Config {
   env: Env['NODE_ENV'];
-  http: { host: string; port: number; bodyLimit: number; publicBaseUrl?: string };
+  http: { host: string; port: number; bodyLimit: number; publicBaseUrl?: string; requestTimeoutMs: number };
   log: { level: Env['LOG_LEVEL'] };
   database: { url?: string; poolSize: number; embeddedPort: number };
   dataDir: string;
@@ -109,7 +111,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   if (missing.length) throw new ConfigError(`Invalid configuration:\n${missing.map((k) => `  ${k}: required in production`).join('\n')}`);
   return {
     env: e.NODE_ENV,
-    http: { host: e.HOST, port: e.PORT, bodyLimit: e.BODY_LIMIT_BYTES, publicBaseUrl: e.PUBLIC_BASE_URL },
+    http: {
+      host: e.HOST,
+      port: e.PORT,
+      bodyLimit: e.BODY_LIMIT_BYTES,
+      publicBaseUrl: e.PUBLIC_BASE_URL,
+      requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+    },
     log: { level: e.LOG_LEVEL },
     database: { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE, embeddedPort: e.EMBEDDED_PG_PORT },
     dataDir: e.DATA_DIR,

@@ -15,6 +15,7 @@ export const ERROR_CATALOG = {
   method_not_allowed: { status: 405, title: 'Method not allowed' },
   conflict: { status: 409, title: 'Conflict' },
   limit_reached: { status: 409, title: 'Limit reached' },
+  request_timeout: { status: 408, title: 'Request timeout' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   not_enough_data: { status: 422, title: 'Not enough data' },

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import net, { type AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GRAPHQL_LIMITS } from '../src/http/graphql-limits.ts';
@@ -379,6 +380,41 @@ describe('secrets in logs', () => {
     expect(log.length).toBeGreaterThan(1000);
     for (const secret of [password, session, apiKey, endpointSecret, inboundSecret, signed.headers['x-hub-signature-256']]) {
       expect(log).not.toContain(secret);
+    }
+  });
+});
+
+describe('slow requests', () => {
+  it('cuts off a body trickled a byte at a time once the request deadline passes, with 408, storing nothing', async () => {
+    const slow = await createTestApp({ env: { REQUEST_TIMEOUT_MS: '1000' } });
+    try {
+      const { apiKey, tenantId } = await tenantWithKey(slow.prisma);
+      await slow.app.listen({ host: '127.0.0.1', port: 0 });
+      const port = (slow.app.server.address() as AddressInfo).port;
+      const started = Date.now();
+      const answer = await new Promise<string>((resolve) => {
+        let data = '';
+        let drip: NodeJS.Timeout | undefined;
+        const socket = net.connect(port, '127.0.0.1', () => {
+          socket.write(
+            `POST /api/v1/customers HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${apiKey}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"na`,
+          );
+          // Often enough that the socket is never idle, never enough to finish.
+          drip = setInterval(() => socket.write(' '), 200);
+        });
+        socket.on('data', (d) => (data += d.toString()));
+        socket.on('error', () => undefined);
+        socket.on('close', () => {
+          clearInterval(drip);
+          resolve(data);
+        });
+      });
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(answer).toMatch(/^HTTP\/1\.1 408/);
+      expect(answer).toContain('"code":"request_timeout"');
+      expect(await slow.prisma.customer.count({ where: { tenantId } })).toBe(0);
+    } finally {
+      await slow.close();
     }
   });
 });
