@@ -187,10 +187,20 @@ describe('the dashboard', () => {
     await expect(s.page.getByTestId('test-result').textContent()).resolves.toMatch(/Failed.*HTTP 500/);
     receiver.set('ok');
     const before = receiver.hits.length;
-    await s.page.getByTestId('delivery-log').locator('summary').first().click();
+    // The log has reloaded with the refused Test on top before it is resent.
+    const log = s.page.getByTestId('delivery-log');
+    await expect.poll(() => log.locator('summary').first().textContent()).toMatch(/Failed.*HTTP 500/);
+    await log.locator('summary').first().click();
     await s.page.getByRole('button', { name: 'Resend', exact: true }).click();
-    await s.page.getByText('Resent: the attempt is in the log.').waitFor();
-    expect(receiver.hits.length).toBe(before + 1);
+    await s.page.getByText('Queued for another attempt').waitFor();
+    // The worker makes the attempt: one more request reaches the receiver, and the log shows it succeeded.
+    await expect.poll(() => receiver.hits.length, { timeout: 10_000 }).toBe(before + 1);
+    // The attempt is recorded just after the receiver answers: refresh until the log shows it.
+    const refreshed = async () => {
+      await s.page.getByRole('button', { name: 'Refresh' }).click();
+      return log.locator('summary').first().textContent();
+    };
+    await expect.poll(refreshed, { timeout: 10_000 }).toMatch(/Succeeded.*2 attempts.*HTTP 200/);
     await done(s);
   });
 

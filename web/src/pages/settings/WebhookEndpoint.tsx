@@ -429,7 +429,7 @@ function DeliveryLog({ endpointId, version, canResend }: { endpointId: string; v
                         onClick={async () => {
                           const r = await doResend({ id: d.id });
                           if (r.data) {
-                            setNote('Resent: the attempt is in the log.');
+                            setNote('Queued for another attempt in a moment; Refresh shows its result.');
                             reload();
                           }
                         }}
