@@ -18,6 +18,16 @@ const churn = async (key: string, id: string) => (await get(key, `/api/v1/custom
 type Dimension = { key: string; score: number | null; weight: number; trend: number | null; signals: { key: string; value: unknown }[] };
 const dimension = (h: { dimensions: Dimension[] }, key: string) => h.dimensions.find((d) => d.key === key)!;
 const alertsOf = async (key: string, id: string) => (await get(key, `/api/v1/alerts?customer_id=${id}&limit=100`)).json().data;
+
+/** A customer with a payment that failed two days ago, scored: its payment_failed alert is open. */
+async function withPaymentAlert() {
+  const w = await tenantWithKey(t.prisma);
+  const c = await customer(t.prisma, w.tenantId);
+  await signals(t.prisma, w.tenantId, c.id, [{ kind: 'billing.payment_failed', daysAgo: 2 }]);
+  await t.score();
+  const [alert] = await alertsOf(w.apiKey, c.id);
+  return { w, c, alert };
+}
 const outbox = async (type: string, subject: string) =>
   (await t.pool.query('SELECT payload FROM outbox_events WHERE type = $1 AND subject = $2 ORDER BY created_at', [type, subject])).rows;
 
@@ -386,10 +396,7 @@ describe('alerts', () => {
   });
 
   it('keeps one unresolved alert per customer and type however often it recomputes', async () => {
-    const w = await tenantWithKey(t.prisma);
-    const c = await customer(t.prisma, w.tenantId);
-    await signals(t.prisma, w.tenantId, c.id, [{ kind: 'billing.payment_failed', daysAgo: 2 }]);
-    await t.score();
+    const { w, c } = await withPaymentAlert();
     await signals(t.prisma, w.tenantId, c.id, [{ kind: 'billing.payment_failed', daysAgo: 1 }]);
     await t.score();
     const alerts = await alertsOf(w.apiKey, c.id);
@@ -399,21 +406,14 @@ describe('alerts', () => {
   });
 
   it('resolves a payment alert once an invoice is paid after the failure', async () => {
-    const w = await tenantWithKey(t.prisma);
-    const c = await customer(t.prisma, w.tenantId);
-    await signals(t.prisma, w.tenantId, c.id, [{ kind: 'billing.payment_failed', daysAgo: 2 }]);
-    await t.score();
+    const { w, c } = await withPaymentAlert();
     await signals(t.prisma, w.tenantId, c.id, [{ kind: 'billing.invoice_paid', daysAgo: 1 }]);
     await t.score();
     expect((await alertsOf(w.apiKey, c.id))[0]).toMatchObject({ alert_type: 'payment_failed', status: 'resolved' });
   });
 
   it('leaves a snoozed alert snoozed while its condition holds, and opens it when the time comes', async () => {
-    const w = await tenantWithKey(t.prisma);
-    const c = await customer(t.prisma, w.tenantId);
-    await signals(t.prisma, w.tenantId, c.id, [{ kind: 'billing.payment_failed', daysAgo: 2 }]);
-    await t.score();
-    const [a] = await alertsOf(w.apiKey, c.id);
+    const { w, c, alert: a } = await withPaymentAlert();
     const until = new Date(Date.now() + 3600_000).toISOString();
     await send(w.apiKey, 'PATCH', `/api/v1/alerts/${a.id}`, { status: 'snoozed', snoozed_until: until });
     await signals(t.prisma, w.tenantId, c.id, [{ kind: 'usage.event' }]);
@@ -425,11 +425,7 @@ describe('alerts', () => {
   });
 
   it('resolves a snoozed alert when its condition clears', async () => {
-    const w = await tenantWithKey(t.prisma);
-    const c = await customer(t.prisma, w.tenantId);
-    await signals(t.prisma, w.tenantId, c.id, [{ kind: 'billing.payment_failed', daysAgo: 2 }]);
-    await t.score();
-    const [a] = await alertsOf(w.apiKey, c.id);
+    const { w, c, alert: a } = await withPaymentAlert();
     await send(w.apiKey, 'PATCH', `/api/v1/alerts/${a.id}`, {
       status: 'snoozed',
       snoozed_until: new Date(Date.now() + 3600_000).toISOString(),
@@ -440,11 +436,7 @@ describe('alerts', () => {
   });
 
   it('does not raise again a week after a hand-made resolve, unless it gets worse', async () => {
-    const w = await tenantWithKey(t.prisma);
-    const c = await customer(t.prisma, w.tenantId);
-    await signals(t.prisma, w.tenantId, c.id, [{ kind: 'billing.payment_failed', daysAgo: 2 }]);
-    await t.score();
-    const [a] = await alertsOf(w.apiKey, c.id);
+    const { w, c, alert: a } = await withPaymentAlert();
     await send(w.apiKey, 'PATCH', `/api/v1/alerts/${a.id}`, { status: 'resolved' });
     await signals(t.prisma, w.tenantId, c.id, [{ kind: 'usage.event' }]);
     await t.score();
@@ -457,21 +449,13 @@ describe('alerts', () => {
   });
 
   it('writes alert.resolved with a hand-made resolve, in the same change', async () => {
-    const w = await tenantWithKey(t.prisma);
-    const c = await customer(t.prisma, w.tenantId);
-    await signals(t.prisma, w.tenantId, c.id, [{ kind: 'billing.payment_failed', daysAgo: 2 }]);
-    await t.score();
-    const [a] = await alertsOf(w.apiKey, c.id);
+    const { w, alert: a } = await withPaymentAlert();
     await send(w.apiKey, 'PATCH', `/api/v1/alerts/${a.id}`, { status: 'resolved' });
     expect(await outbox('alert.resolved', a.id)).toHaveLength(1);
   });
 
   it('refuses to reopen an alert while a newer one of its type is unresolved', async () => {
-    const w = await tenantWithKey(t.prisma);
-    const c = await customer(t.prisma, w.tenantId);
-    await signals(t.prisma, w.tenantId, c.id, [{ kind: 'billing.payment_failed', daysAgo: 2 }]);
-    await t.score();
-    const [old] = await alertsOf(w.apiKey, c.id);
+    const { w, c, alert: old } = await withPaymentAlert();
     await send(w.apiKey, 'PATCH', `/api/v1/alerts/${old.id}`, { status: 'resolved' });
     await signals(t.prisma, w.tenantId, c.id, [...spread('billing.payment_failed', 2, 1)]);
     await t.score();

@@ -318,6 +318,7 @@ describe('GraphQL document limits', () => {
   it('does not suggest field names to someone guessing them', async () => {
     const body = (await gql('{ custmers { nodes { id } } }')).json();
     expect(body.errors[0].message).not.toMatch(/did you mean/i);
+    expect(body.errors[0].extensions.code).toBe('validation_failed');
   });
 
   it('exposes no private field through introspection', async () => {

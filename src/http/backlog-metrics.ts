@@ -50,7 +50,9 @@ export function registerBacklogMetrics(registry: Registry, query: () => Promise<
         onError(e);
         return null;
       })
-      .finally(() => setTimeout(() => (pending = null), 0));
+      .finally(() => {
+        pending = null;
+      });
     return pending;
   };
   for (const [key, help] of GAUGES) {

@@ -29,13 +29,8 @@ function withCode(e: Error): GraphQLError {
   });
 }
 
-/** Every rejected document carries the API's validation code, like any other bad input. */
+/** Every rejected document (parse, validation or limit errors: a result with no data at all) carries the API's validation code. */
 const codeDocumentErrors: Plugin = {
-  onValidate() {
-    return ({ result, setResult }) => {
-      if (result.length) setResult(result.map(withCode));
-    };
-  },
   onResultProcess({ result, setResult }) {
     // Only documents refused before execution: those results have errors and no data at all.
     if (Array.isArray(result) || !('errors' in result) || !result.errors?.length || 'data' in result) return;

@@ -1,5 +1,6 @@
 import { notFound, validationFailed } from '../errors.ts';
 import { CHURN_FEATURES, type ChurnModel as Model, DEFAULT_MODEL } from '../scoring/churn-model.ts';
+import type { TrainResult as TrainResultView } from '../scoring/training.ts';
 import { builder } from './builder.ts';
 import { RiskLevel } from './enums.ts';
 import { requireCapability } from './guards.ts';
@@ -168,35 +169,23 @@ function modelView(row: {
   };
 }
 
-const TrainResult = builder
-  .objectRef<{
-    modelVersion: string;
-    trainedAt: Date;
-    samples: number;
-    churned: number;
-    holdout: number;
-    auc: number;
-    brier: number;
-    activated: boolean;
-    baseline: { modelVersion: string; auc: number; brier: number };
-  }>('ChurnTrainingResult')
-  .implement({
-    fields: (t) => ({
-      modelVersion: t.exposeString('modelVersion'),
-      trainedAt: t.field({ type: 'DateTime', resolve: (r) => r.trainedAt }),
-      samples: t.exposeInt('samples', { description: 'Labelled customers used (the latest label of each).' }),
-      churned: t.exposeInt('churned'),
-      holdout: t.exposeInt('holdout', { description: 'Customers held out of the fit to measure it.' }),
-      auc: t.exposeFloat('auc', { description: 'Area under the ROC curve on the held-out customers.' }),
-      brier: t.exposeFloat('brier', { description: 'Brier score on the held-out customers (lower is better).' }),
-      activated: t.exposeBoolean('activated', {
-        description: 'Whether the model is now in use: only when its AUC is at least the default model’s on the same customers.',
-      }),
-      baselineModelVersion: t.string({ resolve: (r) => r.baseline.modelVersion }),
-      baselineAuc: t.float({ resolve: (r) => r.baseline.auc }),
-      baselineBrier: t.float({ resolve: (r) => r.baseline.brier }),
+const TrainResult = builder.objectRef<TrainResultView>('ChurnTrainingResult').implement({
+  fields: (t) => ({
+    modelVersion: t.exposeString('modelVersion'),
+    trainedAt: t.field({ type: 'DateTime', resolve: (r) => r.trainedAt }),
+    samples: t.exposeInt('samples', { description: 'Labelled customers used (the latest label of each).' }),
+    churned: t.exposeInt('churned'),
+    holdout: t.exposeInt('holdout', { description: 'Customers held out of the fit to measure it.' }),
+    auc: t.exposeFloat('auc', { description: 'Area under the ROC curve on the held-out customers.' }),
+    brier: t.exposeFloat('brier', { description: 'Brier score on the held-out customers (lower is better).' }),
+    activated: t.exposeBoolean('activated', {
+      description: 'Whether the model is now in use: only when its AUC is at least the default model’s on the same customers.',
     }),
-  });
+    baselineModelVersion: t.string({ resolve: (r) => r.baseline.modelVersion }),
+    baselineAuc: t.float({ resolve: (r) => r.baseline.auc }),
+    baselineBrier: t.float({ resolve: (r) => r.baseline.brier }),
+  }),
+});
 
 builder.queryField('churnModel', (t) =>
   t.field({

@@ -25,6 +25,14 @@ interface FeatureDef {
 const clamp01 = (n: number) => clamp(n, 0, 1);
 const lack = (score: number | null) => (score === null ? null : 1 - score / 100);
 
+/** A feature that is one dimension's shortfall from 100; `source` names the data the dimension needs. */
+const fromDimension = (code: string, key: DimensionKey, source: string, sentence: string): FeatureDef => ({
+  code,
+  summary: `1 − ${key} score / 100 (unknown without ${source} data)`,
+  value: (_f, h) => lack(h.dimensions[key]),
+  describe: (_f, h) => `${sentence} (${key} score ${Math.round(h.dimensions[key] ?? 0)} of 100).`,
+});
+
 export function daysSinceActivity(f: Features, h: HealthInputs): number | null {
   // Activity is measured only for customers that send it (a usage or engagement score exists).
   if (h.dimensions.usage === null && h.dimensions.engagement === null) return null;
@@ -33,36 +41,11 @@ export function daysSinceActivity(f: Features, h: HealthInputs): number | null {
 
 /** The model's inputs, in order. docs/scoring.md documents each. */
 export const CHURN_FEATURES: FeatureDef[] = [
-  {
-    code: 'low_usage',
-    summary: '1 − usage score / 100 (unknown without usage data)',
-    value: (_f, h) => lack(h.dimensions.usage),
-    describe: (_f, h) => `Product usage is low (usage score ${Math.round(h.dimensions.usage ?? 0)} of 100).`,
-  },
-  {
-    code: 'low_engagement',
-    summary: '1 − engagement score / 100 (unknown without chat data)',
-    value: (_f, h) => lack(h.dimensions.engagement),
-    describe: (_f, h) => `Little participation in chat (engagement score ${Math.round(h.dimensions.engagement ?? 0)} of 100).`,
-  },
-  {
-    code: 'poor_support',
-    summary: '1 − support score / 100 (unknown without support data)',
-    value: (_f, h) => lack(h.dimensions.support),
-    describe: (_f, h) => `Support experience is poor (support score ${Math.round(h.dimensions.support ?? 0)} of 100).`,
-  },
-  {
-    code: 'billing_risk',
-    summary: '1 − billing score / 100 (unknown without billing data)',
-    value: (_f, h) => lack(h.dimensions.billing),
-    describe: (_f, h) => `Billing is in trouble (billing score ${Math.round(h.dimensions.billing ?? 0)} of 100).`,
-  },
-  {
-    code: 'weak_growth',
-    summary: '1 − growth score / 100 (unknown without growth data)',
-    value: (_f, h) => lack(h.dimensions.growth),
-    describe: (_f, h) => `The account is not growing (growth score ${Math.round(h.dimensions.growth ?? 0)} of 100).`,
-  },
+  fromDimension('low_usage', 'usage', 'usage', 'Product usage is low'),
+  fromDimension('low_engagement', 'engagement', 'chat', 'Little participation in chat'),
+  fromDimension('poor_support', 'support', 'support', 'Support experience is poor'),
+  fromDimension('billing_risk', 'billing', 'billing', 'Billing is in trouble'),
+  fromDimension('weak_growth', 'growth', 'growth', 'The account is not growing'),
   {
     code: 'health_decline',
     summary: 'points lost over 30 days / 30, 0 to 1 (unknown without a score 30 days ago)',
