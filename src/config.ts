@@ -46,6 +46,7 @@ const envSchema = z.object({
   /** How long a worker holds a delivery it is attempting; a crashed worker's deliveries resume after it. */
   /** Attempts one worker process makes to one endpoint at once, so a slow receiver cannot take every slot. */
   DELIVERY_CONCURRENCY_PER_ENDPOINT: z.coerce.number().int().min(1).max(256).default(16),
+  DELIVERY_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(5),
   DELIVERY_LEASE_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   BODY_LIMIT_BYTES: z.coerce
     .number()
@@ -87,7 +88,7 @@ export interface Config {
   redisUrl?: string;
   sessions: { secret?: string; ttlSeconds: number; jwksUrl?: string };
   encryptionKey?: string;
-  webhooks: { allowPrivateTargets: boolean; leaseSeconds: number; perEndpointConcurrency: number };
+  webhooks: { allowPrivateTargets: boolean; leaseSeconds: number; perEndpointConcurrency: number; deliveryPoolSize: number };
   rateLimit: { perMinute: { growth: number; scale: number }; windowMs: number };
   apiKeyCacheMs: number;
   seedDemo: boolean;
@@ -130,6 +131,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       allowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS,
       leaseSeconds: e.DELIVERY_LEASE_SECONDS,
       perEndpointConcurrency: e.DELIVERY_CONCURRENCY_PER_ENDPOINT,
+      deliveryPoolSize: e.DELIVERY_POOL_SIZE,
     },
     rateLimit: { perMinute: { growth: e.RATE_LIMIT_GROWTH, scale: e.RATE_LIMIT_SCALE }, windowMs: e.RATE_LIMIT_WINDOW_MS },
     apiKeyCacheMs: e.API_KEY_CACHE_MS,

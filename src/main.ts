@@ -29,6 +29,7 @@ async function main(role: Role) {
   const outbound = createOutbound({
     prisma: db.prisma,
     pool: db.pool,
+    deliveryPool: db.deliveryPool,
     box,
     queue,
     allowPrivateTargets: config.webhooks.allowPrivateTargets,

@@ -153,7 +153,9 @@ describe('the dashboard', () => {
     await s.page.getByRole('button', { name: 'Add endpoint' }).click();
     const dialog = s.page.getByRole('dialog');
     await dialog.getByLabel('Endpoint URL (HTTPS)').fill(receiver.url);
-    // The picker lists what the API says can be sent, not a list baked into the page.
+    // The picker lists what the API says can be sent, not a list baked into the page; it fills in
+    // once that answer arrives, so wait for it before reading the list.
+    await dialog.getByRole('checkbox', { name: /churn_prediction\.updated/ }).waitFor();
     const offered = await dialog.locator('input[name="events"]').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value));
     expect(offered).toEqual(expect.arrayContaining(['alert.created', 'customer.health_changed', 'churn_prediction.updated']));
     await dialog.getByRole('checkbox', { name: /alert\.created/ }).check();

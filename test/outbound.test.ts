@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPg } from '../src/db/sql.ts';
 import { enqueueEvents } from '../src/outbox/enqueue.ts';
-import { queueDue, relayOutbox } from '../src/outbox/relay.ts';
+import pino from 'pino';
+import { openDatabase } from '../src/runtime/database.ts';
+import { interleaveByEndpoint, queueDue, relayOutbox } from '../src/outbox/relay.ts';
 import { MAX_ATTEMPTS, nextAttemptAt, RETRY_DELAYS_MS } from '../src/outbox/retry-schedule.ts';
 import { checkEndpointUrl, isPublicAddress } from '../src/outbox/ssrf.ts';
 import { verifyWebhookSignature } from '../src/outbox/verify.ts';
@@ -391,6 +393,84 @@ describe('deliveries', () => {
     await t.prisma.webhookDelivery.update({ where: { id }, data: { queuedAt: null, nextAttemptAt: new Date(Date.now() - 1000) } });
     expect(await queueDue(t.pool, t.queue)).toBeGreaterThanOrEqual(1);
     expect((await t.prisma.webhookDelivery.findUniqueOrThrow({ where: { id } })).queuedAt).not.toBeNull();
+  });
+});
+
+describe('delivering many at once', () => {
+  it('two jobs for one delivery attempted at the same moment send it once', async () => {
+    rx.set('ok');
+    const { tenantId } = await endpointFor();
+    const id = await emit(tenantId);
+    const outcomes = await Promise.all([t.outbound.deliverer.attempt(id), t.outbound.deliverer.attempt(id)]);
+    expect(outcomes.map((o) => o.status).sort()).toEqual(['skipped', 'succeeded']);
+    expect(hitsFor(id)).toHaveLength(1);
+    expect(await t.prisma.webhookAttempt.count({ where: { deliveryId: id } })).toBe(1);
+  });
+
+  it('records every one of 45 concurrent deliveries to three endpoints, and each endpoint’s last success', async () => {
+    rx.set('ok');
+    const k = await tenantWithKey(t.prisma);
+    const endpoints: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await api(k.apiKey).post('/api/v1/webhook-endpoints', { url: rx.url, events: ['invoice.created'] });
+      endpoints.push(res.json().id);
+    }
+    await enqueueEvents(
+      onPg(t.pool),
+      Array.from({ length: 15 }, (_, i) => ({ tenantId: k.tenantId, type: 'invoice.created', payload: { n: i }, dedupKey: `many:${i}` })),
+    );
+    await relayOutbox(t.pool, t.queue);
+    const ids = (await t.prisma.webhookDelivery.findMany({ where: { tenantId: k.tenantId }, select: { id: true } })).map((d) => d.id);
+    expect(ids).toHaveLength(45);
+    const outcomes = await Promise.all(ids.map((id) => t.outbound.deliverer.attempt(id)));
+    expect(outcomes.filter((o) => o.status !== 'succeeded')).toEqual([]);
+    const settled = await t.prisma.webhookDelivery.findMany({ where: { tenantId: k.tenantId }, include: { attemptLog: true } });
+    expect(settled.every((d) => d.status === 'succeeded' && d.attempts === 1 && d.lockedUntil === null && d.attemptLog.length === 1)).toBe(
+      true,
+    );
+    const health = await t.prisma.webhookEndpoint.findMany({ where: { id: { in: endpoints } } });
+    expect(health.every((e) => e.lastSuccessAt !== null && e.failingSince === null)).toBe(true);
+  });
+
+  it('holds at most 16 attempts to one endpoint at once and gives the rest back for a moment later', async () => {
+    rx.set('ok');
+    const { tenantId, endpoint } = await endpointFor(['invoice.created']);
+    await enqueueEvents(
+      onPg(t.pool),
+      Array.from({ length: 20 }, (_, i) => ({ tenantId, type: 'invoice.created', payload: { n: i }, dedupKey: `cap:${i}` })),
+    );
+    await relayOutbox(t.pool, t.queue);
+    const ids = (await t.prisma.webhookDelivery.findMany({ where: { endpointId: endpoint.id }, select: { id: true } })).map((d) => d.id);
+    const outcomes = await Promise.all(ids.map((id) => t.outbound.deliverer.attempt(id)));
+    expect(outcomes.filter((o) => o.status === 'succeeded')).toHaveLength(16);
+    expect(outcomes.filter((o) => o.status === 'busy')).toHaveLength(4);
+    const given = await t.prisma.webhookDelivery.findMany({ where: { endpointId: endpoint.id, status: 'pending' } });
+    expect(given).toHaveLength(4);
+    for (const d of given) {
+      expect(d.lockedUntil).toBeNull();
+      expect(d.queuedAt).toBeNull();
+      expect(d.nextAttemptAt!.getTime() - Date.now()).toBeLessThan(1000);
+      expect(d.attempts).toBe(0);
+    }
+  });
+
+  it('queues a batch round-robin across endpoints, so one endpoint’s run cannot fill every consumer slot', () => {
+    const rows = [
+      ...['a1', 'a2', 'a3'].map((id) => ({ id, endpoint_id: 'A' })),
+      ...['b1', 'b2'].map((id) => ({ id, endpoint_id: 'B' })),
+      { id: 'c1', endpoint_id: 'C' },
+    ];
+    expect(interleaveByEndpoint(rows)).toEqual(['a1', 'b1', 'c1', 'a2', 'b2', 'a3']);
+  });
+
+  it('keeps delivery bookkeeping off the synchronous commit path, and everything else on it', async () => {
+    const db = await openDatabase(t.config, pino({ level: 'silent' }), { migrate: false });
+    try {
+      expect((await db.deliveryPool.query('SHOW synchronous_commit')).rows[0].synchronous_commit).toBe('off');
+      expect((await db.pool.query('SHOW synchronous_commit')).rows[0].synchronous_commit).toBe('on');
+    } finally {
+      await db.close();
+    }
   });
 });
 

@@ -15,8 +15,19 @@ export interface PrismaOptions {
  * An idle connection the server drops (a PostgreSQL restart, a failover) emits an error on the pool;
  * without a listener that would end the process. The pool replaces the connection on next use.
  */
-export function createPool(url: string, poolSize: number, onIdleError: (err: Error) => void = () => {}): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+export function createPool(
+  url: string,
+  poolSize: number,
+  onIdleError: (err: Error) => void = () => {},
+  opts: { synchronousCommit?: boolean } = {},
+): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    // Off: a commit returns before its WAL reaches disk. A crash of PostgreSQL itself can then lose the
+    // last few hundred milliseconds of commits, whole, never half; only for work that is safe to redo.
+    ...(opts.synchronousCommit === false ? { options: '-c synchronous_commit=off' } : {}),
+  });
   pool.on('error', onIdleError);
   return pool;
 }

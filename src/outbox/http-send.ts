@@ -30,7 +30,7 @@ export function createSender(opts: { allowPrivateTargets: boolean; timeoutMs?: n
   // Receivers' certificates are checked against the system store plus NODE_EXTRA_CA_CERTS (or `ca`, in tests).
   const agent = new https.Agent({
     keepAlive: true,
-    maxSockets: 32,
+    maxSockets: 64,
     lookup: guardedLookup(opts.allowPrivateTargets) as never,
     ...(opts.ca ? { ca: opts.ca } : {}),
   });

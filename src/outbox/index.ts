@@ -11,6 +11,8 @@ import { createWebhookService } from './service.ts';
 export function createOutbound(deps: {
   prisma: Db;
   pool: pg.Pool;
+  /** For the deliverer's bookkeeping; defaults to `pool`. */
+  deliveryPool?: pg.Pool;
   box: SecretBox;
   queue: Queue;
   allowPrivateTargets: boolean;
@@ -22,7 +24,7 @@ export function createOutbound(deps: {
 }) {
   const sender = createSender({ allowPrivateTargets: deps.allowPrivateTargets, timeoutMs: deps.timeoutMs, ca: deps.ca });
   const deliverer = createDeliverer({
-    pool: deps.pool,
+    pool: deps.deliveryPool ?? deps.pool,
     box: deps.box,
     sender,
     leaseSeconds: deps.leaseSeconds,

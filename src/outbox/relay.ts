@@ -10,12 +10,29 @@ export interface DeliveryJob {
 }
 
 /**
+ * Jobs in round-robin order across endpoints: a batch queued endpoint by endpoint would fill every
+ * consumer slot with one endpoint's deliveries, which its concurrency cap then turns away.
+ */
+export function interleaveByEndpoint(rows: { id: string; endpoint_id: string }[]): string[] {
+  const byEndpoint = new Map<string, string[]>();
+  for (const r of rows) {
+    const list = byEndpoint.get(r.endpoint_id);
+    if (list) list.push(r.id);
+    else byEndpoint.set(r.endpoint_id, [r.id]);
+  }
+  const lists = [...byEndpoint.values()];
+  const out: string[] = [];
+  for (let i = 0; out.length < rows.length; i++) for (const l of lists) if (i < l.length) out.push(l[i]!);
+  return out;
+}
+
+/**
  * Fans claimed outbox events out to the enabled endpoints subscribed to their type, as delivery rows
  * carrying the CloudEvents envelope, in one statement; SKIP LOCKED lets several relays share the work.
  * Then publishes a job per delivery. A job that fails to publish is picked up by `queueDue`.
  */
 export async function relayOutbox(pool: pg.Pool, queue: Queue, limit = 500): Promise<number> {
-  const rows = await onPg(pool).query<{ id: string }>(
+  const rows = await onPg(pool).query<{ id: string; endpoint_id: string }>(
     `WITH claimed AS (
        UPDATE outbox_events SET dispatched_at = now()
        WHERE id IN (SELECT id FROM outbox_events WHERE dispatched_at IS NULL ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED)
@@ -28,21 +45,17 @@ export async function relayOutbox(pool: pg.Pool, queue: Queue, limit = 500): Pro
             'pending', now(), now(), now(), now()
      FROM claimed c JOIN webhook_endpoints e ON e.tenant_id = c.tenant_id AND e.enabled AND c.type = ANY(e.events)
      ON CONFLICT (outbox_event_id, endpoint_id) DO NOTHING
-     RETURNING id`,
+     RETURNING id, endpoint_id`,
     [limit],
   );
   // A job that fails to publish leaves queued_at set; queueDue queues it again after the lease time.
-  await publishIds(
-    queue,
-    'outbound.deliveries',
-    rows.map((r) => r.id),
-  );
+  await publishIds(queue, 'outbound.deliveries', interleaveByEndpoint(rows));
   return rows.length;
 }
 
 /** Deliveries whose (re)attempt is due and that no job is waiting for: queue them. */
 export async function queueDue(pool: pg.Pool, queue: Queue, opts: { requeueAfterSeconds?: number; limit?: number } = {}): Promise<number> {
-  const rows = await onPg(pool).query<{ id: string }>(
+  const rows = await onPg(pool).query<{ id: string; endpoint_id: string }>(
     `UPDATE webhook_deliveries SET queued_at = now()
      WHERE id IN (
        SELECT id FROM webhook_deliveries
@@ -50,15 +63,11 @@ export async function queueDue(pool: pg.Pool, queue: Queue, opts: { requeueAfter
          AND (locked_until IS NULL OR locked_until < now())
          AND (queued_at IS NULL OR queued_at < now() - make_interval(secs => $2))
        ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-     RETURNING id`,
+     RETURNING id, endpoint_id`,
     [opts.limit ?? 500, opts.requeueAfterSeconds ?? 60],
   );
   // A job that fails to publish leaves queued_at set; queueDue queues it again after the lease time.
-  await publishIds(
-    queue,
-    'outbound.deliveries',
-    rows.map((r) => r.id),
-  );
+  await publishIds(queue, 'outbound.deliveries', interleaveByEndpoint(rows));
   return rows.length;
 }
 

@@ -11,6 +11,8 @@ export interface Database {
   prisma: Db;
   /** The one connection pool: Prisma runs over it, and so do the plain-SQL pipeline paths. */
   pool: pg.Pool;
+  /** Webhook delivery bookkeeping, which is safe to redo, commits without waiting for the disk. */
+  deliveryPool: pg.Pool;
   embedded: boolean;
   close(): Promise<void>;
 }
@@ -34,14 +36,19 @@ export async function openDatabase(config: Config, log: Logger, opts: { migrate:
   if (opts.migrate) await migrateDeploy(url, (line) => log.debug({ migrate: line }));
   const pool = createPool(url, opts.poolSize ?? config.database.poolSize, (err) => log.warn({ err }, 'idle database connection lost'));
   const prisma = createPrisma({ url, poolSize: opts.poolSize ?? config.database.poolSize, pool });
+  const deliveryPool = createPool(url, config.webhooks.deliveryPoolSize, (err) => log.warn({ err }, 'idle database connection lost'), {
+    synchronousCommit: false,
+  });
   return {
     url,
     prisma,
     pool,
+    deliveryPool,
     embedded: !config.database.url,
     close: async () => {
       await prisma.$disconnect();
       await pool.end();
+      await deliveryPool.end();
       await stopEmbedded();
     },
   };

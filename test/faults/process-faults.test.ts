@@ -195,4 +195,44 @@ describe('process faults', () => {
     console.log('relay across PostgreSQL restart', JSON.stringify({ events: 80, delivered: 80, receiverHits: hits.length }));
     rx.set('ok', 0);
   }, 180_000);
+  it('a receiver answering slowly holds back only its own endpoint: another tenant’s deliveries go out meanwhile, and each is delivered once', async () => {
+    const slow = await startReceiver(testCertificate());
+    // Well inside the 3 s lease this suite runs with, so a slow answer is never mistaken for a lost worker.
+    slow.set('ok', 1500);
+    const box = createSecretBox([{ id: 'faults', key }]);
+    const endpointFor = async (url: string) => {
+      const { tenantId } = await tenantWithKey(prisma);
+      const e = await prisma.webhookEndpoint.create({
+        data: { tenantId, url, events: ['invoice.paid'], secret: box.seal('whsec_faults') },
+      });
+      return { tenantId, endpointId: e.id };
+    };
+    const [slowTenant, fastTenant] = [await endpointFor(slow.url), await endpointFor(rx.url)];
+    rx.set('ok', 0);
+    const emit = (tenantId: string) =>
+      enqueueEvents(
+        onPg(pool),
+        Array.from({ length: 48 }, (_, i) => ({ tenantId, type: 'invoice.paid', payload: { n: i }, dedupKey: `slow-fast:${i}` })),
+      );
+    await emit(slowTenant.tenantId);
+    await emit(fastTenant.tenantId);
+    const succeeded = (endpointId: string) => prisma.webhookDelivery.count({ where: { endpointId, status: 'succeeded' } });
+    try {
+      await expect.poll(() => succeeded(fastTenant.endpointId), { timeout: 30_000, interval: 50 }).toBe(48);
+      // 48 answers of 1.5 s through at most 16 at once take at least 4.5 s; the fast tenant did not wait for them.
+      const slowDone = await succeeded(slowTenant.endpointId);
+      expect(slowDone).toBeLessThan(48);
+      await expect.poll(() => succeeded(slowTenant.endpointId), { timeout: 90_000, interval: 250 }).toBe(48);
+      const slowIds = new Set(slow.hits.map((h) => String(h.headers['x-webhook-id'])));
+      console.log(
+        'slow receiver',
+        JSON.stringify({ fastDelivered: 48, slowDoneMeanwhile: slowDone, slowHits: slow.hits.length, slowIds: slowIds.size }),
+      );
+      // Turned-away attempts (the endpoint at its cap) never reach the receiver: each delivery arrived once.
+      expect(slow.hits).toHaveLength(48);
+      expect(slowIds.size).toBe(48);
+    } finally {
+      slow.close();
+    }
+  }, 180_000);
 });

@@ -1,0 +1,175 @@
+import DataLoader from 'dataloader';
+import type pg from 'pg';
+import { inTransaction, onPg } from '../db/sql.ts';
+import { enqueueEvents } from './enqueue.ts';
+
+const DISABLE_AFTER_MS = 5 * 86_400_000;
+// Claims and successful attempts arriving within this window share one statement: at a few hundred
+// deliveries a second that turns two statements per delivery into two per batch.
+const BATCH_WINDOW_MS = 2;
+const MAX_BATCH = 100;
+
+/** A delivery leased for one attempt, with what sending it needs from its endpoint. */
+export interface ClaimedDelivery {
+  id: string;
+  tenant_id: string;
+  endpoint_id: string;
+  event_type: string;
+  envelope: { data: { payload: unknown } };
+  is_test: boolean;
+  attempts: number;
+  url: string;
+  enabled: boolean;
+  secret: string;
+  previous_secret: string | null;
+  previous_expires_at: Date | null;
+  failing_since: Date | null;
+}
+
+/** One finished attempt, as recorded. */
+export interface AttemptRecord {
+  delivery: ClaimedDelivery;
+  attempt: number;
+  startedAt: Date;
+  durationMs: number;
+  statusCode: number | null;
+  responseBody: string | null;
+}
+
+export interface FailedAttemptRecord extends AttemptRecord {
+  error: string;
+  /** When to try again; null when this was the last attempt. */
+  nextAttemptAt: Date | null;
+  /** The receiver answered 410: the endpoint is disabled at once. */
+  gone: boolean;
+}
+
+/**
+ * The deliverer's database side. Delivery bookkeeping may commit without waiting for its WAL flush
+ * (the pool decides, see `createPool`): if a crash loses the last moments of it, a delivery is sent
+ * again with the same X-Webhook-Id, which at-least-once already allows.
+ */
+export function createDeliveryStore(pool: pg.Pool, opts: { leaseSeconds: number }) {
+  const sql = onPg(pool);
+  const batched = { cache: false, maxBatchSize: MAX_BATCH, batchScheduleFn: (run: () => void) => setTimeout(run, BATCH_WINDOW_MS) };
+
+  /** Leases each pending, due, unleased delivery; null for one that is not (done, leased elsewhere, not due). */
+  const claims = new DataLoader<string, ClaimedDelivery | null>(async (ids) => {
+    const rows = await sql.query<ClaimedDelivery>(
+      `UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => $2)
+       FROM webhook_endpoints e
+       WHERE d.id = ANY($1::uuid[]) AND e.id = d.endpoint_id AND d.status = 'pending'
+         AND (d.locked_until IS NULL OR d.locked_until < now())
+         AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= now() + interval '1 second')
+       RETURNING d.id, d.tenant_id, d.endpoint_id, d.event_type, d.envelope, d.is_test, d.attempts,
+                 e.url, e.enabled, e.secret, e.previous_secret, e.previous_expires_at, e.failing_since`,
+      [ids, opts.leaseSeconds],
+    );
+    // Two jobs for one delivery can land in one batch (a requeued job next to its original): one lease, one holder.
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return ids.map((id) => {
+      const row = byId.get(id) ?? null;
+      byId.delete(id);
+      return row;
+    });
+  }, batched);
+
+  /**
+   * Records successful attempts: each attempt row, its delivery settled, and its endpoint's health only
+   * when that changes (every delivery touching the endpoint row would queue them all on its lock; a row
+   * another statement holds is skipped, since that statement is recording a success too).
+   */
+  const successes = new DataLoader<AttemptRecord, void>(async (records) => {
+    await sql.query(
+      `WITH input AS (
+         SELECT * FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::uuid[], $8::boolean[])
+           AS t(id, attempt, started_at, duration_ms, status_code, response_body, endpoint_id, is_test)),
+       attempt AS (
+         INSERT INTO webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
+         SELECT gen_random_uuid(), id, attempt, started_at, duration_ms, status_code, NULL, response_body FROM input),
+       delivery AS (
+         UPDATE webhook_deliveries d SET status = 'succeeded', attempts = i.attempt, next_attempt_at = NULL, locked_until = NULL,
+           queued_at = NULL, last_status_code = i.status_code, last_error = NULL, updated_at = now()
+         FROM input i WHERE d.id = i.id),
+       stale AS (
+         SELECT e.id FROM webhook_endpoints e
+         WHERE e.id IN (SELECT endpoint_id FROM input WHERE NOT is_test)
+           AND (e.failing_since IS NOT NULL OR e.last_success_at IS NULL OR e.last_success_at < now() - interval '10 seconds')
+         ORDER BY e.id FOR UPDATE SKIP LOCKED)
+       UPDATE webhook_endpoints e SET last_success_at = now(), failing_since = NULL FROM stale WHERE e.id = stale.id`,
+      [
+        records.map((r) => r.delivery.id),
+        records.map((r) => r.attempt),
+        records.map((r) => r.startedAt),
+        records.map((r) => r.durationMs),
+        records.map((r) => r.statusCode),
+        records.map((r) => r.responseBody),
+        records.map((r) => r.delivery.endpoint_id),
+        records.map((r) => r.delivery.is_test),
+      ],
+    );
+    return records.map(() => undefined);
+  }, batched);
+
+  /** A failed attempt: scheduled again or given up, and the endpoint disabled after 410 or five failing days. */
+  async function recordFailure(f: FailedAttemptRecord): Promise<void> {
+    const d = f.delivery;
+    await inTransaction(pool, async (tx) => {
+      await tx.query(
+        `INSERT INTO webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
+         VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7)`,
+        [d.id, f.attempt, f.startedAt, f.durationMs, f.statusCode, f.error, f.responseBody],
+      );
+      await tx.query(
+        `UPDATE webhook_deliveries SET status = $2::"DeliveryStatus", attempts = $3, next_attempt_at = $4, locked_until = NULL, queued_at = NULL,
+           last_status_code = $5, last_error = $6, updated_at = now() WHERE id = $1`,
+        [d.id, f.nextAttemptAt ? 'pending' : 'failed', f.attempt, f.nextAttemptAt, f.statusCode, f.error],
+      );
+      if (d.is_test) return;
+      const failingSince = d.failing_since ?? f.startedAt;
+      const reason = f.gone
+        ? 'the endpoint answered 410 Gone'
+        : f.startedAt.getTime() - failingSince.getTime() >= DISABLE_AFTER_MS
+          ? 'failing with no success for 5 days'
+          : null;
+      const [disabled] = await tx.query<{ id: string; url: string }>(
+        `UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, $2),
+           enabled = CASE WHEN $3::text IS NULL THEN enabled ELSE false END,
+           disabled_reason = COALESCE($3, disabled_reason), updated_at = now()
+         WHERE id = $1 RETURNING CASE WHEN $3::text IS NULL THEN NULL ELSE id END AS id, url`,
+        [d.endpoint_id, f.startedAt, reason],
+      );
+      if (reason && disabled?.id) {
+        // The tenant's other endpoints hear about it.
+        await enqueueEvents(tx, [
+          {
+            tenantId: d.tenant_id,
+            type: 'endpoint.disabled',
+            subject: d.endpoint_id,
+            dedupKey: `endpoint.disabled:${d.endpoint_id}:${f.startedAt.toISOString()}`,
+            payload: { tenant_id: d.tenant_id, id: d.endpoint_id, url: disabled.url, enabled: false, disabled_reason: reason },
+          },
+        ]);
+      }
+    });
+  }
+
+  return {
+    claim: (id: string) => claims.load(id),
+    recordSuccess: (r: AttemptRecord) => successes.load(r),
+    recordFailure,
+    /** Gives a leased delivery back, due again after `delaySeconds`. */
+    async release(id: string, delaySeconds: number) {
+      await sql.query(
+        `UPDATE webhook_deliveries SET locked_until = NULL, queued_at = NULL, next_attempt_at = now() + make_interval(secs => $2), updated_at = now() WHERE id = $1`,
+        [id, delaySeconds],
+      );
+    },
+    async failDisabled(id: string) {
+      await sql.query(
+        `UPDATE webhook_deliveries SET status = 'failed', locked_until = NULL, last_error = 'endpoint disabled', updated_at = now() WHERE id = $1`,
+        [id],
+      );
+    },
+  };
+}
