@@ -49,7 +49,13 @@ await startProcess(
   /"secret"/,
 );
 
-/** Each request is a fresh, correctly signed Stripe event (unique id), as Stripe would send. */
+/**
+ * Each request is a fresh, correctly signed Stripe event (unique id), as Stripe would send, for one of
+ * BENCH_INBOUND_CUSTOMERS (1,000) customers: a tenant's traffic spreads over its customers. With 1, every
+ * event queues on the same customer's locks, which is the hot-customer worst case.
+ */
+const CUSTOMERS = Number(process.env.BENCH_INBOUND_CUSTOMERS ?? 1000);
+let sequence = 0;
 function signedRequests(path: string): Request[] {
   return [
     {
@@ -65,7 +71,7 @@ function signedRequests(path: string): Request[] {
             object: {
               id: `in_${randomUUID().replaceAll('-', '')}`,
               object: 'invoice',
-              customer: 'cus_bench',
+              customer: `cus_bench_${sequence++ % CUSTOMERS}`,
               status: 'draft',
               total: 12345,
               currency: 'usd',

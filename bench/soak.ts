@@ -99,15 +99,15 @@ const sampler = setInterval(
 );
 const base = `http://127.0.0.1:${port}`;
 const results: Measured[] = await Promise.all([
-  load('inbound Stripe events, paced at 200/s', { url: base, requests: inbound, durationS: seconds, connections: 10, rate: 200 }),
+  load('inbound Stripe events, paced at 200/s', { url: base, requests: inbound, durationS: seconds, connections: 40, rate: 200 }),
   load('GET /api/v1/customers, paced at 100/s', {
     url: `${base}/api/v1/customers?limit=25`,
     headers: auth,
     durationS: seconds,
-    connections: 5,
+    connections: 20,
     rate: 100,
   }),
-  load('GraphQL customers + portfolio, paced at 50/s', { url: base, requests: graphql, durationS: seconds, connections: 5, rate: 50 }),
+  load('GraphQL customers + portfolio, paced at 50/s', { url: base, requests: graphql, durationS: seconds, connections: 10, rate: 50 }),
 ]);
 clearInterval(sampler);
 
