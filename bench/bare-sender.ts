@@ -1,7 +1,8 @@
 // Baseline for outbound: the same signed POSTs the worker sends, from a bare loop with no database or
 // queue, at the worker's concurrency, to the same receiver. Prints {"rps","p50","p99"} and exits.
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import https from 'node:https';
+import { signatureHeader } from '../src/outbox/signing.ts';
 
 const target = process.env.TARGET!;
 const total = Number(process.env.REQUESTS ?? 10_000);
@@ -12,7 +13,6 @@ function post(n: number): Promise<void> {
   const id = randomUUID();
   const body = JSON.stringify({ tenant_id: 'bare', total: `bare${n}` });
   const timestamp = Math.floor(Date.now() / 1000);
-  const signature = createHmac('sha256', 'whsec_bare').update(`${timestamp}.${body}`).digest('hex');
   return new Promise((resolve, reject) => {
     const req = https.request(
       target,
@@ -26,7 +26,7 @@ function post(n: number): Promise<void> {
           'content-length': Buffer.byteLength(body),
           'x-webhook-id': id,
           'x-webhook-timestamp': String(timestamp),
-          'x-webhook-signature': `v0=${signature}`,
+          'x-webhook-signature': signatureHeader(['whsec_bare'], timestamp, body),
         },
       },
       (res) => {

@@ -18,8 +18,7 @@ export interface PrismaOptions {
 export function createPool(
   url: string,
   poolSize: number,
-  onIdleError: (err: Error) => void = () => {},
-  opts: { synchronousCommit?: boolean } = {},
+  opts: { onIdleError?: (err: Error) => void; synchronousCommit?: boolean } = {},
 ): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
@@ -28,7 +27,7 @@ export function createPool(
     // last few hundred milliseconds of commits, whole, never half; only for work that is safe to redo.
     ...(opts.synchronousCommit === false ? { options: '-c synchronous_commit=off' } : {}),
   });
-  pool.on('error', onIdleError);
+  pool.on('error', opts.onIdleError ?? (() => {}));
   return pool;
 }
 

@@ -11,8 +11,8 @@ import { createWebhookService } from './service.ts';
 export function createOutbound(deps: {
   prisma: Db;
   pool: pg.Pool;
-  /** For the deliverer's bookkeeping; defaults to `pool`. */
-  deliveryPool?: pg.Pool;
+  /** For the deliverer's bookkeeping, which may commit asynchronously (see `createDeliveryStore`). */
+  deliveryPool: pg.Pool;
   box: SecretBox;
   queue: Queue;
   allowPrivateTargets: boolean;
@@ -24,7 +24,7 @@ export function createOutbound(deps: {
 }) {
   const sender = createSender({ allowPrivateTargets: deps.allowPrivateTargets, timeoutMs: deps.timeoutMs, ca: deps.ca });
   const deliverer = createDeliverer({
-    pool: deps.deliveryPool ?? deps.pool,
+    pool: deps.deliveryPool,
     box: deps.box,
     sender,
     leaseSeconds: deps.leaseSeconds,

@@ -9,7 +9,7 @@ import { createPool, createPrisma, type Db } from '../db/prisma.ts';
 export interface Database {
   url: string;
   prisma: Db;
-  /** The one connection pool: Prisma runs over it, and so do the plain-SQL pipeline paths. */
+  /** The main connection pool: Prisma runs over it, and so do the plain-SQL pipeline paths. */
   pool: pg.Pool;
   /** Webhook delivery bookkeeping, which is safe to redo, commits without waiting for the disk. */
   deliveryPool: pg.Pool;
@@ -34,11 +34,12 @@ export async function openDatabase(config: Config, log: Logger, opts: { migrate:
     stopEmbedded = embedded.stop;
   }
   if (opts.migrate) await migrateDeploy(url, (line) => log.debug({ migrate: line }));
-  const pool = createPool(url, opts.poolSize ?? config.database.poolSize, (err) => log.warn({ err }, 'idle database connection lost'));
-  const prisma = createPrisma({ url, poolSize: opts.poolSize ?? config.database.poolSize, pool });
-  const deliveryPool = createPool(url, config.webhooks.deliveryPoolSize, (err) => log.warn({ err }, 'idle database connection lost'), {
-    synchronousCommit: false,
-  });
+  const onIdleError = (err: Error) => log.warn({ err }, 'idle database connection lost');
+  const poolSize = opts.poolSize ?? config.database.poolSize;
+  const pool = createPool(url, poolSize, { onIdleError });
+  const prisma = createPrisma({ url, poolSize, pool });
+  // Connections open on first use, so a process that never delivers a webhook holds none of these.
+  const deliveryPool = createPool(url, config.webhooks.deliveryPoolSize, { onIdleError, synchronousCommit: false });
   return {
     url,
     prisma,
