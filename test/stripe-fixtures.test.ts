@@ -52,9 +52,10 @@ const theCustomer = (tenantId: string) => t.prisma.customer.findFirstOrThrow({ w
 const VERSIONS = [
   // [API version, the shape's era, the payment payment.failed names]
   { version: '2020-08-27', suffix: 'Lg2020', failedPayment: 'pi_3Lg2020', refundReason: 'requested_by_customer' },
-  { version: '2024-06-20', suffix: 'Pb2024', failedPayment: 'pi_3Pb2024', refundReason: null },
+  // From 2022-11-15 the reason comes from the refund.created recorded before charge.refunded.
+  { version: '2024-06-20', suffix: 'Pb2024', failedPayment: 'pi_3Pb2024', refundReason: 'requested_by_customer' },
   // Since 2025-03-31 a failed invoice names no payment, and none was paid before: the invoice is the reference.
-  { version: '2025-09-30.clover', suffix: 'Cl2025', failedPayment: 'in_1Cl2025', refundReason: null },
+  { version: '2025-09-30.clover', suffix: 'Cl2025', failedPayment: 'in_1Cl2025', refundReason: 'requested_by_customer' },
 ];
 
 /** What each recorded event must have done, checked right after it was processed. */
@@ -106,6 +107,12 @@ const EFFECTS: Record<string, (tenantId: string, v: (typeof VERSIONS)[number]) =
       expect.objectContaining({ invoice_id: inv.id, status: 'paid', total: '49.00' }),
     ]);
     expect(await signalsOf(tenantId, 'billing.invoice_paid')).toHaveLength(1);
+  },
+  'refund.created': async (tenantId) => {
+    expect(await t.prisma.inboxEvent.findFirstOrThrow({ where: { tenantId, eventType: 'refund.created' } })).toMatchObject({
+      status: 'ignored',
+    });
+    expect(await outbox(tenantId, 'payment.refunded')).toEqual([]);
   },
   'charge.refunded': async (tenantId, v) => {
     const inv = await theInvoice(tenantId);
@@ -169,7 +176,7 @@ describe('Stripe API 2025-03-31 and later', () => {
 
   it('finds the invoice of a refunded charge through its payment intent', async () => {
     const { tenantId, secret } = await stripeTenant();
-    for (const n of ['03.invoice.created', '06.invoice_payment.paid', '08.charge.refunded']) {
+    for (const n of ['03.invoice.created', '06.invoice_payment.paid', '09.charge.refunded']) {
       await replay(tenantId, secret, readFixture('stripe', `2025-09-30.clover.${n}`));
     }
     const [refund] = await outbox(tenantId, 'payment.refunded');

@@ -278,6 +278,30 @@ async function paymentFailed(ctx: NormalizeContext, o: any): Promise<Outcome> {
   return 'processed';
 }
 
+const REFUND_EVENTS = ['refund.created', 'refund.updated', 'charge.refund.updated'];
+
+/**
+ * A charge lists its refunds only in API versions before 2022-11-15; later, a refund's reason travels in
+ * the `refund.*` events Stripe sends alongside `charge.refunded`. Uses one already stored for this charge.
+ */
+async function storedRefundReason(ctx: NormalizeContext, chargeId: string): Promise<string | null> {
+  const since = new Date(ctx.event.receivedAt.getTime() - 86_400_000);
+  const rows = await ctx.sql.query<{ body: string }>(
+    `SELECT body FROM inbox_events WHERE tenant_id = $1 AND provider = $2 AND received_at > $3
+       AND event_type = ANY($4::text[]) AND strpos(body, $5) > 0 ORDER BY received_at DESC LIMIT 10`,
+    [ctx.event.tenantId, PROVIDER, since, REFUND_EVENTS, chargeId],
+  );
+  for (const { body } of rows) {
+    try {
+      const refund = JSON.parse(body)?.data?.object;
+      if (idOf(refund?.charge) === chargeId && str(refund?.reason)) return str(refund.reason);
+    } catch {
+      // A stored body that does not parse says nothing about this refund.
+    }
+  }
+  return null;
+}
+
 async function refunded(ctx: NormalizeContext, o: any): Promise<Outcome> {
   const tenantId = ctx.event.tenantId;
   const chargeId = str(o?.id);
@@ -315,7 +339,7 @@ async function refunded(ctx: NormalizeContext, o: any): Promise<Outcome> {
         customer_id: customerId,
         amount: formatAmount(refundedMinor, currency),
         currency,
-        reason: str(o?.refunds?.data?.[0]?.reason) ?? null,
+        reason: str(o?.refunds?.data?.[0]?.reason) ?? (await storedRefundReason(ctx, chargeId)),
       },
     },
   ]);
