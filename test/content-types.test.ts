@@ -132,3 +132,10 @@ describe('JSON bodies on inbound webhooks', () => {
     expect(await t.prisma.inboxEvent.count({ where: { tenantId } })).toBe(0);
   });
 });
+
+describe('requests to no route', () => {
+  it('answers 404 for a body of any type sent to an unknown address', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/api/v1/nowhere', headers: { 'content-type': 'text/plain' }, payload: 'hello' });
+    expectProblem(res, 404, 'not_found');
+  });
+});

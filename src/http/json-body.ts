@@ -23,6 +23,8 @@ export function registerJsonBodyParser(app: FastifyInstance) {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (req, body, done) => {
+    // No route takes this request: its answer is 404, whatever its body.
+    if (req.is404) return done(null, undefined);
     const refusal = jsonContentTypeRefusal(req.headers['content-type']);
     if (refusal) return done(new DomainError('unsupported_media_type', refusal));
     let text: string;
