@@ -174,6 +174,32 @@ describe('Stripe API 2025-03-31 and later', () => {
     });
   });
 
+  it('names the payment of an invoice whose payments list is expanded, newest first', async () => {
+    const { tenantId, secret } = await stripeTenant();
+    const payment = (id: string, pi: string, created: number) => ({
+      id,
+      object: 'invoice_payment',
+      invoice: 'in_exp',
+      created,
+      status: 'open',
+      payment: { type: 'payment_intent', payment_intent: pi },
+    });
+    const invoice = p.stripeInvoice('in_exp', 'cus_exp', 2500, {
+      status: 'open',
+      payments: { object: 'list', has_more: false, data: [payment('inpay_old', 'pi_old', 100), payment('inpay_new', 'pi_new', 200)] },
+    });
+    const event = { ...p.stripeEvent('invoice.payment_failed', invoice), api_version: '2025-09-30.clover' };
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/webhooks/in/stripe/${tenantId}`,
+      ...(({ headers, body }) => ({ headers, payload: body }))(p.stripeSdkSigned(secret, JSON.stringify(event))),
+    });
+    expect(res.statusCode).toBe(202);
+    await expect
+      .poll(() => outbox(tenantId, 'payment.failed'), { timeout: 10_000 })
+      .toEqual([expect.objectContaining({ payment_id: 'pi_new' })]);
+  });
+
   it('finds the invoice of a refunded charge through its payment intent', async () => {
     const { tenantId, secret } = await stripeTenant();
     for (const n of ['03.invoice.created', '06.invoice_payment.paid', '09.charge.refunded']) {

@@ -184,6 +184,8 @@ export const metaLead = (page: string, leadgen: string, email?: string) => ({
   ],
 });
 
+const stripeSdk = new Stripe('sk_test_x');
+
 /**
  * What Stripe itself sends, signed by Stripe's own library rather than by our helper: the header set of
  * a real delivery (Content-Type with its charset, Stripe's User-Agent, Accept, Cache-Control) and a
@@ -201,4 +203,3 @@ export function stripeSdkSigned(secret: string, payload: string, timestamp = now
     },
   };
 }
-const stripeSdk = new Stripe('sk_test_x');

@@ -93,7 +93,8 @@ async function upsertCustomer(ctx: NormalizeContext, o: any): Promise<Outcome> {
 }
 
 /**
- * The payments an invoice names, newest first. Before API version 2025-03-31 an invoice carries its
+ * The payments an invoice names, the one it calls its own first, then its InvoicePayments newest first.
+ * Before API version 2025-03-31 an invoice carries its
  * `payment_intent` and `charge`; since then it carries neither, and only `payments` (InvoicePayment
  * objects, present when expanded) says which PaymentIntent or Charge paid it.
  */
