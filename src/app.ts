@@ -70,7 +70,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.decorateRequest('principal', null);
   // JSON only: any other body type is a 415, not a string that fails validation later.
-  app.removeContentTypeParser('text/plain');
   registerJsonBodyParser(app);
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);

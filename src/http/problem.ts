@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, ERROR_CATALOG, type ErrorCode, type FieldError, problemFor, validationFailed } from '../errors.ts';
+import { jsonContentTypeRefusal } from './media-type.ts';
 
 export function sendProblem(reply: FastifyReply, code: ErrorCode, detail: string, errors?: FieldError[]) {
   const body = problemFor(code, detail, errors);
@@ -49,7 +50,10 @@ export function registerProblemHandlers(app: FastifyInstance) {
     }
     const status = fe.statusCode ?? 500;
     if (status === 413) return sendProblem(reply, 'payload_too_large', 'The request body is larger than the limit.');
-    if (status === 415) return sendProblem(reply, 'unsupported_media_type', 'Send the body as application/json.');
+    if (status === 415) {
+      const detail = jsonContentTypeRefusal(request.headers['content-type']) ?? 'Send the body as application/json.';
+      return sendProblem(reply, 'unsupported_media_type', detail);
+    }
     if (status === 429) return sendProblem(reply, 'rate_limited', 'Too many requests.');
     if (status >= 400 && status < 500) {
       const detail = fe.code?.startsWith('FST_ERR_CTP') ? 'The body is not valid JSON.' : fe.message;

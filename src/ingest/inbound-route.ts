@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/prisma.ts';
 import { DomainError } from '../errors.ts';
+import { jsonContentTypeRefusal } from '../http/media-type.ts';
 import { isUuid } from '../uuid.ts';
 import { problemResponses } from '../rest/schemas.ts';
 import type { Inbox } from './inbox.ts';
@@ -38,10 +39,12 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
   };
 
   // The raw bytes are what providers sign: keep them, and parse only after the signature holds.
+  // The Content-Type rule is the API's; the bytes' encoding is the provider's business, not refused here.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(/^application\/(?:[\w.-]+\+)?json$/, { parseAs: 'buffer', bodyLimit: deps.bodyLimit }, (_req, body, done) =>
-    done(null, body),
-  );
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: deps.bodyLimit }, (req, body, done) => {
+    const refusal = jsonContentTypeRefusal(req.headers['content-type']);
+    done(refusal ? new DomainError('unsupported_media_type', refusal) : null, body);
+  });
 
   async function addressOf(provider: string, tenantId: string) {
     if (!isProvider(provider) || !isUuid(tenantId) || !(await tenantExists(tenantId.toLowerCase()))) throw notFound();

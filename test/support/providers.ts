@@ -1,4 +1,5 @@
 import { createHmac, generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
+import Stripe from 'stripe';
 
 export const nowS = () => Math.floor(Date.now() / 1000);
 const hmac = (alg: 'sha1' | 'sha256', key: string, data: string) => createHmac(alg, key).update(data).digest('hex');
@@ -182,3 +183,23 @@ export const metaLead = (page: string, leadgen: string, email?: string) => ({
     },
   ],
 });
+
+const stripeSdk = new Stripe('sk_test_x');
+
+/**
+ * What Stripe itself sends, signed by Stripe's own library rather than by our helper: the header set of
+ * a real delivery (Content-Type with its charset, Stripe's User-Agent, Accept, Cache-Control) and a
+ * `Stripe-Signature` from `stripe.webhooks.generateTestHeaderString`.
+ */
+export function stripeSdkSigned(secret: string, payload: string, timestamp = nowS()): Signed {
+  return {
+    body: payload,
+    headers: {
+      'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
+      accept: '*/*; q=0.5, application/xml',
+      'cache-control': 'no-cache',
+      'content-type': 'application/json; charset=utf-8',
+      'stripe-signature': stripeSdk.webhooks.generateTestHeaderString({ payload, secret, timestamp }),
+    },
+  };
+}

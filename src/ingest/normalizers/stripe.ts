@@ -32,8 +32,10 @@ interface InvoiceRow {
 }
 const INVOICE_COLUMNS = 'id, status::text AS status, total_minor, currency, customer_id, account_id, due_at';
 
+/** The id of a reference Stripe sends either as an id or, when expanded, as the object. */
+const idOf = (v: any): string | null => str(v && typeof v === 'object' ? v.id : v);
 /** The account id of an object's customer, whether expanded or not. */
-const accountOf = (o: any): string | null => str(typeof o?.customer === 'object' ? o.customer?.id : o?.customer);
+const accountOf = (o: any): string | null => idOf(o?.customer);
 const eventTime = (ctx: NormalizeContext) => fromUnix(ctx.event.body?.created) ?? ctx.event.receivedAt;
 const minor = (v: unknown, fallback: string | number = 0) => BigInt(Math.trunc(Number(v ?? fallback)) || 0);
 
@@ -90,6 +92,64 @@ async function upsertCustomer(ctx: NormalizeContext, o: any): Promise<Outcome> {
   return 'processed';
 }
 
+/**
+ * The payments an invoice names, the one it calls its own first, then its InvoicePayments newest first.
+ * Before API version 2025-03-31 an invoice carries its
+ * `payment_intent` and `charge`; since then it carries neither, and only `payments` (InvoicePayment
+ * objects, present when expanded) says which PaymentIntent or Charge paid it.
+ */
+function paymentsOfInvoice(o: any): string[] {
+  const listed: any[] = Array.isArray(o?.payments?.data) ? o.payments.data : [];
+  const fromList = [...listed].sort((a, b) => Number(b?.created ?? 0) - Number(a?.created ?? 0)).map((ip) => paymentOfInvoicePayment(ip));
+  return [idOf(o?.payment_intent), idOf(o?.charge), ...fromList].filter((id): id is string => id !== null);
+}
+
+/** The PaymentIntent, Charge or PaymentRecord an InvoicePayment object stands for. */
+const paymentOfInvoicePayment = (ip: any): string | null =>
+  idOf(ip?.payment?.payment_intent) ?? idOf(ip?.payment?.charge) ?? idOf(ip?.payment?.payment_record);
+
+/** Remembers which invoice these payments belong to, for events that name only the payment. */
+async function rememberPayments(ctx: NormalizeContext, invoiceExternalId: string, paymentIds: string[]) {
+  if (paymentIds.length === 0) return;
+  await ctx.sql.query(
+    `INSERT INTO invoice_payments (id, tenant_id, provider, payment_id, invoice_external_id)
+     SELECT gen_random_uuid(), $1, $2, p, $3 FROM unnest($4::text[]) AS p
+     ON CONFLICT (tenant_id, provider, payment_id) DO NOTHING`,
+    [ctx.event.tenantId, PROVIDER, invoiceExternalId, [...new Set(paymentIds)]],
+  );
+}
+
+/** The invoice a payment belongs to, as remembered from earlier events. */
+async function invoiceOfPayment(ctx: NormalizeContext, paymentIds: (string | null)[]): Promise<string | null> {
+  const ids = paymentIds.filter((id): id is string => id !== null);
+  if (ids.length === 0) return null;
+  const [row] = await ctx.sql.query<{ invoice_external_id: string }>(
+    `SELECT invoice_external_id FROM invoice_payments WHERE tenant_id = $1 AND provider = $2 AND payment_id = ANY($3::text[])
+     ORDER BY array_position($3::text[], payment_id) LIMIT 1`,
+    [ctx.event.tenantId, PROVIDER, ids],
+  );
+  return row?.invoice_external_id ?? null;
+}
+
+/** The newest payment remembered for an invoice. */
+async function latestPaymentOf(ctx: NormalizeContext, invoiceExternalId: string): Promise<string | null> {
+  const [row] = await ctx.sql.query<{ payment_id: string }>(
+    `SELECT payment_id FROM invoice_payments WHERE tenant_id = $1 AND provider = $2 AND invoice_external_id = $3
+     ORDER BY created_at DESC, payment_id DESC LIMIT 1`,
+    [ctx.event.tenantId, PROVIDER, invoiceExternalId],
+  );
+  return row?.payment_id ?? null;
+}
+
+/** `invoice_payment.paid` (API 2025-03-31 and later): the one event that ties a payment to its invoice. */
+async function invoicePaymentPaid(ctx: NormalizeContext, o: any): Promise<Outcome> {
+  const invoiceExternalId = idOf(o?.invoice);
+  const paymentId = paymentOfInvoicePayment(o);
+  if (!invoiceExternalId || !paymentId) return 'ignored';
+  await rememberPayments(ctx, invoiceExternalId, [paymentId]);
+  return 'processed';
+}
+
 function invoicePayload(tenantId: string, inv: InvoiceRow) {
   return {
     tenant_id: tenantId,
@@ -137,6 +197,7 @@ async function invoiceTransition(ctx: NormalizeContext, o: any, target: InvoiceS
   const tenantId = ctx.event.tenantId;
   if (!str(o?.id)) return 'ignored';
   const { invoice, created } = await invoiceRow(ctx, o, target);
+  await rememberPayments(ctx, str(o.id)!, paymentsOfInvoice(o));
   if (!created && !canMove(invoice.status, target)) return 'ignored';
   // A row just created already has the target status; only the event time of paid/overdue remains to set.
   const [current] =
@@ -179,6 +240,11 @@ async function paymentFailed(ctx: NormalizeContext, o: any): Promise<Outcome> {
   if (!str(o?.id)) return 'ignored';
   const initial = (['draft', 'open', 'paid', 'void', 'uncollectible'].includes(o?.status) ? o.status : 'open') as InvoiceStatus;
   const { invoice } = await invoiceRow(ctx, o, initial);
+  const named = paymentsOfInvoice(o);
+  await rememberPayments(ctx, str(o.id)!, named);
+  // A current-version invoice names no payment; one paid before (invoice_payment.paid) may be remembered.
+  // Failing that, the Stripe invoice id is the one reference the event gives to the failed attempt.
+  const paymentId = named[0] ?? (await latestPaymentOf(ctx, str(o.id)!)) ?? str(o.id)!;
   const amountMinor = minor(o?.amount_due ?? o?.total);
   await enqueueEvents(ctx.sql, [
     {
@@ -188,7 +254,7 @@ async function paymentFailed(ctx: NormalizeContext, o: any): Promise<Outcome> {
       dedupKey: `payment.failed:${ctx.event.body?.id ?? ctx.event.id}`,
       payload: {
         tenant_id: tenantId,
-        payment_id: str(o?.payment_intent) ?? str(o?.charge),
+        payment_id: paymentId,
         invoice_id: invoice.id,
         customer_id: invoice.customer_id,
         amount: formatAmount(amountMinor, invoice.currency),
@@ -213,13 +279,45 @@ async function paymentFailed(ctx: NormalizeContext, o: any): Promise<Outcome> {
   return 'processed';
 }
 
+const REFUND_EVENTS = ['refund.created', 'refund.updated', 'charge.refund.updated'];
+
+/**
+ * A charge lists its refunds only in API versions before 2022-11-15; later, a refund's reason travels in
+ * the `refund.*` events Stripe sends alongside `charge.refunded`. Uses one already stored for this charge.
+ */
+async function storedRefundReason(ctx: NormalizeContext, chargeId: string): Promise<string | null> {
+  const since = new Date(ctx.event.receivedAt.getTime() - 86_400_000);
+  const rows = await ctx.sql.query<{ body: string }>(
+    `SELECT body FROM inbox_events WHERE tenant_id = $1 AND provider = $2 AND received_at > $3
+       AND event_type = ANY($4::text[]) AND strpos(body, $5) > 0 ORDER BY received_at DESC LIMIT 10`,
+    [ctx.event.tenantId, PROVIDER, since, REFUND_EVENTS, chargeId],
+  );
+  for (const { body } of rows) {
+    try {
+      const refund = JSON.parse(body)?.data?.object;
+      if (idOf(refund?.charge) === chargeId && str(refund?.reason)) return str(refund.reason);
+    } catch {
+      // A stored body that does not parse says nothing about this refund.
+    }
+  }
+  return null;
+}
+
 async function refunded(ctx: NormalizeContext, o: any): Promise<Outcome> {
   const tenantId = ctx.event.tenantId;
   const chargeId = str(o?.id);
   if (!chargeId) return 'ignored';
   const account = accountOf(o);
   const customerId = await customerFor(ctx, account, o?.billing_details?.email ?? o?.receipt_email);
-  const invoiceExternal = str(typeof o?.invoice === 'object' ? o.invoice?.id : o?.invoice);
+  // Before API version 2025-03-31 a charge names its invoice; since then only its payment intent ties it to one.
+  const named = idOf(o?.invoice);
+  if (named)
+    await rememberPayments(
+      ctx,
+      named,
+      [idOf(o?.payment_intent), chargeId].filter((id): id is string => id !== null),
+    );
+  const invoiceExternal = named ?? (await invoiceOfPayment(ctx, [idOf(o?.payment_intent), chargeId]));
   const [invoice] = invoiceExternal
     ? await ctx.sql.query<{ id: string }>('SELECT id FROM invoices WHERE tenant_id = $1 AND provider = $2 AND external_id = $3', [
         tenantId,
@@ -242,7 +340,7 @@ async function refunded(ctx: NormalizeContext, o: any): Promise<Outcome> {
         customer_id: customerId,
         amount: formatAmount(refundedMinor, currency),
         currency,
-        reason: str(o?.refunds?.data?.[0]?.reason) ?? null,
+        reason: str(o?.refunds?.data?.[0]?.reason) ?? (await storedRefundReason(ctx, chargeId)),
       },
     },
   ]);
@@ -399,6 +497,7 @@ export const normalizeStripe: Normalizer = async (ctx) => {
   if (type === 'customer.created' || type === 'customer.updated') return upsertCustomer(ctx, o);
   if (type in INVOICE_EVENTS) return invoiceTransition(ctx, o, INVOICE_EVENTS[type]!);
   if (type === 'invoice.payment_failed') return paymentFailed(ctx, o);
+  if (type === 'invoice_payment.paid') return invoicePaymentPaid(ctx, o);
   if (type === 'charge.refunded') return refunded(ctx, o);
   if (type.startsWith('customer.subscription.')) return subscriptionChanged(ctx, o, type === 'customer.subscription.deleted');
   return 'ignored';
