@@ -16,17 +16,21 @@ export const signStripe = (secret: string, event: object, t = nowS()): Signed =>
     headers: { 'content-type': 'application/json', 'stripe-signature': `t=${t},v1=${hmac('sha256', secret, `${t}.${body}`)}` },
   };
 };
+/** GitHub's full header set; the signature covers the body only, not the delivery id or event name. */
+export const githubHeaders = (secret: string, event: string, body: string, delivery = randomUUID()): Record<string, string> => ({
+  'content-type': 'application/json',
+  'user-agent': 'GitHub-Hookshot/8e8e8e8',
+  'x-github-event': event,
+  'x-github-delivery': delivery,
+  'x-github-hook-id': '292430182',
+  'x-github-hook-installation-target-id': '79929171',
+  'x-github-hook-installation-target-type': 'repository',
+  'x-hub-signature': `sha1=${hmac('sha1', secret, body)}`,
+  'x-hub-signature-256': `sha256=${hmac('sha256', secret, body)}`,
+});
 export const signGithub = (secret: string, event: string, payload: object, delivery = randomUUID()): Signed => {
   const body = JSON.stringify(payload);
-  return {
-    body,
-    headers: {
-      'content-type': 'application/json',
-      'x-github-event': event,
-      'x-github-delivery': delivery,
-      'x-hub-signature-256': `sha256=${hmac('sha256', secret, body)}`,
-    },
-  };
+  return { body, headers: githubHeaders(secret, event, body, delivery) };
 };
 export const signSlack = (secret: string, payload: object, ts = nowS()): Signed => {
   const body = JSON.stringify(payload);
