@@ -62,6 +62,7 @@ export const signDiscord = (privateKey: KeyObject, payload: object, ts = String(
     body,
     headers: {
       'content-type': 'application/json',
+      'user-agent': 'Discord-Interactions/1.0 (+https://discord.com)',
       'x-signature-timestamp': ts,
       'x-signature-ed25519': sign(null, Buffer.from(ts + body), privateKey).toString('hex'),
     },
@@ -116,9 +117,13 @@ export const stripeSubscription = (id: string, cus: string, trialEnd: number | n
   },
   ...extra,
 });
+const sha = () => randomUUID().replaceAll('-', '').padEnd(40, '0');
+// Each push carries its own commits, as real ones do: two pushes never have the same body.
 export const githubPush = (org: string, commits = 3) => ({
   ref: 'refs/heads/main',
-  commits: Array.from({ length: commits }, (_, i) => ({ id: `c${i}`, message: 'fix' })),
+  before: sha(),
+  after: sha(),
+  commits: Array.from({ length: commits }, () => ({ id: sha(), message: 'fix' })),
   repository: { id: 1, name: 'app', full_name: `${org}/app`, owner: { login: org } },
   organization: { login: org },
   pusher: { name: 'dev', email: 'dev@users.noreply.github.com' },
