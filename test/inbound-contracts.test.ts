@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { verifyKey } from 'discord-interactions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseEventJson } from '../src/ingest/event-json.ts';
 import { createInboundSecretStore } from '../src/ingest/secrets.ts';
 import { createTestApp, type TestApp, testSecretBox } from './support/app.ts';
 import { tenantWithKey } from './support/factories.ts';
@@ -177,6 +178,11 @@ describe('github: a signed body re-posted with a fresh delivery id', () => {
 });
 
 describe('characters PostgreSQL cannot store', () => {
+  it('are replaced with U+FFFD in every string value and key when an event is parsed; surrogate pairs are kept', () => {
+    const parsed = parseEventJson('{"a\\u0000":["x\\u0000y",{"k":"\\udc00 \\ud800"}],"ok":"\\ud83d\\ude00","n":1}');
+    expect(parsed).toEqual({ 'a\uFFFD': ['x\uFFFDy', { k: '\uFFFD \uFFFD' }], ok: '😀', n: 1 });
+  });
+
   it('a signed Slack event with U+0000 in team_id and in the message text is accepted and processed, its signal recorded', async () => {
     const { tenantId, secret } = await setup('slack');
     const event = p.slackMessage('T0\u0000NUL', 'C0\u0000', 'great\u0000 product, thanks');
