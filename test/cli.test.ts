@@ -1,9 +1,15 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileDatabaseUrl } from './support/database.ts';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInboundSecretStore } from '../src/ingest/secrets.ts';
+import { createTestApp, type TestApp, testSecretBox } from './support/app.ts';
+import { tenantWithKey } from './support/factories.ts';
 import { createSecretBox } from '../src/crypto/secret-box.ts';
 import { createPrisma } from '../src/db/prisma.ts';
-import { admin } from './support/spawn.ts';
+import { admin, ROOT } from './support/spawn.ts';
 
 const env = { DATABASE_URL: await fileDatabaseUrl(), LOG_LEVEL: 'silent' };
 const json = (stdout: string) => JSON.parse(stdout.trim().split('\n').pop()!);
@@ -91,5 +97,73 @@ describe('npm run admin', () => {
     expect(r.code).not.toBe(0);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(message);
+  });
+});
+
+describe('npm run admin -- inbound:replay', () => {
+  const FIXTURES = join(ROOT, 'test', 'fixtures', 'providers');
+  // The CLI opens the tenant's secret with the same key as the test app that sealed it.
+  const keyEnv = { ...env, ENCRYPTION_KEY: `test:${Buffer.alloc(32, 7).toString('base64')}` };
+  let t: TestApp;
+  let worker: { close(): Promise<void> };
+  let url: string;
+  beforeAll(async () => {
+    t = await createTestApp();
+    worker = t.startWorker();
+    url = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  afterAll(async () => {
+    await worker.close();
+    await t.close();
+  });
+  const tenantWith = async (provider: 'github' | 'slack') => {
+    const { tenantId } = await tenantWithKey(t.prisma);
+    await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider });
+    return tenantId;
+  };
+
+  it('signs recorded requests with the tenant’s current secret, posts them to the service and prints each answer', async () => {
+    const tenantId = await tenantWith('github');
+    const files = [join(FIXTURES, 'github', 'ping.json'), join(FIXTURES, 'github', 'push.json')];
+    const r = await admin(['inbound:replay', '--tenant', tenantId, '--provider', 'github', '--url', url, ...files], keyEnv);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const out = json(r.stdout);
+    expect(out.url).toBe(`${url}/api/v1/webhooks/in/github/${tenantId}`);
+    expect(out.answers).toEqual([
+      { file: files[0], status: 200, body: { ok: true, pong: true } },
+      { file: files[1], status: 202, body: { received: true, id: expect.any(String), duplicate: false } },
+    ]);
+    await expect.poll(() => t.prisma.signal.count({ where: { tenantId, kind: 'code.push' } }), { timeout: 10_000 }).toBe(1);
+  });
+
+  it('exits 3 and prints the problem when the service refuses a request', async () => {
+    const tenantId = await tenantWith('slack');
+    const file = join(mkdtempSync(join(tmpdir(), 'replay-')), 'not-json.json');
+    writeFileSync(file, JSON.stringify({ description: 'wrong content type', headers: { 'Content-Type': 'text/plain' }, rawBody: 'hello' }));
+    const r = await admin(['inbound:replay', '--tenant', tenantId, '--provider', 'slack', '--url', url, file], keyEnv);
+    expect(r.code).toBe(3);
+    expect(json(r.stdout).answers).toEqual([{ file, status: 415, body: expect.objectContaining({ code: 'unsupported_media_type' }) }]);
+  });
+
+  it.each([
+    [['--provider', 'slack'], /no inbound secret for slack/],
+    [['--provider', 'discord'], /private key only Discord holds/],
+    [['--provider', 'github', '--url', 'not a url'], /--url/],
+  ])('fails with a message for %j', async (args, message) => {
+    const tenantId = await tenantWith('github');
+    const r = await admin(['inbound:replay', '--tenant', tenantId, ...args, join(FIXTURES, 'github', 'push.json')], keyEnv);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(message);
+  });
+
+  it('fails with a message for a file that is not a recorded request', async () => {
+    const tenantId = await tenantWith('github');
+    const file = join(mkdtempSync(join(tmpdir(), 'replay-')), 'bad.json');
+    writeFileSync(file, JSON.stringify({ body: {} }));
+    const r = await admin(['inbound:replay', '--tenant', tenantId, '--provider', 'github', '--url', url, file], keyEnv);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/headers/);
   });
 });

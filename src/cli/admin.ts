@@ -9,6 +9,7 @@ import { type Config, loadConfig } from '../config.ts';
 import { reencryptSecrets } from '../crypto/reencrypt.ts';
 import { createInboundSecretStore } from '../ingest/secrets.ts';
 import { PROVIDERS } from '../ingest/providers/types.ts';
+import { readRecordedRequest, replayable, signatureHeaders } from '../ingest/recorded-request.ts';
 import { secretBoxFor } from '../runtime/services.ts';
 import type { Db } from '../db/prisma.ts';
 import { DomainError } from '../errors.ts';
@@ -26,9 +27,12 @@ function option(values: Record<string, string | boolean | undefined>, name: stri
   return r.data;
 }
 
-type Command = (db: Db, values: Record<string, string | boolean | undefined>, config: Config) => Promise<object>;
+type Command = (db: Db, values: Record<string, string | boolean | undefined>, config: Config, files: string[]) => Promise<object>;
 
-const commands: Record<string, { options: string[]; run: Command }> = {
+/** Exit status when every step ran but the service refused at least one replayed request. */
+const EXIT_REFUSED = 3;
+
+const commands: Record<string, { options: string[]; files?: boolean; run: Command }> = {
   'tenant:create': {
     options: ['name', 'plan'],
     run: async (db, v) => {
@@ -85,6 +89,40 @@ const commands: Record<string, { options: string[]; run: Command }> = {
       return { provider, secret };
     },
   },
+  'inbound:replay': {
+    // Recorded provider requests (the fixture format of test/fixtures/providers), signed with the
+    // tenant's current inbound secret and posted to a running service; prints every answer.
+    options: ['tenant', 'provider', 'url'],
+    files: true,
+    run: async (db, v, config, files) => {
+      const tenantId = option(v, 'tenant', uuid);
+      const provider = option(v, 'provider', z.enum(PROVIDERS)) as (typeof PROVIDERS)[number];
+      const base = option({ url: `http://127.0.0.1:${config.http.port}`, ...v }, 'url', z.string().url()).replace(/\/+$/, '');
+      if (files.length === 0) throw new UsageError('inbound:replay: give one or more recorded request files');
+      if (provider === 'discord')
+        throw new UsageError(`--provider: discord requests cannot be re-signed: Discord signs with a private key only Discord holds`);
+      const requests = await Promise.all(files.map(async (file) => ({ file, ...replayable(await readRecordedRequest(file)) })));
+      const store = createInboundSecretStore(db, secretBoxFor(config), { cacheMs: 0 });
+      const active = await store.active(tenantId, provider);
+      if (!active) throw new UsageError(`tenant ${tenantId} has no inbound secret for ${provider}: set one with inbound:secret`);
+      const url = `${base}/api/v1/webhooks/in/${provider}/${tenantId}`;
+      const answers = [];
+      for (const r of requests) {
+        const headers = { ...r.headers, ...signatureHeaders(provider, active.secrets[0]!, r.body, Math.floor(Date.now() / 1000)) };
+        const res = await fetch(url, { method: 'POST', headers, body: r.body, signal: AbortSignal.timeout(30_000) });
+        const text = await res.text();
+        let body: unknown = text;
+        try {
+          body = text ? JSON.parse(text) : null;
+        } catch {
+          // Not JSON: printed as the text it is.
+        }
+        answers.push({ file: r.file, status: res.status, body });
+      }
+      if (answers.some((a) => a.status >= 300)) process.exitCode = EXIT_REFUSED;
+      return { url, answers };
+    },
+  },
   'secrets:reencrypt': {
     options: [],
     run: async (db, _v, config) => reencryptSecrets(db, secretBoxFor(config)),
@@ -97,10 +135,11 @@ async function main() {
   if (!command) {
     throw new UsageError(`usage: npm run admin -- <command> [--option value ...]\ncommands: ${Object.keys(commands).join(', ')}`);
   }
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
     args: rest,
     options: Object.fromEntries(command.options.map((o) => [o, { type: 'string' as const }])),
     strict: true,
+    allowPositionals: command.files ?? false,
   });
   const config = loadConfig();
   const log = pino({ level: 'warn' }, pino.destination(2));
@@ -109,7 +148,7 @@ async function main() {
     // A brand-new database (first command before the first start) gets its schema first.
     const [{ ready }] = await db.prisma.$queryRaw<{ ready: boolean }[]>`SELECT to_regclass('public.tenants') IS NOT NULL AS ready`;
     if (!ready) await migrateDeploy(db.url);
-    const out = await command.run(db.prisma, values, config);
+    const out = await command.run(db.prisma, values, config, positionals);
     process.stdout.write(`${JSON.stringify(out)}\n`);
   } finally {
     await db.close();
@@ -117,7 +156,7 @@ async function main() {
 }
 
 main().then(
-  () => process.exit(0),
+  () => process.exit(process.exitCode ?? 0),
   (e) => {
     const known = e instanceof UsageError || e instanceof TypeError || e instanceof DomainError;
     process.stderr.write(`${known ? e.message : (e?.stack ?? e)}\n`);

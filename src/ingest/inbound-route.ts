@@ -5,6 +5,7 @@ import { DomainError } from '../errors.ts';
 import { jsonContentTypeRefusal } from '../http/media-type.ts';
 import { isUuid } from '../uuid.ts';
 import { problemResponses } from '../rest/schemas.ts';
+import { parseEventJson } from './event-json.ts';
 import type { Inbox } from './inbox.ts';
 import { PROVIDER_SPECS } from './providers/index.ts';
 import { isProvider } from './providers/types.ts';
@@ -65,10 +66,11 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
         tags: ['Inbound webhooks'],
         summary: 'Receive a provider webhook for a tenant',
         description:
-          'Signed by the provider with the tenant’s inbound secret. Answers 202 `{received, id, duplicate: false}` once the event is stored and queued, 200 `{duplicate: true}` for a replay, and the provider’s handshake answer for set-up requests.',
+          'Signed by the provider with the tenant’s inbound secret. Answers 202 `{received, id, duplicate: false}` once the event is stored and queued, 200 `{duplicate: true}` for a replay, the provider’s handshake answer for set-up requests, and, for Discord, the answer Discord expects (204 for Webhook Events, an interaction response for Interactions).',
         security: [],
         response: {
           200: { type: 'object', additionalProperties: true },
+          204: { type: 'null', description: 'Discord Webhook Events: acknowledged with no body.' },
           202: {
             type: 'object',
             properties: { received: { type: 'boolean' }, id: { type: 'string', format: 'uuid' }, duplicate: { type: 'boolean' } },
@@ -90,7 +92,7 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
       }
       let body: unknown;
       try {
-        body = JSON.parse(rawBody.toString('utf8'));
+        body = parseEventJson(rawBody.toString('utf8'));
       } catch {
         throw new DomainError('validation_failed', 'The body is not valid JSON.', {
           errors: [{ path: 'body', message: 'is not valid JSON' }],
@@ -99,7 +101,11 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
       const handshake = spec.handshake?.(body, inbound);
       if (handshake) return reply.code(handshake.status).send(handshake.body ?? undefined);
       const { dedupKey, eventType } = spec.describe(body, inbound);
-      const { id, duplicate } = await deps.inbox.accept({ tenantId, provider, dedupKey, eventType, rawBody });
+      const hashBody = spec.dedupKeySigned === false;
+      const { id, duplicate } = await deps.inbox.accept({ tenantId, provider, dedupKey, eventType, rawBody, hashBody });
+      // Stored first, then whatever the provider expects back instead of our receipt (Discord).
+      const answer = spec.answer?.(body, inbound);
+      if (answer) return reply.code(answer.status).send(answer.body ?? undefined);
       return reply.code(duplicate ? 200 : 202).send({ received: true, id, duplicate });
     },
   );

@@ -9,18 +9,25 @@ export interface InboxMessage {
 }
 
 export interface Inbox {
-  /** Stores the raw event (once per dedup key), then publishes it with a confirm. */
+  /**
+   * Stores the raw event once per dedup key, and, when `hashBody` is set, once per body for
+   * BODY_DEDUP_DAYS; then publishes it with a confirm.
+   */
   accept(e: {
     tenantId: string;
     provider: string;
     dedupKey: string;
     eventType: string;
     rawBody: Buffer;
+    hashBody?: boolean;
   }): Promise<{ id: string; duplicate: boolean }>;
   /** Publishes what was stored but never confirmed (broker down, process killed); safe on several workers. */
   sweep(opts?: { olderThanMs?: number; staleAfterMs?: number; limit?: number }): Promise<number>;
   close(): Promise<void>;
 }
+
+/** How long a body counts as already seen, where the provider's dedup key is not signed (docs/inbound-webhooks.md). */
+export const BODY_DEDUP_DAYS = 7;
 
 export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object, m: string) => void }): Inbox {
   const sql = onPg(pool);
@@ -42,22 +49,34 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
   };
 
   return {
-    async accept({ tenantId, provider, dedupKey, eventType, rawBody }) {
+    async accept({ tenantId, provider, dedupKey, eventType, rawBody, hashBody = false }) {
+      const bodyHash = createHash('sha256').update(rawBody).digest('hex');
       // Providers that give an event no id of its own are keyed by the bytes they signed.
-      const key = dedupKey || `sha256:${createHash('sha256').update(rawBody).digest('hex')}`;
-      const inserted = await sql.query<{ id: string }>(
-        `INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body)
-         VALUES (gen_random_uuid(), $1, $2, $3, $4, $5)
-         ON CONFLICT (tenant_id, provider, dedup_key) DO NOTHING
-         RETURNING id`,
-        [tenantId, provider, key, eventType.slice(0, 200), rawBody.toString('utf8')],
-      );
-      if (inserted.length === 0) {
-        const rows = await sql.query<{ id: string }>(
-          'SELECT id FROM inbox_events WHERE tenant_id = $1 AND provider = $2 AND dedup_key = $3',
-          [tenantId, provider, key],
+      const key = dedupKey || `sha256:${bodyHash}`;
+      const insert = () =>
+        sql.query<{ id: string }>(
+          `INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body, body_sha256)
+           VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6)
+           ON CONFLICT DO NOTHING
+           RETURNING id`,
+          [tenantId, provider, key, eventType.slice(0, 200), rawBody.toString('utf8'), hashBody ? bodyHash : null],
         );
-        return { id: rows[0]!.id, duplicate: true };
+      // Both unique indexes decide, so two concurrent copies cannot both get in (no check-then-insert).
+      let inserted = await insert();
+      if (inserted.length === 0) {
+        const [seen] = await sql.query<{ id: string; by_key: boolean; expired: boolean }>(
+          `SELECT id, dedup_key = $3 AS by_key, received_at < now() - make_interval(days => $5) AS expired
+           FROM inbox_events
+           WHERE tenant_id = $1 AND provider = $2 AND (dedup_key = $3 OR body_sha256 = $4)
+           ORDER BY (dedup_key = $3) DESC LIMIT 1`,
+          [tenantId, provider, key, hashBody ? bodyHash : null, BODY_DEDUP_DAYS],
+        );
+        if (!seen) throw new Error('inbox insert conflicted but no conflicting row was found');
+        if (seen.by_key || !seen.expired) return { id: seen.id, duplicate: true };
+        // The same body seen longer ago than the window: that copy stops counting, this one is new.
+        await sql.query('UPDATE inbox_events SET body_sha256 = NULL WHERE id = $1', [seen.id]);
+        inserted = await insert();
+        if (inserted.length === 0) return { id: seen.id, duplicate: true };
       }
       const id = inserted[0]!.id;
       // Stored is what matters for the provider: if the broker does not confirm, the sweeper publishes it later.

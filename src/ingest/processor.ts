@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { inTransaction } from '../db/sql.ts';
 import type { Consumer, Queue } from '../queue/queue.ts';
+import { parseEventJson } from './event-json.ts';
 import type { InboxMessage } from './inbox.ts';
 import { NORMALIZERS } from './normalizers/index.ts';
 import { isProvider } from './providers/types.ts';
@@ -39,7 +40,7 @@ export async function processInboxEvent(pool: pg.Pool, id: string): Promise<'pro
             tenantId: row.tenant_id,
             provider: row.provider,
             eventType: row.event_type,
-            body: JSON.parse(row.body),
+            body: parseEventJson(row.body),
             receivedAt: row.received_at,
           },
           sentiment: sentimentOf,

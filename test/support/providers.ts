@@ -17,17 +17,21 @@ export const signStripe = (secret: string, event: object, t = nowS()): Signed =>
     headers: { 'content-type': 'application/json', 'stripe-signature': `t=${t},v1=${hmac('sha256', secret, `${t}.${body}`)}` },
   };
 };
+/** GitHub's full header set; the signature covers the body only, not the delivery id or event name. */
+export const githubHeaders = (secret: string, event: string, body: string, delivery = randomUUID()): Record<string, string> => ({
+  'content-type': 'application/json',
+  'user-agent': 'GitHub-Hookshot/8e8e8e8',
+  'x-github-event': event,
+  'x-github-delivery': delivery,
+  'x-github-hook-id': '292430182',
+  'x-github-hook-installation-target-id': '79929171',
+  'x-github-hook-installation-target-type': 'repository',
+  'x-hub-signature': `sha1=${hmac('sha1', secret, body)}`,
+  'x-hub-signature-256': `sha256=${hmac('sha256', secret, body)}`,
+});
 export const signGithub = (secret: string, event: string, payload: object, delivery = randomUUID()): Signed => {
   const body = JSON.stringify(payload);
-  return {
-    body,
-    headers: {
-      'content-type': 'application/json',
-      'x-github-event': event,
-      'x-github-delivery': delivery,
-      'x-hub-signature-256': `sha256=${hmac('sha256', secret, body)}`,
-    },
-  };
+  return { body, headers: githubHeaders(secret, event, body, delivery) };
 };
 export const signSlack = (secret: string, payload: object, ts = nowS()): Signed => {
   const body = JSON.stringify(payload);
@@ -59,6 +63,7 @@ export const signDiscord = (privateKey: KeyObject, payload: object, ts = String(
     body,
     headers: {
       'content-type': 'application/json',
+      'user-agent': 'Discord-Interactions/1.0 (+https://discord.com)',
       'x-signature-timestamp': ts,
       'x-signature-ed25519': sign(null, Buffer.from(ts + body), privateKey).toString('hex'),
     },
@@ -113,9 +118,13 @@ export const stripeSubscription = (id: string, cus: string, trialEnd: number | n
   },
   ...extra,
 });
+const sha = () => randomUUID().replaceAll('-', '').padEnd(40, '0');
+// Each push carries its own commits, as real ones do: two pushes never have the same body.
 export const githubPush = (org: string, commits = 3) => ({
   ref: 'refs/heads/main',
-  commits: Array.from({ length: commits }, (_, i) => ({ id: `c${i}`, message: 'fix' })),
+  before: sha(),
+  after: sha(),
+  commits: Array.from({ length: commits }, () => ({ id: sha(), message: 'fix' })),
   repository: { id: 1, name: 'app', full_name: `${org}/app`, owner: { login: org } },
   organization: { login: org },
   pusher: { name: 'dev', email: 'dev@users.noreply.github.com' },

@@ -61,7 +61,8 @@ export const normalizeSlack: Normalizer = async (ctx) => {
 
 /**
  * Discord: gateway dispatches relayed by the tenant's bot (`{t, d}`: MESSAGE_CREATE,
- * MESSAGE_REACTION_ADD, GUILD_MEMBER_ADD, GUILD_MEMBER_REMOVE) and application commands, by guild.
+ * MESSAGE_REACTION_ADD, GUILD_MEMBER_ADD, GUILD_MEMBER_REMOVE) and interactions, by guild. Webhook
+ * Events (app authorised, entitlements, lobby messages) are kept but carry no customer signal.
  */
 export const normalizeDiscord: Normalizer = async (ctx) => {
   const b = ctx.event.body ?? {};
@@ -80,7 +81,11 @@ export const normalizeDiscord: Normalizer = async (ctx) => {
     case 'GUILD_MEMBER_REMOVE':
       return record(ctx, 'discord', { ...base, kind: 'chat.member_left', actor: str(d.user?.id) });
     default:
-      if (b.type === 2 && guild) return record(ctx, 'discord', { ...base, kind: 'chat.message', text: '', actor: str(b.member?.user?.id) });
+      if (!guild || b.t || b.event) return 'ignored';
+      // Interactions in a server: a command is the member talking to the app; a button click or a
+      // form submitted counts as a reaction. Autocomplete fires per keystroke and counts for nothing.
+      if (b.type === 2) return record(ctx, 'discord', { ...base, kind: 'chat.message', text: '', actor: str(b.member?.user?.id) });
+      if (b.type === 3 || b.type === 5) return record(ctx, 'discord', { ...base, kind: 'chat.reaction', actor: str(b.member?.user?.id) });
       return 'ignored';
   }
 };

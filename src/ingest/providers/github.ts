@@ -3,6 +3,7 @@ import { header, type ProviderSpec } from './types.ts';
 
 export const github: ProviderSpec = {
   name: 'github',
+  dedupKeySigned: false,
   verify({ headers, rawBody }, secrets) {
     const got = afterPrefix(header(headers, 'x-hub-signature-256'), 'sha256=');
     return got !== null && secrets.some((s) => hexEqual(got, hmacHex('sha256', s, rawBody)));

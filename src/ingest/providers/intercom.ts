@@ -3,6 +3,7 @@ import { header, type ProviderSpec } from './types.ts';
 
 export const intercom: ProviderSpec = {
   name: 'intercom',
+  dedupKeySigned: true,
   verify({ headers, rawBody }, secrets) {
     const got = afterPrefix(header(headers, 'x-hub-signature'), 'sha1=');
     return got !== null && secrets.some((s) => hexEqual(got, hmacHex('sha1', s, rawBody)));

@@ -16,6 +16,7 @@ export function leadKeys(body: any): string[] {
 
 export const metaAds: ProviderSpec = {
   name: 'meta_ads',
+  dedupKeySigned: true,
   verify({ headers, rawBody }, secrets) {
     const got = afterPrefix(header(headers, 'x-hub-signature-256'), 'sha256=');
     return got !== null && secrets.some((s) => hexEqual(got, hmacHex('sha256', s, rawBody)));

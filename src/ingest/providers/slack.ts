@@ -3,6 +3,7 @@ import { header, type ProviderSpec, TOLERANCE_SECONDS } from './types.ts';
 
 export const slack: ProviderSpec = {
   name: 'slack',
+  dedupKeySigned: true,
   verify({ headers, rawBody, now }, secrets) {
     const ts = header(headers, 'x-slack-request-timestamp');
     const got = afterPrefix(header(headers, 'x-slack-signature'), 'v0=');

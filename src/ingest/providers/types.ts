@@ -20,8 +20,16 @@ export interface ProviderSpec {
   name: ProviderName;
   /** Checks the signature over the exact bytes with each candidate secret (current, then the rotated-out one). */
   verify(req: InboundRequest, secrets: string[]): boolean;
+  /**
+   * Whether `describe`'s dedup key is inside the signed bytes. When it is not (GitHub's delivery id is
+   * a header), a captured body re-posted with a fresh id would pass the signature as a new event, so
+   * the inbox also deduplicates on a hash of the body. Unset means signed.
+   */
+  dedupKeySigned?: boolean;
   /** A provider's set-up or liveness handshake, answered instead of being stored. */
   handshake?(body: any, req: InboundRequest): HandshakeReply | null;
+  /** The answer the provider expects once the event is stored, when it is not our 202 receipt. */
+  answer?(body: any, req: InboundRequest): HandshakeReply | null;
   /** The provider's own id of this event (replays carry the same) and its type. */
   describe(body: any, req: InboundRequest): { dedupKey: string; eventType: string };
 }

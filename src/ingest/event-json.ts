@@ -1,0 +1,21 @@
+// PostgreSQL text and jsonb refuse U+0000, and jsonb refuses a lone UTF-16 surrogate, yet JSON may
+// carry either (`\u0000`, `\ud800`) in any string. Events are parsed here, and only here, both on
+// receipt and for processing, so whatever a normalizer writes can be stored: such characters become
+// U+FFFD, and the event is processed rather than failing on every attempt.
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+const clean = (s: string) => s.replace(UNSTORABLE, '\uFFFD');
+
+/** JSON.parse for provider events, with every string (values and keys) made storable in PostgreSQL. */
+export function parseEventJson(text: string): unknown {
+  return JSON.parse(text, function (key, value) {
+    if (typeof value === 'string') value = clean(value);
+    const safeKey = clean(key);
+    if (safeKey !== key && this && typeof this === 'object') {
+      // A key with such a character: move the value to the cleaned key (the reviver cannot rename).
+      (this as Record<string, unknown>)[safeKey] = value;
+      return undefined;
+    }
+    return value;
+  });
+}
