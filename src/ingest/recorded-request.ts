@@ -19,16 +19,21 @@ export const recordedRequestSchema = z
   .refine((r) => r.body !== undefined || r.rawBody !== undefined, { message: 'needs `body` or `rawBody`' });
 export type RecordedRequest = z.infer<typeof recordedRequestSchema>;
 
-export async function readRecordedRequest(path: string): Promise<RecordedRequest> {
+/** Parses one recording's text; `path` only names the file in the error. */
+export function parseRecordedRequest(text: string, path: string): RecordedRequest {
   let json: unknown;
   try {
-    json = JSON.parse(await readFile(path, 'utf8'));
-  } catch (e) {
-    throw new TypeError(`${path}: ${e instanceof SyntaxError ? 'is not valid JSON' : (e as Error).message}`);
+    json = JSON.parse(text);
+  } catch {
+    throw new TypeError(`${path}: is not valid JSON`);
   }
   const r = recordedRequestSchema.safeParse(json);
   if (!r.success) throw new TypeError(`${path}: ${r.error.issues.map((i) => `${i.path.join('.') || 'file'} ${i.message}`).join('; ')}`);
   return r.data;
+}
+
+export async function readRecordedRequest(path: string): Promise<RecordedRequest> {
+  return parseRecordedRequest(await readFile(path, 'utf8'), path);
 }
 
 // Signature and transport headers are never replayed as recorded: the signature is made afresh.

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parseRecordedRequest } from '../../src/ingest/recorded-request.ts';
 
 /** A provider request as recorded: its headers (names lower-cased) and the exact body bytes. */
 export interface RecordedRequest {
@@ -10,22 +11,19 @@ export interface RecordedRequest {
 
 const ROOT = path.join(import.meta.dirname, '..', 'fixtures', 'providers');
 
-/** Reads `NAME.headers` (one `Name: value` per line) and `NAME.json` (the body, byte for byte); see test/fixtures/providers/README.md. */
+/** Reads `NAME.json`, a recording in the format of test/fixtures/providers/README.md (the one `inbound:replay` reads). */
 export function readFixture(provider: string, name: string): RecordedRequest {
-  const dir = path.join(ROOT, provider);
-  const headers: Record<string, string> = {};
-  for (const line of readFileSync(path.join(dir, `${name}.headers`), 'utf8').split(/\r?\n/)) {
-    const colon = line.indexOf(':');
-    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
-  }
-  return { name, headers, body: readFileSync(path.join(dir, `${name}.json`)) };
+  const file = path.join(ROOT, provider, `${name}.json`);
+  const r = parseRecordedRequest(readFileSync(file, 'utf8'), file);
+  const headers = Object.fromEntries(Object.entries(r.headers).map(([k, v]) => [k.toLowerCase(), v]));
+  return { name, headers, body: Buffer.from(r.rawBody ?? JSON.stringify(r.body), 'utf8') };
 }
 
 /** Every recorded request of a provider whose name starts with the prefix, in name order. */
 export function fixtureNames(provider: string, prefix = ''): string[] {
   return readdirSync(path.join(ROOT, provider))
-    .filter((f) => f.endsWith('.headers') && f.startsWith(prefix))
-    .map((f) => f.slice(0, -'.headers'.length))
+    .filter((f) => f.endsWith('.json') && f.startsWith(prefix))
+    .map((f) => f.slice(0, -'.json'.length))
     .sort();
 }
 
