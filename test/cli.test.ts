@@ -116,7 +116,7 @@ describe('npm run admin -- inbound:replay', () => {
     await worker.close();
     await t.close();
   });
-  const tenantWith = async (provider: 'github' | 'slack') => {
+  const tenantWith = async (provider: 'github' | 'slack' | 'stripe') => {
     const { tenantId } = await tenantWithKey(t.prisma);
     await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider });
     return tenantId;
@@ -135,6 +135,16 @@ describe('npm run admin -- inbound:replay', () => {
       { file: files[1], status: 202, body: { received: true, id: expect.any(String), duplicate: false } },
     ]);
     await expect.poll(() => t.prisma.signal.count({ where: { tenantId, kind: 'code.push' } }), { timeout: 10_000 }).toBe(1);
+  });
+
+  it('replays a recorded Stripe story of the current API version, sent as Stripe sends it, with its effect', async () => {
+    const tenantId = await tenantWith('stripe');
+    const files = ['01.customer.created', '03.invoice.created'].map((n) => join(FIXTURES, 'stripe', `2025-09-30.clover.${n}.json`));
+    const r = await admin(['inbound:replay', '--tenant', tenantId, '--provider', 'stripe', '--url', url, ...files], keyEnv);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(json(r.stdout).answers.map((a: { status: number }) => a.status)).toEqual([202, 202]);
+    await expect.poll(() => t.prisma.invoice.count({ where: { tenantId } }), { timeout: 10_000 }).toBe(1);
   });
 
   it('exits 3 and prints the problem when the service refuses a request', async () => {
