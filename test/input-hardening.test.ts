@@ -198,6 +198,29 @@ describe('crafted GraphQL input is an error coded validation_failed, never an in
       query: `mutation { recordUsageEvents(events: [{ externalId: "ext-1", event: "e" }], idempotencyKey: "${'k'.repeat(5000)}") { accepted } }`,
     },
     { name: 'a search of 201 characters', query: `{ customers(search: "${'s'.repeat(201)}") { nodes { id } } }` },
+    {
+      name: 'a password of 20,000 characters',
+      query: 'mutation($e: String!, $p: String!) { login(email: $e, password: $p) { token } }',
+      variables: () => ({ e: 'a@b.c', p: 'p'.repeat(20_000) }),
+    },
+    { name: 'an Int beyond 32 bits', query: '{ customers(first: 2147483648) { nodes { id } } }' },
+    {
+      name: 'a Float of 1e309 through a variable',
+      query: '',
+      raw: () =>
+        '{"query":"mutation($w: HealthWeightsInput!) { setHealthWeights(input: $w) { isDefault } }","variables":{"w":{"usage":1e309,"engagement":0,"support":0,"billing":0,"growth":0}}}',
+    },
+    { name: 'an enum value in another case', query: '{ customers(riskLevel: HIGH) { nodes { id } } }' },
+    {
+      name: '100,000 usage events through a variable',
+      query: 'mutation($e: [UsageEventInput!]!) { recordUsageEvents(events: $e) { accepted } }',
+      variables: () => ({ e: Array.from({ length: 100_000 }, () => ({})) }),
+    },
+    {
+      name: 'a __proto__ key in JSON event properties',
+      query:
+        'mutation { recordUsageEvents(events: [{ externalId: "ext-1", event: "e", properties: { __proto__: { polluted: true } } }]) { accepted } }',
+    },
   ];
 
   it.each(cases.map((x) => [x.name, x] as const))('%s', async (_name, x) => {
@@ -205,6 +228,7 @@ describe('crafted GraphQL input is an error coded validation_failed, never an in
     const body = x.raw ? await gqlRaw(x.raw()) : await gql(x.query, x.variables?.() ?? {});
     expect(body.errors?.[0]?.extensions?.code).toBe('validation_failed');
     expect(await stored()).toEqual(before);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
   it('names the field a bad string came in', async () => {
@@ -256,6 +280,7 @@ describe('framework errors and /problems', () => {
     expect(res.statusCode).toBe(400);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(res.json().code).toBe('bad_request');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
   });
 
   describe('over a real socket', () => {

@@ -7,6 +7,8 @@ import { SECURITY_HEADERS } from './security-headers.ts';
 
 /** Errors Fastify raises before a route is found: a URL it cannot decode, a path parameter over its length limit. */
 export function frameworkErrors(error: FastifyError, _req: FastifyRequest, reply: FastifyReply) {
+  // These replies skip the app's hooks, so they take the headers every response carries here.
+  reply.headers({ ...SECURITY_HEADERS, 'cache-control': 'no-store' });
   if (error.code === 'FST_ERR_BAD_URL') return sendProblem(reply, 'bad_request', 'The URL is not valid (bad percent-encoding).');
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendProblem(reply, 'uri_too_long', 'A path segment is longer than the limit.');
   reply.log.error({ err: error }, 'request failed before routing');
