@@ -24,6 +24,9 @@ import { BACKLOG_SQL, type Backlog, registerBacklogMetrics } from './http/backlo
 import { registerGraphQL } from './http/graphql.ts';
 import { registerObservability, type ReadinessCheck } from './http/observability.ts';
 import { registerProblemHandlers } from './http/problem.ts';
+import { registerUrlCheck, validationOptions } from './http/validation.ts';
+import { clientErrorHandler, frameworkErrors } from './http/framework-errors.ts';
+import { registerSecurityHeaders } from './http/security-headers.ts';
 import { registerRateLimit } from './http/rate-limit.ts';
 import { createExecutor } from './rest/executor.ts';
 import { restApi } from './rest/plugin.ts';
@@ -62,8 +65,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true } },
+    ...validationOptions(),
     return503OnClosing: true,
+    // Errors raised before routing, and by Node's HTTP parser, are problem documents too.
+    frameworkErrors,
+    clientErrorHandler,
     // A client trickling its request (slowloris) holds a socket for this long at most.
     connectionTimeout: config.http.requestTimeoutMs,
     requestTimeout: config.http.requestTimeoutMs,
@@ -74,6 +80,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
+  registerSecurityHeaders(app);
+  registerUrlCheck(app);
 
   registerProblemHandlers(app);
   await registerLoadShedding(app, config.overload);
@@ -115,7 +123,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(async (api) => {
     api.addHook('onRequest', authHook(authenticator, 'optional'));
     await registerRateLimit(api, config.rateLimit, deps.redis);
-    registerGraphQL(api, schema, context);
+    registerGraphQL(api, schema, context, { corsOrigins: config.http.corsOrigins, debugErrors: config.http.debugErrors });
     await api.register(restApi, { prefix: '/api/v1', run, context });
   });
 

@@ -73,13 +73,34 @@ const envSchema = z.object({
   SCORING_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(2),
   /** How often the daily pass looks for customers not computed for a day (and wakes snoozed alerts). */
   SCORING_SWEEP_MS: z.coerce.number().int().min(1000).default(600_000),
+  /** Browser origins (scheme://host[:port], comma-separated) allowed to call /graphql across origins; none by default. */
+  CORS_ORIGINS: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((o) => o.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.string().regex(/^https?:\/\/[^/\s,]+$/, 'each origin must be scheme://host[:port], without a path'))),
+  /** Unexpected GraphQL errors carry their original message and stack; for local debugging only, never in production. */
+  GRAPHQL_DEBUG_ERRORS: bool,
 });
 
 export type Env = z.infer<typeof envSchema>;
 
 export interface Config {
   env: Env['NODE_ENV'];
-  http: { host: string; port: number; bodyLimit: number; publicBaseUrl?: string; requestTimeoutMs: number };
+  http: {
+    host: string;
+    port: number;
+    bodyLimit: number;
+    publicBaseUrl?: string;
+    requestTimeoutMs: number;
+    corsOrigins: string[];
+    debugErrors: boolean;
+  };
   log: { level: Env['LOG_LEVEL'] };
   database: { url?: string; poolSize: number; embeddedPort: number };
   dataDir: string;
@@ -109,7 +130,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   }
   const e = parsed.data;
   const missing = e.NODE_ENV === 'production' ? (['SESSION_SECRET', 'ENCRYPTION_KEY'] as const).filter((k) => !e[k]) : [];
-  if (missing.length) throw new ConfigError(`Invalid configuration:\n${missing.map((k) => `  ${k}: required in production`).join('\n')}`);
+  const problems = missing.map((k) => `  ${k}: required in production`);
+  // Error details name files, queries and internals: never to be switched on where clients are real.
+  if (e.NODE_ENV === 'production' && e.GRAPHQL_DEBUG_ERRORS) problems.push('  GRAPHQL_DEBUG_ERRORS: not allowed in production');
+  if (problems.length) throw new ConfigError(`Invalid configuration:\n${problems.join('\n')}`);
   return {
     env: e.NODE_ENV,
     http: {
@@ -118,6 +142,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       bodyLimit: e.BODY_LIMIT_BYTES,
       publicBaseUrl: e.PUBLIC_BASE_URL,
       requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+      corsOrigins: e.CORS_ORIGINS,
+      debugErrors: e.GRAPHQL_DEBUG_ERRORS,
     },
     log: { level: e.LOG_LEVEL },
     database: { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE, embeddedPort: e.EMBEDDED_PG_PORT },

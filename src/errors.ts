@@ -3,6 +3,7 @@ import { GraphQLError } from 'graphql';
 // The one table of error codes (DECISIONS §1): GraphQL carries the code in extensions, REST turns
 // it into the HTTP status and an RFC 9457 problem document.
 export const ERROR_CATALOG = {
+  bad_request: { status: 400, title: 'Bad request' },
   conflicting_credentials: { status: 400, title: 'Conflicting credentials' },
   validation_failed: { status: 400, title: 'Validation failed' },
   missing_credentials: { status: 401, title: 'Missing credentials' },
@@ -17,9 +18,11 @@ export const ERROR_CATALOG = {
   limit_reached: { status: 409, title: 'Limit reached' },
   request_timeout: { status: 408, title: 'Request timeout' },
   payload_too_large: { status: 413, title: 'Payload too large' },
+  uri_too_long: { status: 414, title: 'URI too long' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   not_enough_data: { status: 422, title: 'Not enough data' },
   rate_limited: { status: 429, title: 'Too many requests' },
+  headers_too_large: { status: 431, title: 'Request header fields too large' },
   internal_error: { status: 500, title: 'Internal server error' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
 } as const;

@@ -4,8 +4,21 @@ import { createYoga } from 'graphql-yoga';
 import type { Context } from '../schema/context.ts';
 import { graphqlLimits } from './graphql-limits.ts';
 
+export interface GraphQLOptions {
+  /** Browser origins allowed to call across origins; any other gets no CORS headers at all. */
+  corsOrigins: string[];
+  /** Unexpected errors carry their original error and stack; never on by default. */
+  debugErrors: boolean;
+}
+
 /** Mounts Yoga at /graphql on the given (authenticated, rate-limited) scope. */
-export function registerGraphQL(scope: FastifyInstance, schema: GraphQLSchema, buildContext: (req: FastifyRequest) => Context) {
+export function registerGraphQL(
+  scope: FastifyInstance,
+  schema: GraphQLSchema,
+  buildContext: (req: FastifyRequest) => Context,
+  opts: GraphQLOptions,
+) {
+  const allowed = new Set(opts.corsOrigins);
   const yoga = createYoga<{ req: FastifyRequest; reply: FastifyReply }>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -13,6 +26,22 @@ export function registerGraphQL(scope: FastifyInstance, schema: GraphQLSchema, b
     graphiql: false,
     landingPage: false,
     plugins: graphqlLimits(),
+    // Yoga unmasks errors whenever NODE_ENV is development, as many run it; only our own setting does here.
+    maskedErrors: { isDev: opts.debugErrors },
+    // Credentials travel in headers, never cookies, so no origin is allowed credentials. Yoga's
+    // default reflects any origin; here a foreign one gets no CORS headers at all.
+    cors: (request) => {
+      const origin = request.headers.get('origin');
+      if (!origin || !allowed.has(origin)) return false;
+      return {
+        origin: [origin],
+        credentials: false,
+        methods: ['GET', 'POST'],
+        allowedHeaders: ['content-type', 'authorization', 'x-api-key', 'x-request-id'],
+        exposedHeaders: ['x-request-id', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after'],
+        maxAge: 600,
+      };
+    },
     logging: {
       debug: (...args) => scope.log.debug(args),
       info: (...args) => scope.log.info(args),

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, ERROR_CATALOG, type ErrorCode, type FieldError, problemFor, validationFailed } from '../errors.ts';
+import { DomainError, ERROR_CATALOG, type ErrorCode, type FieldError, isErrorCode, problemFor, validationFailed } from '../errors.ts';
 import { jsonContentTypeRefusal } from './media-type.ts';
 
 export function sendProblem(reply: FastifyReply, code: ErrorCode, detail: string, errors?: FieldError[]) {
@@ -72,8 +72,8 @@ export function registerProblemHandlers(app: FastifyInstance) {
   // Problem `type` URIs resolve to a short description of the error code.
   app.get('/problems/:code', { schema: { hide: true } }, async (request, reply) => {
     const { code } = request.params as { code: string };
-    const entry = (ERROR_CATALOG as Record<string, { status: number; title: string }>)[code];
-    if (!entry) return sendProblem(reply, 'not_found', `No error code ${code}.`);
-    return { code, ...entry };
+    // Own keys only: __proto__, constructor or toString are not error codes.
+    if (!isErrorCode(code)) return sendProblem(reply, 'not_found', `No error code ${code}.`);
+    return { code, ...ERROR_CATALOG[code] };
   });
 }

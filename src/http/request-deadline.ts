@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { problemFor } from '../errors.ts';
+import { SECURITY_HEADERS } from './security-headers.ts';
 
 /**
  * A request must arrive whole within `ms`. Node's own request timeout is only checked every 30 s and a
@@ -18,6 +19,8 @@ export function registerRequestDeadline(app: FastifyInstance, ms: number) {
           'content-type': 'application/problem+json',
           connection: 'close',
           'content-length': Buffer.byteLength(body),
+          'cache-control': 'no-store',
+          ...SECURITY_HEADERS,
         });
         reply.raw.end(body);
       }

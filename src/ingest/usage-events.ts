@@ -26,6 +26,7 @@ export interface UsageEventsResult {
 }
 
 export const MAX_BATCH = 500;
+export const MAX_IDEMPOTENCY_KEY = 255;
 const BACKFILL_MS = 90 * 86_400_000;
 const FUTURE_SKEW_MS = 5 * 60_000;
 const EVENT_NAME = /^[A-Za-z0-9][\w.:/-]{0,199}$/;
@@ -69,6 +70,9 @@ export async function recordUsageEvents(
 ): Promise<UsageEventsResult> {
   if (events.length < 1 || events.length > MAX_BATCH)
     throw validationFailed([{ path: 'events', message: `send 1 to ${MAX_BATCH} events` }]);
+  if (opts.idempotencyKey && opts.idempotencyKey.length > MAX_IDEMPOTENCY_KEY) {
+    throw validationFailed([{ path: 'idempotencyKey', message: `must be at most ${MAX_IDEMPOTENCY_KEY} characters` }]);
+  }
   const now = opts.now ?? Date.now();
   const checked = events.map((e, i) => check(e, i, now));
 

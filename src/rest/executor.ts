@@ -10,20 +10,47 @@ export type Run = <TData, TVars extends Record<string, unknown>>(
   fieldNames?: Record<string, string>,
 ) => Promise<TData>;
 
+// REST bodies are the operations' `input`: a GraphQL path `input.externalId` is the body's `external_id`.
+function restPath(path: string, fieldNames: Record<string, string>): string {
+  const [first, ...rest] = path.replace(/^input\./, '').split('.');
+  return [fieldNames[first!] ?? first, ...rest].join('.');
+}
+
 function rename(error: DomainError, fieldNames: Record<string, string>): DomainError {
   if (!error.fieldErrors) return error;
-  const errors = error.fieldErrors.map((e) => ({ ...e, path: fieldNames[e.path] ?? e.path }));
+  const errors = error.fieldErrors.map((e) => ({ ...e, path: restPath(e.path, fieldNames) }));
   // Field errors only ever come from validationFailed, which also words the detail.
   return validationFailed(errors);
 }
 
+/**
+ * A variable that did not fit the operation, raised before execution. graphql-js words it as
+ * `Variable "$events" got invalid value … at "events[0].properties"; <reason>`: the error names the
+ * field where the value sat, and a scalar's own field errors (`json.a`) are placed under it.
+ */
+function variableError(error: GraphQLError): DomainError | undefined {
+  const name = /^Variable "\$(\w+)"/.exec(error.message)?.[1];
+  if (!name) return undefined;
+  const at = /.* at "([\w.[\]]+)"; /s.exec(error.message)?.[1];
+  const base = (at ?? name).replace(/\[(\d+)\]/g, '.$1');
+  const original = error.originalError;
+  if (original instanceof DomainError && original.fieldErrors) {
+    const inner = (p: string) => p.split('.').slice(1).join('.');
+    return validationFailed(
+      original.fieldErrors.map((e) => ({ path: [base, inner(e.path)].filter(Boolean).join('.'), message: e.message })),
+    );
+  }
+  const reason = error.message.split('; ').slice(1).join('; ');
+  return validationFailed([{ path: base, message: reason || 'is not a valid value' }]);
+}
+
 function toDomainError(error: GraphQLError): Error {
   const original = error.originalError;
+  // An error with no path was raised before execution: the variables did not fit the operation.
+  if (!error.path) return variableError(error) ?? new DomainError('validation_failed', error.message);
   if (original instanceof DomainError) return original;
   const code = error.extensions?.code;
   if (isErrorCode(code)) return new DomainError(code, error.message);
-  // An error with no path was raised before execution: the variables did not fit the operation.
-  if (!error.path) return new DomainError('validation_failed', error.message);
   // Anything else is a defect of ours, not the caller's: let the error handler log it and answer 500.
   return original ?? error;
 }

@@ -1,5 +1,6 @@
 import SchemaBuilder from '@pothos/core';
 import PrismaPlugin from '@pothos/plugin-prisma';
+import InputTextPlugin from './input-text-plugin.ts';
 import type PrismaTypes from '../generated/pothos-types.ts';
 import { getDatamodel } from '../generated/pothos-types.ts';
 import type { Context } from './context.ts';
@@ -17,7 +18,8 @@ export const builder = new SchemaBuilder<{
     JSON: { Input: unknown; Output: unknown };
   };
 }>({
-  plugins: [PrismaPlugin],
+  // InputTextPlugin: no string argument carries text PostgreSQL cannot store.
+  plugins: [PrismaPlugin, InputTextPlugin],
   defaultFieldNullability: false,
   defaultInputFieldRequiredness: true,
   prisma: {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DomainError, notFound } from '../errors.ts';
+import { DomainError, notFound, validationFailed } from '../errors.ts';
 import { onPrisma } from '../db/sql.ts';
 import { attributePending } from '../ingest/attribution.ts';
 import { enqueueEvents } from '../outbox/enqueue.ts';
@@ -40,12 +40,13 @@ builder.prismaObject('CustomerIdentity', {
 });
 
 const CustomerConnection = connectionOf('Customer', Customer);
+const MAX_SEARCH = 200;
 
 const SORTS = {
   createdAt: { kind: 'date' },
   name: { kind: 'string' },
-  healthScore: { kind: 'number', nullable: true },
-  churnProbability: { kind: 'number', nullable: true },
+  healthScore: { kind: 'number', nullable: true, range: [0, 100] },
+  churnProbability: { kind: 'number', nullable: true, range: [0, 1] },
 } as const satisfies Record<string, Omit<Sort, 'field' | 'direction'>>;
 
 const CustomerSortField = builder.enumType('CustomerSortField', { values: Object.keys(SORTS) as (keyof typeof SORTS)[] });
@@ -64,12 +65,18 @@ builder.queryFields((t) => ({
       after: t.arg.string({ required: false, description: 'The endCursor of the previous page.' }),
       riskLevel: t.arg({ type: RiskLevel, required: false }),
       healthStatus: t.arg({ type: HealthStatus, required: false }),
-      search: t.arg.string({ required: false, description: 'Part of the name, domain, email or external id (any case).' }),
+      search: t.arg.string({
+        required: false,
+        description: `Part of the name, domain, email or external id (any case); at most ${MAX_SEARCH} characters.`,
+      }),
       orderBy: t.arg({ type: CustomerOrder, required: false, description: 'Default: newest first.' }),
     },
     resolve: async (_root, args, ctx, info) => {
       const p = requireCapability(ctx, 'read');
-      const search = args.search?.trim().slice(0, 200);
+      if (args.search && args.search.length > MAX_SEARCH) {
+        throw validationFailed([{ path: 'search', message: `must be at most ${MAX_SEARCH} characters` }]);
+      }
+      const search = args.search?.trim();
       const where = {
         tenantId: p.tenantId,
         ...(args.riskLevel ? { churnRiskLevel: args.riskLevel } : {}),

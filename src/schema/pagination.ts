@@ -1,7 +1,9 @@
 import type { ObjectRef } from '@pothos/core';
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import type { GraphQLResolveInfo } from 'graphql';
+import { parseDateTime } from '../datetime.ts';
 import { validationFailed } from '../errors.ts';
+import { textProblem } from '../text.ts';
 import { isUuid } from '../uuid.ts';
 import { builder } from './builder.ts';
 
@@ -22,7 +24,13 @@ export interface Sort {
   kind: 'date' | 'string' | 'number';
   /** Nullable fields need their nulls placed explicitly. */
   nullable?: boolean;
+  /** The values a number field can hold (default: a 32-bit integer's); a cursor outside them is forged. */
+  range?: readonly [number, number];
 }
+
+const INT32: readonly [number, number] = [-2_147_483_648, 2_147_483_647];
+/** Longer than any string field a page is sorted by. */
+const MAX_CURSOR_TEXT = 2000;
 
 export const NEWEST_FIRST: Sort = { field: 'createdAt', direction: 'desc', kind: 'date' };
 
@@ -40,18 +48,29 @@ export function encodeCursor(value: Key, id: string, sort: Sort = NEWEST_FIRST):
   return Buffer.from(JSON.stringify(tag ? [v, id, tag] : [v, id])).toString('base64url');
 }
 
+/** The sort value a cursor carries, if it is one this order could have issued; anything else is forged. */
+function keyOf(raw: unknown, sort: Sort): Key | undefined {
+  if (raw === null) return sort.nullable ? null : undefined;
+  if (sort.kind === 'date') return parseDateTime(raw);
+  if (sort.kind === 'string') return typeof raw === 'string' && raw.length <= MAX_CURSOR_TEXT && !textProblem(raw) ? raw : undefined;
+  const [min, max] = sort.range ?? INT32;
+  return typeof raw === 'number' && raw >= min && raw <= max ? raw : undefined;
+}
+
 export function decodeCursor(cursor: string, sort: Sort = NEWEST_FIRST): { value: Key; id: string } {
+  let decoded: unknown;
   try {
-    const [raw, id, tag] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, string, unknown];
-    if (!isUuid(id) || (tag ?? null) !== orderTag(sort)) throw new Error('bad cursor');
-    if (raw === null && sort.nullable) return { value: null, id };
-    if (sort.kind === 'date' && typeof raw === 'string' && !Number.isNaN(Date.parse(raw))) return { value: new Date(raw), id };
-    if (sort.kind === 'string' && typeof raw === 'string') return { value: raw, id };
-    if (sort.kind === 'number' && typeof raw === 'number' && Number.isFinite(raw)) return { value: raw, id };
-    throw new Error('bad cursor');
+    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
-    throw validationFailed([{ path: 'after', message: 'is not a cursor this API issued' }]);
+    decoded = undefined;
   }
+  // Every part is checked for type and range here: a forged value must not reach the database.
+  if (Array.isArray(decoded) && decoded.length <= 3) {
+    const [raw, id, tag] = decoded as unknown[];
+    const value = isUuid(id) && (tag ?? null) === orderTag(sort) ? keyOf(raw, sort) : undefined;
+    if (value !== undefined) return { value, id: id as string };
+  }
+  throw validationFailed([{ path: 'after', message: 'is not a cursor this API issued' }]);
 }
 
 export function pageSize(first: number | null | undefined): number {

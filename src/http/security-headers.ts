@@ -1,0 +1,27 @@
+import type { FastifyInstance } from 'fastify';
+
+/** On every response, errors included: no content sniffing, no Referer to wherever a link leads. */
+export const SECURITY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+} as const;
+
+// A JSON document is data, never a page: nothing in it may load or frame.
+const JSON_CSP = "default-src 'none'; frame-ancestors 'none'";
+
+/**
+ * Headers for API responses. Answers carry tenants' data and tokens, so no cache may keep them unless a
+ * route says otherwise (the dashboard's assets do); the dashboard and API docs set their own CSP.
+ */
+export function registerSecurityHeaders(app: FastifyInstance) {
+  app.addHook('onRequest', async (_req, reply) => {
+    reply.headers(SECURITY_HEADERS);
+  });
+  app.addHook('onSend', async (_req, reply, payload) => {
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    if (/json/i.test(String(reply.getHeader('content-type') ?? '')) && !reply.hasHeader('content-security-policy')) {
+      reply.header('content-security-policy', JSON_CSP);
+    }
+    return payload;
+  });
+}
