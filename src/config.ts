@@ -40,6 +40,9 @@ const envSchema = z.object({
     .default(8 * 3600),
   /** RS256/ES256 sessions from an external identity provider. */
   SESSION_JWKS_URL: z.string().url().optional(),
+  /** Issuers (comma-separated) and audience an identity provider's tokens must name; required with SESSION_JWKS_URL. */
+  SESSION_JWT_ISSUER: z.string().optional(),
+  SESSION_JWT_AUDIENCE: z.string().optional(),
   /** 32 bytes, base64, for AES-256-GCM of stored secrets. Generated and kept under DATA_DIR when absent. */
   ENCRYPTION_KEY: z.string().optional(),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: bool,
@@ -86,7 +89,7 @@ export interface Config {
   amqp: { url?: string; prefix: string };
   worker: { sweepEveryMs: number; prefetch: number };
   redisUrl?: string;
-  sessions: { secret?: string; ttlSeconds: number; jwksUrl?: string };
+  sessions: { secret?: string; ttlSeconds: number; jwksUrl?: string; jwtIssuers: string[]; jwtAudiences: string[] };
   encryptionKey?: string;
   webhooks: { allowPrivateTargets: boolean; leaseSeconds: number; perEndpointConcurrency: number; deliveryPoolSize: number };
   rateLimit: { perMinute: { growth: number; scale: number }; windowMs: number };
@@ -99,6 +102,12 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
+const list = (v: string | undefined) =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   // An empty variable (FOO=) means "not set", as shells and .env files commonly write it.
   const present = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
@@ -108,8 +117,15 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
-  const missing = e.NODE_ENV === 'production' ? (['SESSION_SECRET', 'ENCRYPTION_KEY'] as const).filter((k) => !e[k]) : [];
-  if (missing.length) throw new ConfigError(`Invalid configuration:\n${missing.map((k) => `  ${k}: required in production`).join('\n')}`);
+  const problems = (e.NODE_ENV === 'production' ? (['SESSION_SECRET', 'ENCRYPTION_KEY'] as const).filter((k) => !e[k]) : []).map(
+    (k) => `  ${k}: required in production`,
+  );
+  const jwtIssuers = list(e.SESSION_JWT_ISSUER);
+  const jwtAudiences = list(e.SESSION_JWT_AUDIENCE);
+  // Without both, any token the identity provider signs (for another application too) would open a session here.
+  if (e.SESSION_JWKS_URL && !jwtIssuers.length) problems.push('  SESSION_JWT_ISSUER: required with SESSION_JWKS_URL');
+  if (e.SESSION_JWKS_URL && !jwtAudiences.length) problems.push('  SESSION_JWT_AUDIENCE: required with SESSION_JWKS_URL');
+  if (problems.length) throw new ConfigError(`Invalid configuration:\n${problems.join('\n')}`);
   return {
     env: e.NODE_ENV,
     http: {
@@ -125,7 +141,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     amqp: { url: e.AMQP_URL, prefix: e.AMQP_PREFIX },
     worker: { sweepEveryMs: e.INBOX_SWEEP_MS, prefetch: e.WORKER_PREFETCH },
     redisUrl: e.REDIS_URL,
-    sessions: { secret: e.SESSION_SECRET, ttlSeconds: e.SESSION_TTL_SECONDS, jwksUrl: e.SESSION_JWKS_URL },
+    sessions: { secret: e.SESSION_SECRET, ttlSeconds: e.SESSION_TTL_SECONDS, jwksUrl: e.SESSION_JWKS_URL, jwtIssuers, jwtAudiences },
     encryptionKey: e.ENCRYPTION_KEY,
     webhooks: {
       allowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS,

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { buildApp } from './app.ts';
-import { createSessions } from './auth/sessions.ts';
+import { createSessions, identityProvider } from './auth/sessions.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './runtime/database.ts';
 import { createLogger } from './runtime/logger.ts';
@@ -70,7 +70,7 @@ async function main(role: Role) {
       webhooks: outbound.service,
       scoring: createScoringService(db.pool),
       usageEvents: createUsageEventService(db.pool),
-      sessions: createSessions({ secret: sessionSecret(config), ttlSeconds: config.sessions.ttlSeconds, jwksUrl: config.sessions.jwksUrl }),
+      sessions: createSessions({ secret: sessionSecret(config), ttlSeconds: config.sessions.ttlSeconds, idp: identityProvider(config.sessions) }),
     });
     await app.listen({ host: config.http.host, port: config.http.port });
     closers.push(() => app.close());

@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { inject } from 'vitest';
 import { fileDatabaseUrl } from './database.ts';
 import { buildApp } from '../../src/app.ts';
-import { createSessions, type Sessions } from '../../src/auth/sessions.ts';
+import { createSessions, identityProvider, type Sessions } from '../../src/auth/sessions.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import type pg from 'pg';
 import { createPool, createPrisma, type Db } from '../../src/db/prisma.ts';
@@ -75,7 +75,7 @@ export async function createTestApp(
   const deliveryPool = createPool(config.database.url!, 4, { synchronousCommit: false });
   const prisma = createPrisma({ url: config.database.url!, poolSize: 8, pool, onQuery: (q) => queries.push(q) });
   const redis = opts.redis ? new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 }) : undefined;
-  const sessions = createSessions({ secret: SESSION_SECRET, ttlSeconds: 3600, jwksUrl: config.sessions.jwksUrl });
+  const sessions = createSessions({ secret: SESSION_SECRET, ttlSeconds: 3600, idp: identityProvider(config.sessions) });
   const logger = opts.logger ?? pino({ level: 'silent' });
   const queue = opts.queue ?? createMemoryQueue({ retryDelayMs: 50 });
   const inbox = createInbox(pool, queue, logger);
