@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequ
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
+import { createAttemptCounter, createFailureBudget, createLoginGuard } from './auth/attempt-counter.ts';
 import { createAuthenticator } from './auth/authenticator.ts';
 import type { Sessions } from './auth/sessions.ts';
 import type { Config } from './config.ts';
@@ -98,6 +99,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     cacheMs: config.apiKeyCacheMs,
     onError: (e) => app.log.warn({ err: e }, 'could not record api key use'),
   });
+  // Credential guessing is limited per client address whatever else the request carries; the
+  // counters are shared through Redis when it answers and kept per process when it does not.
+  const limits = config.authLimits;
+  const counter = (name: string) =>
+    createAttemptCounter({
+      windowMs: limits.windowMs,
+      redis: deps.redis,
+      prefix: `chs:auth:${name}:`,
+      onRedisError: (e) => app.log.warn({ err: e }, 'redis unavailable for credential limits; counting in this process'),
+    });
+  const loginGuard = createLoginGuard({
+    byAddress: counter('login-address'),
+    byAccount: counter('login-account'),
+    perAddress: limits.loginPerAddress,
+    perAccount: limits.loginPerAccount,
+  });
+  const authFailures = createFailureBudget(counter('failed-address'), limits.failuresPerAddress);
+  const inboundMisses = createFailureBudget(counter('inbound-miss-address'), limits.failuresPerAddress);
   const inboundSecrets = createInboundSecretStore(prisma, deps.secretBox, { cacheMs: config.apiKeyCacheMs });
   const context = (req: FastifyRequest): Context => ({
     prisma,
@@ -109,12 +128,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     usageEvents: deps.usageEvents,
     log: req.log,
     requestId: req.id,
+    clientAddress: req.ip,
+    loginGuard,
   });
   const run = createExecutor(schema);
 
   // Everything a tenant calls: credentials resolved first, then the tenant's rate limit.
   await app.register(async (api) => {
-    api.addHook('onRequest', authHook(authenticator, 'optional'));
+    api.addHook('onRequest', authHook(authenticator, 'optional', authFailures));
     await registerRateLimit(api, config.rateLimit, deps.redis);
     registerGraphQL(api, schema, context);
     await api.register(restApi, { prefix: '/api/v1', run, context });
@@ -128,6 +149,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     inbox: deps.inbox,
     bodyLimit: config.http.bodyLimit,
     cacheMs: config.apiKeyCacheMs,
+    unknownTenants: inboundMisses,
     now: deps.now,
   });
 

@@ -61,6 +61,11 @@ const envSchema = z.object({
   RATE_LIMIT_GROWTH: z.coerce.number().int().min(1).default(100),
   RATE_LIMIT_SCALE: z.coerce.number().int().min(1).default(300),
   RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).default(60_000),
+  /** Sign-in attempts per minute from one client address, and against one account (email). */
+  LOGIN_ATTEMPTS_PER_ADDRESS: z.coerce.number().int().min(1).default(20),
+  LOGIN_ATTEMPTS_PER_ACCOUNT: z.coerce.number().int().min(1).default(10),
+  /** Failed authentications (and unknown inbound addresses) per minute from one client address before 429. */
+  AUTH_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(30),
   /** How long a verified API key is remembered in memory; bounds how late a revocation takes effect. */
   API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(5000).default(2000),
   SEED_DEMO: z.enum(['auto', 'never']).default('auto'),
@@ -94,6 +99,7 @@ export interface Config {
   webhooks: { allowPrivateTargets: boolean; leaseSeconds: number; perEndpointConcurrency: number; deliveryPoolSize: number };
   rateLimit: { perMinute: { growth: number; scale: number }; windowMs: number };
   apiKeyCacheMs: number;
+  authLimits: { loginPerAddress: number; loginPerAccount: number; failuresPerAddress: number; windowMs: number };
   seedDemo: boolean;
   dashboardDir?: string;
   overload: { maxInFlight: number; maxEventLoopDelayMs: number };
@@ -151,6 +157,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     },
     rateLimit: { perMinute: { growth: e.RATE_LIMIT_GROWTH, scale: e.RATE_LIMIT_SCALE }, windowMs: e.RATE_LIMIT_WINDOW_MS },
     apiKeyCacheMs: e.API_KEY_CACHE_MS,
+    authLimits: {
+      loginPerAddress: e.LOGIN_ATTEMPTS_PER_ADDRESS,
+      loginPerAccount: e.LOGIN_ATTEMPTS_PER_ACCOUNT,
+      failuresPerAddress: e.AUTH_FAILURES_PER_ADDRESS,
+      windowMs: 60_000,
+    },
     seedDemo: e.SEED_DEMO === 'auto',
     dashboardDir: e.DASHBOARD_DIR,
     overload: { maxInFlight: e.MAX_IN_FLIGHT, maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS },

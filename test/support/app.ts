@@ -53,6 +53,10 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
     // Test files share two cores: a busy neighbour must not make this process shed its requests. The
     // in-flight limit stays on, and has its own test.
     MAX_EVENT_LOOP_DELAY_MS: '0',
+    // Every test request comes from 127.0.0.1: the per-address credential limits have their own tests.
+    LOGIN_ATTEMPTS_PER_ADDRESS: '100000',
+    LOGIN_ATTEMPTS_PER_ACCOUNT: '100000',
+    AUTH_FAILURES_PER_ADDRESS: '100000',
     ...env,
   });
 }
@@ -62,6 +66,8 @@ export async function createTestApp(
   opts: {
     env?: Record<string, string>;
     redis?: boolean;
+    /** A Redis client of the test's own (for example one that cannot connect); the test closes it. */
+    redisClient?: Redis;
     logger?: pino.Logger;
     queue?: Queue;
     now?: () => number;
@@ -74,7 +80,8 @@ export async function createTestApp(
   const pool = createPool(config.database.url!, 8);
   const deliveryPool = createPool(config.database.url!, 4, { synchronousCommit: false });
   const prisma = createPrisma({ url: config.database.url!, poolSize: 8, pool, onQuery: (q) => queries.push(q) });
-  const redis = opts.redis ? new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 }) : undefined;
+  const ownRedis = opts.redis ? new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 }) : undefined;
+  const redis = opts.redisClient ?? ownRedis;
   const sessions = createSessions({ secret: SESSION_SECRET, ttlSeconds: 3600, idp: identityProvider(config.sessions) });
   const logger = opts.logger ?? pino({ level: 'silent' });
   const queue = opts.queue ?? createMemoryQueue({ retryDelayMs: 50 });
@@ -152,7 +159,7 @@ export async function createTestApp(
       await prisma.$disconnect();
       await pool.end();
       await deliveryPool.end();
-      await redis?.quit();
+      await ownRedis?.quit();
     },
   };
 }
