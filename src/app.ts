@@ -86,7 +86,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const checks: ReadinessCheck[] = [{ name: 'database', check: () => prisma.$queryRaw`SELECT 1` }];
   if (deps.redis) checks.push({ name: 'redis', check: () => deps.redis!.ping() });
   const registry = deps.registry ?? new Registry();
-  registerObservability(app, { registry, checks });
+  registerObservability(app, {
+    registry,
+    checks,
+    metrics: { token: config.metrics.token, onApiPort: config.metrics.port === undefined && config.metrics.token !== undefined },
+  });
   registerBacklogMetrics(
     registry,
     () => prisma.$queryRawUnsafe<Backlog[]>(BACKLOG_SQL),

@@ -69,6 +69,11 @@ const envSchema = z.object({
   /** How long a verified API key is remembered in memory; bounds how late a revocation takes effect. */
   API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(5000).default(2000),
   SEED_DEMO: z.enum(['auto', 'never']).default('auto'),
+  /** Bearer token for /metrics on the API port; without it (and without METRICS_PORT) /metrics is not served. */
+  METRICS_TOKEN: z.string().min(16).optional(),
+  /** Serve /metrics on this port instead of the API port (token-protected too when METRICS_TOKEN is set). */
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  METRICS_HOST: z.string().optional(),
   /** Requests one API process works on at once; more get 503 with Retry-After instead of queueing. */
   MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
   /** Event-loop delay in ms above which new requests get 503; 0 turns the check off. */
@@ -101,6 +106,7 @@ export interface Config {
   apiKeyCacheMs: number;
   authLimits: { loginPerAddress: number; loginPerAccount: number; failuresPerAddress: number; windowMs: number };
   seedDemo: boolean;
+  metrics: { token?: string; port?: number; host: string };
   dashboardDir?: string;
   overload: { maxInFlight: number; maxEventLoopDelayMs: number };
   scoring: { batchSize: number; concurrency: number; sweepEveryMs: number };
@@ -164,6 +170,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       windowMs: 60_000,
     },
     seedDemo: e.SEED_DEMO === 'auto',
+    metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT, host: e.METRICS_HOST ?? e.HOST },
     dashboardDir: e.DASHBOARD_DIR,
     overload: { maxInFlight: e.MAX_IN_FLIGHT, maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS },
     scoring: { batchSize: e.SCORING_BATCH_SIZE, concurrency: e.SCORING_CONCURRENCY, sweepEveryMs: e.SCORING_SWEEP_MS },

@@ -1,7 +1,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { Registry } from 'prom-client';
 import { buildApp } from './app.ts';
+import { startMetricsServer } from './http/observability.ts';
 import { createSessions, identityProvider } from './auth/sessions.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './runtime/database.ts';
@@ -60,8 +62,10 @@ async function main(role: Role) {
       ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
       : undefined;
     redis?.on('error', (e) => log.warn({ err: e }, 'redis error'));
+    const registry = new Registry();
     const app = await buildApp({
       config,
+      registry,
       prisma: db.prisma,
       redis,
       logger: log,
@@ -74,6 +78,10 @@ async function main(role: Role) {
     });
     await app.listen({ host: config.http.host, port: config.http.port });
     closers.push(() => app.close());
+    if (config.metrics.port !== undefined) {
+      const metrics = await startMetricsServer(registry, { host: config.metrics.host, port: config.metrics.port, token: config.metrics.token });
+      closers.push(() => metrics.close());
+    }
     if (redis) closers.push(() => redis.quit());
 
     const base = config.http.publicBaseUrl ?? `http://127.0.0.1:${config.http.port}`;

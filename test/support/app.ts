@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
+import type { Registry } from 'prom-client';
 import { inject } from 'vitest';
 import { fileDatabaseUrl } from './database.ts';
 import { buildApp } from '../../src/app.ts';
@@ -73,6 +74,7 @@ export async function createTestApp(
     now?: () => number;
     deliveryTimeoutMs?: number;
     ca?: string | Buffer;
+    registry?: Registry;
   } = {},
 ): Promise<TestApp> {
   const config = testConfig(await fileDatabaseUrl(), opts.env);
@@ -116,6 +118,7 @@ export async function createTestApp(
     webhooks: outbound.service,
     scoring,
     usageEvents: createUsageEventService(pool),
+    registry: opts.registry,
     now: opts.now,
   });
   await app.ready();
