@@ -21,6 +21,7 @@ import { registerDocs } from './http/docs.ts';
 import { registerLoadShedding } from './http/load-shedding.ts';
 import { registerRequestDeadline } from './http/request-deadline.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
+import { serializeRequest } from './http/log-redaction.ts';
 import { BACKLOG_SQL, type Backlog, registerBacklogMetrics } from './http/backlog-metrics.ts';
 import { registerGraphQL } from './http/graphql.ts';
 import { registerObservability, type ReadinessCheck } from './http/observability.ts';
@@ -55,7 +56,8 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{8,64}$/;
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, prisma, sessions } = deps;
   const app = Fastify({
-    loggerInstance: deps.logger as unknown as FastifyBaseLogger,
+    // Request URLs are logged with secret query parameters (Meta's hub.verify_token, …) redacted.
+    loggerInstance: deps.logger.child({}, { serializers: { req: serializeRequest } }) as unknown as FastifyBaseLogger,
     bodyLimit: config.http.bodyLimit,
     trustProxy: false,
     requestIdHeader: false,
