@@ -12,7 +12,7 @@ const LIMITS = { LOGIN_ATTEMPTS_PER_ADDRESS: '4', LOGIN_ATTEMPTS_PER_ACCOUNT: '3
 // Counters in Redis outlive a run by up to a minute: every run uses addresses of its own.
 const run = randomBytes(2).toString('hex');
 let n = 0;
-const address = () => `2001:db8:${run}::${(++n).toString(16)}`;
+const address = () => `2001:db8:${run}:${(++n).toString(16)}::1`;
 const login = (t: TestApp, email: string, from: string, headers: Record<string, string> = {}) =>
   t.app.inject({ method: 'POST', url: '/api/v1/auth/login', remoteAddress: from, headers, payload: { email, password: 'a wrong guess' } });
 
@@ -139,6 +139,12 @@ describe('failed authentications', () => {
     const from = address();
     for (let i = 0; i < 5; i++) expect((await list(from, { authorization: 'Bearer eyJhbGciOiJIUzI1NiJ9.e30.x' })).statusCode).toBe(401);
     expect429(await list(from, { authorization: 'Bearer eyJhbGciOiJIUzI1NiJ9.e30.x' }));
+  });
+
+  it('counts an IPv6 client by its /64, so a fresh address per guess does not help', async () => {
+    const prefix = address().replace(/::1$/, '');
+    for (let i = 0; i < 5; i++) expect((await list(`${prefix}::${i + 10}`, { 'x-api-key': generateApiKey() })).statusCode).toBe(401);
+    expect429(await list(`${prefix}::abcd`, { 'x-api-key': generateApiKey() }));
   });
 
   it('leaves other addresses alone', async () => {

@@ -1,7 +1,24 @@
 import { createHash } from 'node:crypto';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { DomainError } from '../errors.ts';
+
+/**
+ * The key a client address is counted under: IPv4 as is, IPv6 by its /64, since one subscriber
+ * usually holds a whole /64 and could otherwise take a fresh address for every guess.
+ */
+export function clientKey(address: string): string {
+  if (isIP(address) !== 6) return address;
+  try {
+    const ip = ipaddr.IPv6.parse(address);
+    if (ip.isIPv4MappedAddress()) return ip.toIPv4Address().toString();
+    return `${ip.parts.slice(0, 4).map((p) => p.toString(16)).join(':')}::/64`;
+  } catch {
+    return address;
+  }
+}
 
 export interface Count {
   /** Attempts in the current window, this one included. */
@@ -68,15 +85,17 @@ export function createFailureBudget(counter: AttemptCounter, limit: number) {
   return {
     /** Seconds the address must wait, or 0. */
     waitFor(address: string): number {
-      const until = blocked.get(address);
+      const key = clientKey(address);
+      const until = blocked.get(key);
       if (!until) return 0;
       const left = Math.ceil((until - Date.now()) / 1000);
-      if (left <= 0) blocked.delete(address);
+      if (left <= 0) blocked.delete(key);
       return Math.max(0, left);
     },
     async fail(address: string): Promise<void> {
-      const { count, resetSeconds } = await counter.hit(address);
-      if (count >= limit) blocked.set(address, Date.now() + resetSeconds * 1000, { ttl: resetSeconds * 1000 });
+      const key = clientKey(address);
+      const { count, resetSeconds } = await counter.hit(key);
+      if (count >= limit) blocked.set(key, Date.now() + resetSeconds * 1000, { ttl: resetSeconds * 1000 });
     },
   };
 }
@@ -102,7 +121,7 @@ export function createLoginGuard(deps: {
   return {
     async attempt(address, email) {
       const account = createHash('sha256').update(email.toLowerCase()).digest('hex');
-      const [a, b] = await Promise.all([deps.byAddress.hit(address), deps.byAccount.hit(account)]);
+      const [a, b] = await Promise.all([deps.byAddress.hit(clientKey(address)), deps.byAccount.hit(account)]);
       if (a.count > deps.perAddress || b.count > deps.perAccount) {
         const wait = Math.max(a.count > deps.perAddress ? a.resetSeconds : 0, b.count > deps.perAccount ? b.resetSeconds : 0);
         throw tooManyAttempts('Too many sign-in attempts.', wait);
