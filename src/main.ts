@@ -74,12 +74,20 @@ async function main(role: Role) {
       webhooks: outbound.service,
       scoring: createScoringService(db.pool),
       usageEvents: createUsageEventService(db.pool),
-      sessions: createSessions({ secret: sessionSecret(config), ttlSeconds: config.sessions.ttlSeconds, idp: identityProvider(config.sessions) }),
+      sessions: createSessions({
+        secret: sessionSecret(config),
+        ttlSeconds: config.sessions.ttlSeconds,
+        idp: identityProvider(config.sessions),
+      }),
     });
     await app.listen({ host: config.http.host, port: config.http.port });
     closers.push(() => app.close());
     if (config.metrics.port !== undefined) {
-      const metrics = await startMetricsServer(registry, { host: config.metrics.host, port: config.metrics.port, token: config.metrics.token });
+      const metrics = await startMetricsServer(registry, {
+        host: config.metrics.host,
+        port: config.metrics.port,
+        token: config.metrics.token,
+      });
       closers.push(() => metrics.close());
     }
     if (redis) closers.push(() => redis.quit());

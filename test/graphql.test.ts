@@ -278,7 +278,8 @@ describe('API key management', () => {
 
     it('a revoked key', () => rotateRefused((db, id) => db.apiKey.update({ where: { id }, data: { revokedAt: new Date() } })));
 
-    it('an expired key', () => rotateRefused((db, id) => db.apiKey.update({ where: { id }, data: { expiresAt: new Date(Date.now() - 1000) } })));
+    it('an expired key', () =>
+      rotateRefused((db, id) => db.apiKey.update({ where: { id }, data: { expiresAt: new Date(Date.now() - 1000) } })));
 
     it('a key already rotated, still in its grace period', () =>
       rotateRefused(async (db, id) => {

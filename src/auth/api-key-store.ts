@@ -31,7 +31,8 @@ export async function revokeApiKey(db: Db, opts: { tenantId?: string; keyId: str
   return true;
 }
 
-const cannotRotate = (why: string) => new DomainError('conflict', `This API key ${why}, so it cannot be rotated; create a new key instead.`);
+const cannotRotate = (why: string) =>
+  new DomainError('conflict', `This API key ${why}, so it cannot be rotated; create a new key instead.`);
 
 /**
  * Rotation: a new key with the same name, while the old one keeps working for a grace period

@@ -14,7 +14,10 @@ export function clientKey(address: string): string {
   try {
     const ip = ipaddr.IPv6.parse(address);
     if (ip.isIPv4MappedAddress()) return ip.toIPv4Address().toString();
-    return `${ip.parts.slice(0, 4).map((p) => p.toString(16)).join(':')}::/64`;
+    return `${ip.parts
+      .slice(0, 4)
+      .map((p) => p.toString(16))
+      .join(':')}::/64`;
   } catch {
     return address;
   }
@@ -44,7 +47,12 @@ return {n, redis.call('PTTL', KEYS[1])}
  * Redis they are shared by every API process; when Redis is absent, not connected or failing, each
  * process counts on its own — a limit that fails closed per process rather than not at all.
  */
-export function createAttemptCounter(opts: { windowMs: number; redis?: Redis; prefix: string; onRedisError?: (e: unknown) => void }): AttemptCounter {
+export function createAttemptCounter(opts: {
+  windowMs: number;
+  redis?: Redis;
+  prefix: string;
+  onRedisError?: (e: unknown) => void;
+}): AttemptCounter {
   const local = new LRUCache<string, { count: number; resetAt: number }>({ max: 100_000, ttl: opts.windowMs });
 
   function hitLocally(key: string): Count {

@@ -48,7 +48,10 @@ export async function startMetricsServer(registry: Registry, opts: { host: strin
  * Prometheus metrics at /metrics behind a bearer token: they name routes, queues and volumes, which
  * is not for anyone who can reach the API.
  */
-export function registerObservability(app: FastifyInstance, opts: { registry: Registry; checks: ReadinessCheck[]; metrics: MetricsExposure }) {
+export function registerObservability(
+  app: FastifyInstance,
+  opts: { registry: Registry; checks: ReadinessCheck[]; metrics: MetricsExposure },
+) {
   const { registry } = opts;
   collectDefaultMetrics({ register: registry });
   const duration = new Histogram({

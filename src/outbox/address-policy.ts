@@ -60,7 +60,9 @@ export interface AddressVerdict {
 const refuse = (reason: string): AddressVerdict => ({ allowed: false, reason });
 
 function judgeV4(ip: ipaddr.IPv4, shown: string): AddressVerdict {
-  return inAny(ip, IPV4_REFUSED) ? refuse(`${shown} is a loopback, private, link-local or otherwise non-public address`) : { allowed: true };
+  return inAny(ip, IPV4_REFUSED)
+    ? refuse(`${shown} is a loopback, private, link-local or otherwise non-public address`)
+    : { allowed: true };
 }
 
 function judgeV6(ip: ipaddr.IPv6, shown: string): AddressVerdict {
