@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequ
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
+import { createAttemptCounter, createFailureBudget, createLoginGuard } from './auth/attempt-counter.ts';
 import { createAuthenticator } from './auth/authenticator.ts';
 import type { Sessions } from './auth/sessions.ts';
 import type { Config } from './config.ts';
@@ -20,6 +21,7 @@ import { registerDocs } from './http/docs.ts';
 import { registerLoadShedding } from './http/load-shedding.ts';
 import { registerRequestDeadline } from './http/request-deadline.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
+import { serializeRequest } from './http/log-redaction.ts';
 import { BACKLOG_SQL, type Backlog, registerBacklogMetrics } from './http/backlog-metrics.ts';
 import { registerGraphQL } from './http/graphql.ts';
 import { registerObservability, type ReadinessCheck } from './http/observability.ts';
@@ -57,7 +59,8 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{8,64}$/;
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, prisma, sessions } = deps;
   const app = Fastify({
-    loggerInstance: deps.logger as unknown as FastifyBaseLogger,
+    // Request URLs are logged with secret query parameters (Meta's hub.verify_token, …) redacted.
+    loggerInstance: deps.logger.child({}, { serializers: { req: serializeRequest } }) as unknown as FastifyBaseLogger,
     bodyLimit: config.http.bodyLimit,
     trustProxy: false,
     requestIdHeader: false,
@@ -92,7 +95,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const checks: ReadinessCheck[] = [{ name: 'database', check: () => prisma.$queryRaw`SELECT 1` }];
   if (deps.redis) checks.push({ name: 'redis', check: () => deps.redis!.ping() });
   const registry = deps.registry ?? new Registry();
-  registerObservability(app, { registry, checks });
+  registerObservability(app, {
+    registry,
+    checks,
+    metrics: { token: config.metrics.token, onApiPort: config.metrics.port === undefined && config.metrics.token !== undefined },
+  });
   registerBacklogMetrics(
     registry,
     () => prisma.$queryRawUnsafe<Backlog[]>(BACKLOG_SQL),
@@ -105,6 +112,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     cacheMs: config.apiKeyCacheMs,
     onError: (e) => app.log.warn({ err: e }, 'could not record api key use'),
   });
+  // Credential guessing is limited per client address whatever else the request carries; the
+  // counters are shared through Redis when it answers and kept per process when it does not.
+  const limits = config.authLimits;
+  const counter = (name: string) =>
+    createAttemptCounter({
+      windowMs: limits.windowMs,
+      redis: deps.redis,
+      prefix: `chs:auth:${name}:`,
+      onRedisError: (e) => app.log.warn({ err: e }, 'redis unavailable for credential limits; counting in this process'),
+    });
+  const loginGuard = createLoginGuard({
+    byAddress: counter('login-address'),
+    byAccount: counter('login-account'),
+    perAddress: limits.loginPerAddress,
+    perAccount: limits.loginPerAccount,
+  });
+  const authFailures = createFailureBudget(counter('failed-address'), limits.failuresPerAddress);
+  const inboundMisses = createFailureBudget(counter('inbound-miss-address'), limits.failuresPerAddress);
   const inboundSecrets = createInboundSecretStore(prisma, deps.secretBox, { cacheMs: config.apiKeyCacheMs });
   const context = (req: FastifyRequest): Context => ({
     prisma,
@@ -116,12 +141,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     usageEvents: deps.usageEvents,
     log: req.log,
     requestId: req.id,
+    clientAddress: req.ip,
+    loginGuard,
   });
   const run = createExecutor(schema);
 
   // Everything a tenant calls: credentials resolved first, then the tenant's rate limit.
   await app.register(async (api) => {
-    api.addHook('onRequest', authHook(authenticator, 'optional'));
+    api.addHook('onRequest', authHook(authenticator, 'optional', authFailures));
     await registerRateLimit(api, config.rateLimit, deps.redis);
     registerGraphQL(api, schema, context, { corsOrigins: config.http.corsOrigins, debugErrors: config.http.debugErrors });
     await api.register(restApi, { prefix: '/api/v1', run, context });
@@ -135,6 +162,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     inbox: deps.inbox,
     bodyLimit: config.http.bodyLimit,
     cacheMs: config.apiKeyCacheMs,
+    unknownTenants: inboundMisses,
     now: deps.now,
   });
 

@@ -40,6 +40,9 @@ const envSchema = z.object({
     .default(8 * 3600),
   /** RS256/ES256 sessions from an external identity provider. */
   SESSION_JWKS_URL: z.string().url().optional(),
+  /** Issuers (comma-separated) and audience an identity provider's tokens must name; required with SESSION_JWKS_URL. */
+  SESSION_JWT_ISSUER: z.string().optional(),
+  SESSION_JWT_AUDIENCE: z.string().optional(),
   /** 32 bytes, base64, for AES-256-GCM of stored secrets. Generated and kept under DATA_DIR when absent. */
   ENCRYPTION_KEY: z.string().optional(),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: bool,
@@ -58,9 +61,19 @@ const envSchema = z.object({
   RATE_LIMIT_GROWTH: z.coerce.number().int().min(1).default(100),
   RATE_LIMIT_SCALE: z.coerce.number().int().min(1).default(300),
   RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).default(60_000),
+  /** Sign-in attempts per minute from one client address, and against one account (email). */
+  LOGIN_ATTEMPTS_PER_ADDRESS: z.coerce.number().int().min(1).default(20),
+  LOGIN_ATTEMPTS_PER_ACCOUNT: z.coerce.number().int().min(1).default(10),
+  /** Failed authentications (and unknown inbound addresses) per minute from one client address before 429. */
+  AUTH_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(30),
   /** How long a verified API key is remembered in memory; bounds how late a revocation takes effect. */
   API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(5000).default(2000),
   SEED_DEMO: z.enum(['auto', 'never']).default('auto'),
+  /** Bearer token for /metrics on the API port; without it (and without METRICS_PORT) /metrics is not served. */
+  METRICS_TOKEN: z.string().min(16).optional(),
+  /** Serve /metrics on this port instead of the API port (token-protected too when METRICS_TOKEN is set). */
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  METRICS_HOST: z.string().optional(),
   /** Requests one API process works on at once; more get 503 with Retry-After instead of queueing. */
   MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
   /** Event-loop delay in ms above which new requests get 503; 0 turns the check off. */
@@ -107,18 +120,26 @@ export interface Config {
   amqp: { url?: string; prefix: string };
   worker: { sweepEveryMs: number; prefetch: number };
   redisUrl?: string;
-  sessions: { secret?: string; ttlSeconds: number; jwksUrl?: string };
+  sessions: { secret?: string; ttlSeconds: number; jwksUrl?: string; jwtIssuers: string[]; jwtAudiences: string[] };
   encryptionKey?: string;
   webhooks: { allowPrivateTargets: boolean; leaseSeconds: number; perEndpointConcurrency: number; deliveryPoolSize: number };
   rateLimit: { perMinute: { growth: number; scale: number }; windowMs: number };
   apiKeyCacheMs: number;
+  authLimits: { loginPerAddress: number; loginPerAccount: number; failuresPerAddress: number; windowMs: number };
   seedDemo: boolean;
+  metrics: { token?: string; port?: number; host: string };
   dashboardDir?: string;
   overload: { maxInFlight: number; maxEventLoopDelayMs: number };
   scoring: { batchSize: number; concurrency: number; sweepEveryMs: number };
 }
 
 export class ConfigError extends Error {}
+
+const list = (v: string | undefined) =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   // An empty variable (FOO=) means "not set", as shells and .env files commonly write it.
@@ -133,6 +154,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const problems = missing.map((k) => `  ${k}: required in production`);
   // Error details name files, queries and internals: never to be switched on where clients are real.
   if (e.NODE_ENV === 'production' && e.GRAPHQL_DEBUG_ERRORS) problems.push('  GRAPHQL_DEBUG_ERRORS: not allowed in production');
+  const jwtIssuers = list(e.SESSION_JWT_ISSUER);
+  const jwtAudiences = list(e.SESSION_JWT_AUDIENCE);
+  // Without both, any token the identity provider signs (for another application too) would open a session here.
+  if (e.SESSION_JWKS_URL && !jwtIssuers.length) problems.push('  SESSION_JWT_ISSUER: required with SESSION_JWKS_URL');
+  if (e.SESSION_JWKS_URL && !jwtAudiences.length) problems.push('  SESSION_JWT_AUDIENCE: required with SESSION_JWKS_URL');
   if (problems.length) throw new ConfigError(`Invalid configuration:\n${problems.join('\n')}`);
   return {
     env: e.NODE_ENV,
@@ -151,7 +177,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     amqp: { url: e.AMQP_URL, prefix: e.AMQP_PREFIX },
     worker: { sweepEveryMs: e.INBOX_SWEEP_MS, prefetch: e.WORKER_PREFETCH },
     redisUrl: e.REDIS_URL,
-    sessions: { secret: e.SESSION_SECRET, ttlSeconds: e.SESSION_TTL_SECONDS, jwksUrl: e.SESSION_JWKS_URL },
+    sessions: { secret: e.SESSION_SECRET, ttlSeconds: e.SESSION_TTL_SECONDS, jwksUrl: e.SESSION_JWKS_URL, jwtIssuers, jwtAudiences },
     encryptionKey: e.ENCRYPTION_KEY,
     webhooks: {
       allowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS,
@@ -161,7 +187,14 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     },
     rateLimit: { perMinute: { growth: e.RATE_LIMIT_GROWTH, scale: e.RATE_LIMIT_SCALE }, windowMs: e.RATE_LIMIT_WINDOW_MS },
     apiKeyCacheMs: e.API_KEY_CACHE_MS,
+    authLimits: {
+      loginPerAddress: e.LOGIN_ATTEMPTS_PER_ADDRESS,
+      loginPerAccount: e.LOGIN_ATTEMPTS_PER_ACCOUNT,
+      failuresPerAddress: e.AUTH_FAILURES_PER_ADDRESS,
+      windowMs: 60_000,
+    },
     seedDemo: e.SEED_DEMO === 'auto',
+    metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT, host: e.METRICS_HOST ?? e.HOST },
     dashboardDir: e.DASHBOARD_DIR,
     overload: { maxInFlight: e.MAX_IN_FLIGHT, maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS },
     scoring: { batchSize: e.SCORING_BATCH_SIZE, concurrency: e.SCORING_CONCURRENCY, sweepEveryMs: e.SCORING_SWEEP_MS },

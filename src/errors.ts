@@ -38,14 +38,17 @@ export class DomainError extends GraphQLError {
   readonly code: ErrorCode;
   readonly status: number;
   readonly fieldErrors?: FieldError[];
+  /** Sent as Retry-After with a 429. */
+  readonly retryAfterSeconds?: number;
 
-  constructor(code: ErrorCode, detail: string, opts: { errors?: FieldError[] } = {}) {
+  constructor(code: ErrorCode, detail: string, opts: { errors?: FieldError[]; retryAfterSeconds?: number } = {}) {
     const status = ERROR_CATALOG[code].status;
     super(detail, { extensions: { code, status, ...(opts.errors ? { errors: opts.errors } : {}) } });
     this.name = 'DomainError';
     this.code = code;
     this.status = status;
     this.fieldErrors = opts.errors;
+    this.retryAfterSeconds = opts.retryAfterSeconds;
   }
 }
 

@@ -1,8 +1,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { Registry } from 'prom-client';
 import { buildApp } from './app.ts';
-import { createSessions } from './auth/sessions.ts';
+import { startMetricsServer } from './http/observability.ts';
+import { createSessions, identityProvider } from './auth/sessions.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { openDatabase } from './runtime/database.ts';
 import { createLogger } from './runtime/logger.ts';
@@ -60,8 +62,10 @@ async function main(role: Role) {
       ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
       : undefined;
     redis?.on('error', (e) => log.warn({ err: e }, 'redis error'));
+    const registry = new Registry();
     const app = await buildApp({
       config,
+      registry,
       prisma: db.prisma,
       redis,
       logger: log,
@@ -70,10 +74,22 @@ async function main(role: Role) {
       webhooks: outbound.service,
       scoring: createScoringService(db.pool),
       usageEvents: createUsageEventService(db.pool),
-      sessions: createSessions({ secret: sessionSecret(config), ttlSeconds: config.sessions.ttlSeconds, jwksUrl: config.sessions.jwksUrl }),
+      sessions: createSessions({
+        secret: sessionSecret(config),
+        ttlSeconds: config.sessions.ttlSeconds,
+        idp: identityProvider(config.sessions),
+      }),
     });
     await app.listen({ host: config.http.host, port: config.http.port });
     closers.push(() => app.close());
+    if (config.metrics.port !== undefined) {
+      const metrics = await startMetricsServer(registry, {
+        host: config.metrics.host,
+        port: config.metrics.port,
+        token: config.metrics.token,
+      });
+      closers.push(() => metrics.close());
+    }
     if (redis) closers.push(() => redis.quit());
 
     const base = config.http.publicBaseUrl ?? `http://127.0.0.1:${config.http.port}`;

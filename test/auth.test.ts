@@ -1,4 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../src/auth/api-keys.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
@@ -83,6 +85,51 @@ describe('conflicting credentials', () => {
     const b = await t.app.inject({ method: 'GET', url: '/healthz' });
     expect(b.statusCode).toBe(200);
     expectProblem(await list({ authorization: `Bearer ${a.apiKey}`, 'x-api-key': generateApiKey() }), 400, 'conflicting_credentials');
+  });
+});
+
+describe('repeated and misplaced credential headers', () => {
+  let base: { host: string; port: number };
+  beforeAll(async () => {
+    const listening = await createTestApp();
+    await listening.app.listen({ host: '127.0.0.1', port: 0 });
+    base = { host: '127.0.0.1', port: (listening.app.server.address() as AddressInfo).port };
+    return () => listening.close();
+  });
+
+  // Over a real socket: Node keeps only the first Authorization header and joins repeated X-API-Keys,
+  // so the repetition is visible only in the raw headers.
+  const raw = (headers: Record<string, string | string[]>) =>
+    new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const req = http.request({ ...base, path: '/api/v1/customers', headers }, (res) => {
+        let data = '';
+        res.on('data', (c) => (data += c));
+        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(data) }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+
+  it('answers 400 conflicting_credentials for two Authorization headers, even when the first is valid', async () => {
+    const { apiKey } = await tenantWithKey(t.prisma);
+    const res = await raw({ authorization: [`Bearer ${apiKey}`, `Bearer ${generateApiKey()}`] });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('conflicting_credentials');
+  });
+
+  it('answers 400 conflicting_credentials for two X-API-Key headers', async () => {
+    const { apiKey } = await tenantWithKey(t.prisma);
+    const res = await raw({ 'x-api-key': [apiKey, apiKey] });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('conflicting_credentials');
+  });
+
+  it('refuses a session token sent as X-API-Key with 401', async () => {
+    const { tenantId } = await tenantWithKey(t.prisma, 'free');
+    const { token } = await userWithSession(t.prisma, t.sessions, tenantId);
+    expectProblem(await list({ 'x-api-key': token }), 401, 'invalid_credentials');
+    expectProblem(await list({ authorization: `Bearer ${token}`, 'x-api-key': token }), 401, 'invalid_credentials');
+    expect((await list({ authorization: `Bearer ${token}` })).statusCode).toBe(200);
   });
 });
 

@@ -1,3 +1,4 @@
+import { issueApiKey } from '../src/auth/api-key-store.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { alert, customer, historyPoint, scoredCustomer, signals, tenantWithKey, userWithSession } from './support/factories.ts';
@@ -261,5 +262,30 @@ describe('API key management', () => {
     const { body } = await gql(bearer(token), ROTATE, { id: apiKeyId, h: 0 });
     expect(await useKey(apiKey)).toBe(401);
     expect(await useKey(body.data.rotateApiKey.secret)).toBe(200);
+  });
+  describe('refuses to rotate a key that is no longer live, minting nothing', () => {
+    const rotateRefused = async (prepare: (db: TestApp['prisma'], id: string) => Promise<unknown>) => {
+      const { tenantId, apiKeyId } = await tenantWithKey(t.prisma);
+      const { token } = await userWithSession(t.prisma, t.sessions, tenantId, 'admin');
+      await prepare(t.prisma, apiKeyId);
+      const before = await t.prisma.apiKey.count({ where: { tenantId } });
+      const { body } = await gql(bearer(token), ROTATE, { id: apiKeyId });
+      expect(body.data).toBeNull();
+      expect(body.errors[0].extensions.code).toBe('conflict');
+      expect(body.errors[0].extensions.status).toBe(409);
+      expect(await t.prisma.apiKey.count({ where: { tenantId } })).toBe(before);
+    };
+
+    it('a revoked key', () => rotateRefused((db, id) => db.apiKey.update({ where: { id }, data: { revokedAt: new Date() } })));
+
+    it('an expired key', () =>
+      rotateRefused((db, id) => db.apiKey.update({ where: { id }, data: { expiresAt: new Date(Date.now() - 1000) } })));
+
+    it('a key already rotated, still in its grace period', () =>
+      rotateRefused(async (db, id) => {
+        const key = await db.apiKey.findUniqueOrThrow({ where: { id } });
+        const { key: successor } = await issueApiKey(db, { tenantId: key.tenantId, name: key.name });
+        await db.apiKey.update({ where: { id }, data: { replacedById: successor.id, expiresAt: new Date(Date.now() + 3600_000) } });
+      }));
   });
 });

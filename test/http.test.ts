@@ -1,4 +1,7 @@
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
+import { Registry } from 'prom-client';
+import { startMetricsServer } from '../src/http/observability.ts';
 import { pino } from 'pino';
 import { createUsageEventService } from '../src/ingest/usage-events.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,11 +10,13 @@ import { ConfigError, loadConfig } from '../src/config.ts';
 import { createTestApp, type TestApp, testSecretBox } from './support/app.ts';
 import { tenantWithKey } from './support/factories.ts';
 
+const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
+const scrape = { authorization: `Bearer ${METRICS_TOKEN}` };
 let t: TestApp;
 const logLines: string[] = [];
 beforeAll(async () => {
   const sink = new Writable({ write: (chunk, _enc, cb) => (logLines.push(chunk.toString()), cb()) });
-  t = await createTestApp({ logger: pino({ level: 'info' }, sink) });
+  t = await createTestApp({ logger: pino({ level: 'info' }, sink), env: { METRICS_TOKEN } });
 });
 afterAll(() => t.close());
 
@@ -28,10 +33,46 @@ describe('operability', () => {
 
   it('exposes Prometheus metrics including request durations by route', async () => {
     await t.app.inject({ method: 'GET', url: '/healthz' });
-    const res = await t.app.inject({ method: 'GET', url: '/metrics' });
+    const res = await t.app.inject({ method: 'GET', url: '/metrics', headers: scrape });
     expect(res.headers['content-type']).toMatch(/text\/plain/);
     expect(res.body).toMatch(/http_request_duration_seconds_bucket\{.*route="\/healthz"/);
     expect(res.body).toContain('process_cpu_user_seconds_total');
+  });
+
+  it('refuses /metrics without the metrics token, or with another one', async () => {
+    for (const headers of [{}, { authorization: 'Bearer not-the-metrics-token' }, { authorization: METRICS_TOKEN }]) {
+      const res = await t.app.inject({ method: 'GET', url: '/metrics', headers });
+      expect(res.statusCode).toBe(401);
+      expect(res.headers['content-type']).toMatch(/problem\+json/);
+      expect(res.body).not.toContain('http_request_duration_seconds');
+    }
+  });
+
+  it('does not serve /metrics on the API port when no metrics token is configured', async () => {
+    const open = await createTestApp();
+    try {
+      expect((await open.app.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(404);
+    } finally {
+      await open.close();
+    }
+  });
+
+  it('serves /metrics on the metrics port instead of the API port when METRICS_PORT is set', async () => {
+    const registry = new Registry();
+    const split = await createTestApp({ env: { METRICS_PORT: '9464', METRICS_TOKEN }, registry });
+    const server = await startMetricsServer(registry, { host: '127.0.0.1', port: 0, token: METRICS_TOKEN });
+    try {
+      await split.app.inject({ method: 'GET', url: '/healthz' });
+      expect((await split.app.inject({ method: 'GET', url: '/metrics', headers: scrape })).statusCode).toBe(404);
+      const url = `http://127.0.0.1:${(server.server.address() as AddressInfo).port}/metrics`;
+      expect((await fetch(url)).status).toBe(401);
+      const res = await fetch(url, { headers: scrape });
+      expect(res.status).toBe(200);
+      expect(await res.text()).toMatch(/http_request_duration_seconds_bucket\{.*route="\/healthz"/);
+    } finally {
+      await server.close();
+      await split.close();
+    }
   });
 
   it('exposes the backlogs as gauges: what waits, and how long the oldest has waited', async () => {
@@ -42,7 +83,7 @@ describe('operability', () => {
                         ON CONFLICT (customer_id) DO UPDATE SET due_at = excluded.due_at`,
       [c.id, tenantId],
     );
-    const body = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const body = (await t.app.inject({ method: 'GET', url: '/metrics', headers: scrape })).body;
     const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(body)?.[1]);
     expect(value('chs_scoring_due')).toBeGreaterThanOrEqual(1);
     expect(value('chs_scoring_oldest_due_seconds')).toBeGreaterThanOrEqual(89);

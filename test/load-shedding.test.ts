@@ -6,12 +6,13 @@ import { tenantWithKey } from './support/factories.ts';
 
 // A process at capacity answers at once with 503 and Retry-After instead of letting requests queue.
 // One request in flight is the capacity here, held open by a body that has not finished arriving.
+const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
 let t: TestApp;
 let base: string;
 let apiKey: string;
 
 beforeAll(async () => {
-  t = await createTestApp({ env: { MAX_IN_FLIGHT: '1' } });
+  t = await createTestApp({ env: { MAX_IN_FLIGHT: '1', METRICS_TOKEN } });
   await t.app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   apiKey = (await tenantWithKey(t.prisma)).apiKey;
@@ -57,7 +58,7 @@ describe('load shedding', () => {
     const held = slowCreate();
     await new Promise((r) => setTimeout(r, 200));
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
-    expect((await fetch(`${base}/metrics`)).status).toBe(200);
+    expect((await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).status).toBe(200);
     await held.finish();
   });
 });

@@ -196,6 +196,27 @@ describe('SSRF guard', () => {
       await strict.close();
     }
   });
+
+  it('refuses at connect time an endpoint row that names a private IP literal, in any spelling', async () => {
+    const strict = await createTestApp({ ca: tls.cert });
+    try {
+      const { tenantId } = await tenantWithKey(strict.prisma);
+      const port = new URL(rx.url).port;
+      // Rows the API would refuse today, as an older release, a restored backup or a direct write could leave them.
+      for (const url of [rx.url, `https://2130706433:${port}/`, `https://0x7f.1:${port}/`, `https://[::ffff:127.0.0.1]:${port}/`]) {
+        const e = await strict.prisma.webhookEndpoint.create({
+          data: { tenantId, url, events: ['invoice.paid'], secret: (await import('./support/app.ts')).testSecretBox().seal('whsec_x') },
+        });
+        const before = rx.hits.length;
+        const r = await strict.outbound.service.sendTest(tenantId, e.id, 'invoice.paid');
+        expect(r.status, url).toBe('failed');
+        expect(r.error, url).toMatch(/refused target/);
+        expect(rx.hits.length, url).toBe(before);
+      }
+    } finally {
+      await strict.close();
+    }
+  });
 });
 
 describe('deliveries', () => {

@@ -385,6 +385,36 @@ describe('secrets in logs', () => {
   });
 });
 
+describe('secrets in request URLs', () => {
+  it("never logs Meta's hub.verify_token, or other secret-looking query parameters", async () => {
+    const verifyToken = `meta-verify-${randomBytes(8).toString('hex')}`;
+    const { token } = await userWithSession(t.prisma, t.sessions, k.tenantId, 'admin');
+    const set = await t.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { authorization: `Bearer ${token}` },
+      payload: {
+        query: 'mutation($v: String!) { setInboundSecret(provider: meta_ads, verifyToken: $v) { secret } }',
+        variables: { v: verifyToken },
+      },
+    });
+    expect(set.json().errors).toBeUndefined();
+    const from = logLines.length;
+    const ok = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/webhooks/in/meta_ads/${k.tenantId}?hub.mode=subscribe&hub.verify_token=${verifyToken}&hub.challenge=4711`,
+    });
+    expect(ok.body).toBe('4711');
+    const other = `other-${randomBytes(8).toString('hex')}`;
+    await t.app.inject({ method: 'GET', url: `/api/v1/customers?access_token=${other}&api_key=${other}x&secret=${other}y` });
+    const log = logLines.slice(from).join('');
+    expect(log).toContain('hub.verify_token=[redacted]');
+    expect(log).toContain('hub.challenge=4711');
+    expect(log).not.toContain(verifyToken);
+    expect(log).not.toContain(other);
+  });
+});
+
 describe('slow requests', () => {
   it('cuts off a body trickled a byte at a time once the request deadline passes, with 408, storing nothing', async () => {
     const slow = await createTestApp({ env: { REQUEST_TIMEOUT_MS: '1000' } });

@@ -1,4 +1,5 @@
 import type { Db } from '../db/prisma.ts';
+import { DomainError } from '../errors.ts';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-keys.ts';
 
 export const DEFAULT_ROTATION_GRACE_HOURS = 24;
@@ -30,14 +31,23 @@ export async function revokeApiKey(db: Db, opts: { tenantId?: string; keyId: str
   return true;
 }
 
+const cannotRotate = (why: string) =>
+  new DomainError('conflict', `This API key ${why}, so it cannot be rotated; create a new key instead.`);
+
 /**
  * Rotation: a new key with the same name, while the old one keeps working for a grace period
- * (expires_at), so deployments can switch over without downtime.
+ * (expires_at), so deployments can switch over without downtime. Only a live key that has not
+ * been rotated yet can be: rotating a revoked or expired key would bring its access back, and
+ * rotating twice would leave two successors.
  */
 export async function rotateApiKey(db: Db, opts: { tenantId: string; keyId: string; graceHours: number; createdById?: string | null }) {
   return db.$transaction(async (tx) => {
     const old = await tx.apiKey.findFirst({ where: { id: opts.keyId, tenantId: opts.tenantId } });
     if (!old) return null;
+    const now = new Date();
+    if (old.revokedAt && old.revokedAt <= now) throw cannotRotate('is revoked');
+    if (old.expiresAt && old.expiresAt <= now) throw cannotRotate('has expired');
+    if (old.replacedById) throw cannotRotate('has already been rotated (rotate its replacement)');
     const secret = generateApiKey();
     const key = await tx.apiKey.create({
       data: {
@@ -47,16 +57,18 @@ export async function rotateApiKey(db: Db, opts: { tenantId: string; keyId: stri
         createdById: opts.createdById ?? null,
       },
     });
-    const graceEnd = new Date(Date.now() + opts.graceHours * 3600_000);
-    await tx.apiKey.update({
-      where: { id: old.id },
+    const graceEnd = new Date(now.getTime() + opts.graceHours * 3600_000);
+    // Conditional, so of two rotations racing for the same key only one commits.
+    const { count } = await tx.apiKey.updateMany({
+      where: { id: old.id, replacedById: null, revokedAt: null },
       data: {
         replacedById: key.id,
         // Never extend a key's life: the grace end only shortens an existing expiry.
         expiresAt: old.expiresAt && old.expiresAt < graceEnd ? old.expiresAt : graceEnd,
-        ...(opts.graceHours === 0 ? { revokedAt: new Date() } : {}),
+        ...(opts.graceHours === 0 ? { revokedAt: now } : {}),
       },
     });
+    if (count === 0) throw cannotRotate('was rotated or revoked meanwhile');
     return { key, secret };
   });
 }

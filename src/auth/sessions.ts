@@ -24,11 +24,31 @@ export interface Sessions {
 }
 
 const ISSUER = 'customer-health-service';
+/** Leeway for the identity provider's clock against ours on exp and nbf; more would stretch every token's life. */
+export const CLOCK_TOLERANCE_SECONDS = 30;
 
-/** Browser sessions: HS256 tokens we sign, or RS256/ES256 tokens checked against a configured JWKS. */
-export function createSessions(opts: { secret: string; ttlSeconds: number; jwksUrl?: string }): Sessions {
+export interface IdentityProvider {
+  jwksUrl: string;
+  issuers: string[];
+  audiences: string[];
+}
+
+/** The identity provider the configuration names, if any (the configuration has checked it is complete). */
+export function identityProvider(s: { jwksUrl?: string; jwtIssuers: string[]; jwtAudiences: string[] }): IdentityProvider | undefined {
+  return s.jwksUrl ? { jwksUrl: s.jwksUrl, issuers: s.jwtIssuers, audiences: s.jwtAudiences } : undefined;
+}
+
+/**
+ * Browser sessions: HS256 tokens we sign, or RS256/ES256 tokens checked against a configured JWKS.
+ * The algorithm picks the path and each path accepts only its own algorithms, so a token signed
+ * with the provider's public key as an HMAC secret, or with `alg: none`, is refused. Tokens from
+ * the provider must name one of its configured issuers and our audience, and carry an expiry.
+ */
+export function createSessions(opts: { secret: string; ttlSeconds: number; idp?: IdentityProvider }): Sessions {
   const key = new TextEncoder().encode(opts.secret);
-  const jwks = opts.jwksUrl ? createRemoteJWKSet(new URL(opts.jwksUrl)) : undefined;
+  const idp = opts.idp;
+  if (idp && (!idp.issuers.length || !idp.audiences.length)) throw new Error('An identity provider needs its issuers and audience.');
+  const jwks = idp ? createRemoteJWKSet(new URL(idp.jwksUrl)) : undefined;
   const invalid = () => new DomainError('invalid_credentials', 'The session token is invalid or has expired.');
 
   return {
@@ -48,9 +68,15 @@ export function createSessions(opts: { secret: string; ttlSeconds: number; jwksU
       try {
         const header = JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString('utf8')) as { alg?: string };
         if (header.alg === 'HS256') {
-          ({ payload } = await jwtVerify(token, key, { algorithms: ['HS256'], issuer: ISSUER }));
-        } else if (jwks && (header.alg === 'RS256' || header.alg === 'ES256')) {
-          ({ payload } = await jwtVerify(token, jwks, { algorithms: ['RS256', 'ES256'] }));
+          ({ payload } = await jwtVerify(token, key, { algorithms: ['HS256'], issuer: ISSUER, requiredClaims: ['exp'] }));
+        } else if (jwks && idp && (header.alg === 'RS256' || header.alg === 'ES256')) {
+          ({ payload } = await jwtVerify(token, jwks, {
+            algorithms: ['RS256', 'ES256'],
+            issuer: idp.issuers,
+            audience: idp.audiences,
+            requiredClaims: ['exp'],
+            clockTolerance: CLOCK_TOLERANCE_SECONDS,
+          }));
         } else {
           throw invalid();
         }

@@ -1,8 +1,10 @@
 import type { FastifyRequest } from 'fastify';
+import type { FailureBudget } from '../auth/attempt-counter.ts';
+import { tooManyAttempts } from '../auth/attempt-counter.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { extractCredential } from '../auth/credentials.ts';
 import type { Principal } from '../auth/principal.ts';
-import { missingCredentials } from '../errors.ts';
+import { DomainError, missingCredentials } from '../errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -11,12 +13,14 @@ declare module 'fastify' {
 }
 
 /**
- * onRequest hook: conflicting headers are refused first (SEED: 400 before anything else), then the
+ * onRequest hook: conflicting headers are refused first (400 before anything else), then the
  * credential is resolved. `optional` lets anonymous calls through (login, GraphQL's own errors).
+ * A client address that keeps presenting bad credentials is refused with 429 for the rest of the
+ * minute, before its guesses cost a database lookup.
  */
-export function authHook(authenticator: Authenticator, mode: 'required' | 'optional') {
+export function authHook(authenticator: Authenticator, mode: 'required' | 'optional', failures: FailureBudget) {
   return async (request: FastifyRequest) => {
-    const credential = extractCredential(request.headers);
+    const credential = extractCredential(request.headers, request.raw.rawHeaders);
     if (!credential) {
       if (mode === 'required') {
         throw missingCredentials();
@@ -24,6 +28,13 @@ export function authHook(authenticator: Authenticator, mode: 'required' | 'optio
       request.principal = null;
       return;
     }
-    request.principal = await authenticator.authenticate(credential);
+    const wait = failures.waitFor(request.ip);
+    if (wait > 0) throw tooManyAttempts('Too many failed authentications from this address.', wait);
+    try {
+      request.principal = await authenticator.authenticate(credential);
+    } catch (e) {
+      if (e instanceof DomainError && e.code === 'invalid_credentials') await failures.fail(request.ip);
+      throw e;
+    }
   };
 }

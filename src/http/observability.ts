@@ -1,13 +1,57 @@
-import type { FastifyInstance } from 'fastify';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { sendProblem } from './problem.ts';
 
 export interface ReadinessCheck {
   name: string;
   check: () => Promise<unknown>;
 }
 
-/** /healthz (the process is up), /readyz (its dependencies answer) and Prometheus metrics at /metrics. */
-export function registerObservability(app: FastifyInstance, opts: { registry: Registry; checks: ReadinessCheck[] }) {
+export interface MetricsExposure {
+  /** Bearer token a scraper must send; without it /metrics is refused with 401. */
+  token?: string;
+  /** Serve /metrics on the API port (false when a separate metrics port serves it). */
+  onApiPort: boolean;
+}
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/** Compares the bearer token in constant time (over digests, so the lengths do not leak either). */
+function metricsRoute(registry: Registry, token: string | undefined) {
+  const expected = token ? digest(token) : undefined;
+  return async (req: FastifyRequest, reply: FastifyReply) => {
+    if (expected) {
+      const given = /^Bearer[ \t]+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
+      if (!given || !timingSafeEqual(digest(given), expected)) {
+        return sendProblem(reply, 'missing_credentials', 'Send the metrics token as Authorization: Bearer.');
+      }
+    }
+    reply.type(registry.contentType);
+    return registry.metrics();
+  };
+}
+
+/**
+ * A listener of its own for /metrics (METRICS_PORT), so the API port need not serve it at all;
+ * still token-protected when a token is configured.
+ */
+export async function startMetricsServer(registry: Registry, opts: { host: string; port: number; token?: string }) {
+  const server = Fastify({ logger: false });
+  server.get('/metrics', metricsRoute(registry, opts.token));
+  await server.listen({ host: opts.host, port: opts.port });
+  return server;
+}
+
+/**
+ * /healthz (the process is up), /readyz (its dependencies answer) and, when configured to,
+ * Prometheus metrics at /metrics behind a bearer token: they name routes, queues and volumes, which
+ * is not for anyone who can reach the API.
+ */
+export function registerObservability(
+  app: FastifyInstance,
+  opts: { registry: Registry; checks: ReadinessCheck[]; metrics: MetricsExposure },
+) {
   const { registry } = opts;
   collectDefaultMetrics({ register: registry });
   const duration = new Histogram({
@@ -42,8 +86,5 @@ export function registerObservability(app: FastifyInstance, opts: { registry: Re
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks: Object.fromEntries(results) });
   });
 
-  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
-    reply.type(registry.contentType);
-    return registry.metrics();
-  });
+  if (opts.metrics.onApiPort) app.get('/metrics', { schema: { hide: true } }, metricsRoute(registry, opts.metrics.token));
 }

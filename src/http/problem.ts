@@ -41,6 +41,7 @@ function fieldErrors(issues: AjvIssue[]): FieldError[] {
 export function registerProblemHandlers(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError | DomainError, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof DomainError) {
+      if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
       return sendProblem(reply, error.code, error.message, error.fieldErrors);
     }
     const fe = error as FastifyError & { validation?: AjvIssue[] };

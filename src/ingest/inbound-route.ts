@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { FastifyInstance } from 'fastify';
+import { type FailureBudget, tooManyAttempts } from '../auth/attempt-counter.ts';
 import type { Db } from '../db/prisma.ts';
 import { DomainError } from '../errors.ts';
 import { jsonContentTypeRefusal } from '../http/media-type.ts';
@@ -18,8 +19,13 @@ export interface InboundDeps {
   inbox: Inbox;
   bodyLimit: number;
   cacheMs: number;
+  /** Per-address budget of lookups for tenants that do not exist. */
+  unknownTenants: FailureBudget;
   now?: () => number;
 }
+
+// Long enough to absorb a flood of one made-up address, short enough that a new tenant is reachable at once in practice.
+const UNKNOWN_TENANT_TTL_MS = 5_000;
 
 const notFound = () => new DomainError('not_found', 'No such inbound webhook address: check the provider name and tenant id.');
 
@@ -30,12 +36,20 @@ const notFound = () => new DomainError('not_found', 'No such inbound webhook add
  */
 export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
   const now = deps.now ?? (() => Math.floor(Date.now() / 1000));
-  // Known tenants are remembered briefly; unknown ones are not, so a tenant just created works at once.
-  const tenants = new LRUCache<string, true>({ max: 50_000, ttl: Math.max(deps.cacheMs, 1) });
-  const tenantExists = async (id: string) => {
-    if (deps.cacheMs > 0 && tenants.get(id)) return true;
+  // Known tenants are remembered for the key cache's time, unknown ones for a few seconds; an
+  // address that keeps naming tenants that do not exist is refused before it costs a lookup.
+  const tenants = new LRUCache<string, boolean>({ max: 50_000, ttl: Math.max(deps.cacheMs, 1) });
+  const tenantExists = async (id: string, address: string) => {
+    const cached = tenants.get(id);
+    if (cached !== undefined) return cached;
+    const wait = deps.unknownTenants.waitFor(address);
+    if (wait > 0) throw tooManyAttempts('Too many requests for inbound addresses that do not exist.', wait);
     const exists = Boolean(await deps.prisma.tenant.findUnique({ where: { id }, select: { id: true } }));
     if (exists && deps.cacheMs > 0) tenants.set(id, true);
+    if (!exists) {
+      tenants.set(id, false, { ttl: UNKNOWN_TENANT_TTL_MS });
+      await deps.unknownTenants.fail(address);
+    }
     return exists;
   };
 
@@ -47,8 +61,8 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
     done(refusal ? new DomainError('unsupported_media_type', refusal) : null, body);
   });
 
-  async function addressOf(provider: string, tenantId: string) {
-    if (!isProvider(provider) || !isUuid(tenantId) || !(await tenantExists(tenantId.toLowerCase()))) throw notFound();
+  async function addressOf(provider: string, tenantId: string, client: string) {
+    if (!isProvider(provider) || !isUuid(tenantId) || !(await tenantExists(tenantId.toLowerCase(), client))) throw notFound();
     const active = await deps.secrets.active(tenantId.toLowerCase(), provider);
     if (!active) {
       throw new DomainError(
@@ -75,12 +89,12 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
             type: 'object',
             properties: { received: { type: 'boolean' }, id: { type: 'string', format: 'uuid' }, duplicate: { type: 'boolean' } },
           },
-          ...problemResponses(400, 401, 403, 404, 413, 415),
+          ...problemResponses(400, 401, 403, 404, 413, 415, 429),
         },
       },
     },
     async (req, reply) => {
-      const { provider, tenantId, active } = await addressOf(req.params.provider, req.params.tenant_id);
+      const { provider, tenantId, active } = await addressOf(req.params.provider, req.params.tenant_id, req.ip);
       const spec = PROVIDER_SPECS[provider];
       const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const inbound = { headers: req.headers, rawBody, now: now() };
@@ -115,7 +129,7 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
     '/webhooks/in/meta_ads/:tenant_id',
     { schema: { tags: ['Inbound webhooks'], summary: 'Meta webhook verification (hub.challenge)', security: [] } },
     async (req, reply) => {
-      const { active } = await addressOf('meta_ads', req.params.tenant_id);
+      const { active } = await addressOf('meta_ads', req.params.tenant_id, req.ip);
       const q = req.query;
       const token = q['hub.verify_token'];
       if (q['hub.mode'] !== 'subscribe' || !active.verifyToken || !token || !hexEqual(token, active.verifyToken)) {

@@ -1,5 +1,5 @@
 import https from 'node:https';
-import { guardedLookup, TargetRefused } from './ssrf.ts';
+import { guardedLookup, refusedLiteral, TargetRefused } from './ssrf.ts';
 
 export const DELIVERY_TIMEOUT_MS = 15_000;
 const EXCERPT_BYTES = 2048;
@@ -23,8 +23,9 @@ function retryAfter(value: string | string[] | undefined): number | null {
 
 /**
  * One POST with a hard 15 s limit on the whole exchange. Redirects are not followed (a 3xx is a
- * failed attempt), only the first 2 KB of the answer is read, and every connection goes through the
- * SSRF-guarded lookup. Never throws: every outcome is a result.
+ * failed attempt), only the first 2 KB of the answer is read, and every connection is vetted: names
+ * through the SSRF-guarded lookup, IP literals (which Node connects to without a lookup) before the
+ * request is made. Never throws: every outcome is a result.
  */
 export function createSender(opts: { allowPrivateTargets: boolean; timeoutMs?: number; ca?: string | Buffer }) {
   // Receivers' certificates are checked against the system store plus NODE_EXTRA_CA_CERTS (or `ca`, in tests).
@@ -41,6 +42,8 @@ export function createSender(opts: { allowPrivateTargets: boolean; timeoutMs?: n
       const started = performance.now();
       return new Promise((resolve) => {
         let settled = false;
+        // Declared before anything can settle, so an early refusal does not touch it uninitialised.
+        let timer: NodeJS.Timeout | undefined;
         const done = (r: Omit<SendResult, 'durationMs'>) => {
           if (settled) return;
           settled = true;
@@ -48,6 +51,8 @@ export function createSender(opts: { allowPrivateTargets: boolean; timeoutMs?: n
           resolve({ ...r, durationMs: Math.round(performance.now() - started) });
         };
         let req: ReturnType<typeof https.request>;
+        const refused = refusedLiteral(url, opts.allowPrivateTargets);
+        if (refused) return done({ statusCode: null, error: `refused target: ${refused}`, bodyExcerpt: null, retryAfterMs: null });
         try {
           req = https.request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
             const chunks: Buffer[] = [];
@@ -71,7 +76,7 @@ export function createSender(opts: { allowPrivateTargets: boolean; timeoutMs?: n
         } catch (e) {
           return done({ statusCode: null, error: `invalid request: ${(e as Error).message}`, bodyExcerpt: null, retryAfterMs: null });
         }
-        const timer = setTimeout(() => {
+        timer = setTimeout(() => {
           req.destroy(new Error(`no complete answer within ${timeoutMs / 1000} s`));
         }, timeoutMs);
         req.on('error', (e) =>

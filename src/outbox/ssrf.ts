@@ -1,20 +1,8 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { promisify } from 'node:util';
-import ipaddr from 'ipaddr.js';
+import { judgeAddress, literalAddress } from './address-policy.ts';
 
-// Everything that is not ordinary public unicast is refused: loopback, private, link-local (and so
-// the 169.254.169.254 metadata address), CGNAT, multicast, reserved, and their IPv6 forms.
-const ALLOWED_RANGES = new Set(['unicast']);
-
-export function isPublicAddress(address: string): boolean {
-  try {
-    let ip = ipaddr.parse(address);
-    if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
-    return ALLOWED_RANGES.has(ip.range());
-  } catch {
-    return false;
-  }
-}
+export { isPublicAddress } from './address-policy.ts';
 
 export class TargetRefused extends Error {}
 
@@ -36,17 +24,36 @@ export async function checkEndpointUrl(raw: string, allowPrivate: boolean): Prom
   if (url.protocol !== 'https:') return { ok: false, reason: 'must use https://' };
   if (url.username || url.password) return { ok: false, reason: 'must not carry credentials' };
   if (allowPrivate) return { ok: true };
-  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const literal = literalAddress(url.hostname);
   let addresses: string[];
   try {
-    addresses = ipaddr.isValid(host) ? [host] : (await lookupAll(host, { all: true })).map((a) => a.address);
+    addresses = literal ? [literal] : (await lookupAll(url.hostname, { all: true })).map((a) => a.address);
   } catch {
-    return { ok: false, reason: `host ${host} does not resolve` };
+    return { ok: false, reason: `host ${url.hostname} does not resolve` };
   }
-  const refused = addresses.find((a) => !isPublicAddress(a));
-  return refused
-    ? { ok: false, reason: `resolves to ${refused}, a loopback, private, link-local or otherwise non-public address` }
-    : { ok: true };
+  for (const a of addresses) {
+    const verdict = judgeAddress(a);
+    if (!verdict.allowed) return { ok: false, reason: literal ? verdict.reason! : `resolves to ${verdict.reason}` };
+  }
+  return { ok: true };
+}
+
+/**
+ * The connect-time check for a URL whose host is an IP literal: Node connects to those without
+ * calling `lookup`, so the guarded lookup below never sees them. Null when the URL may proceed.
+ */
+export function refusedLiteral(raw: string, allowPrivate: boolean): string | null {
+  if (allowPrivate) return null;
+  let host: string;
+  try {
+    host = new URL(raw).hostname;
+  } catch {
+    return null; // the request itself reports the malformed URL
+  }
+  const literal = literalAddress(host);
+  if (!literal) return null;
+  const verdict = judgeAddress(literal);
+  return verdict.allowed ? null : verdict.reason!;
 }
 
 /**
@@ -58,7 +65,7 @@ export function guardedLookup(allowPrivate: boolean) {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, '');
       const list = addresses as LookupAddress[];
-      const usable = allowPrivate ? list : list.filter((a) => isPublicAddress(a.address));
+      const usable = allowPrivate ? list : list.filter((a) => judgeAddress(a.address).allowed);
       if (usable.length === 0) return callback(new TargetRefused(`${hostname} resolves only to non-public addresses`), '');
       if ((options as { all?: boolean }).all) return callback(null, usable);
       callback(null, usable[0]!.address, usable[0]!.family);

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { LoginGuard } from '../auth/attempt-counter.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Sessions } from '../auth/sessions.ts';
 import type { Db } from '../db/prisma.ts';
@@ -18,4 +19,7 @@ export interface Context {
   usageEvents: UsageEventService;
   log: FastifyBaseLogger;
   requestId: string;
+  /** The client's address as the socket gives it (no proxy headers are trusted). */
+  clientAddress: string;
+  loginGuard: LoginGuard;
 }

@@ -24,6 +24,7 @@ builder.mutationField('login', (t) =>
     args: { email: t.arg.string(), password: t.arg.string() },
     resolve: async (_root, args, ctx) => {
       const { email, password } = parseInput(loginInput, args);
+      await ctx.loginGuard.attempt(ctx.clientAddress, email);
       const user = await ctx.prisma.user.findUnique({
         where: { email },
         select: { id: true, tenantId: true, role: true, passwordHash: true },

@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
+import type { Registry } from 'prom-client';
 import { inject } from 'vitest';
 import { fileDatabaseUrl } from './database.ts';
 import { buildApp } from '../../src/app.ts';
-import { createSessions, type Sessions } from '../../src/auth/sessions.ts';
+import { createSessions, identityProvider, type Sessions } from '../../src/auth/sessions.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import type pg from 'pg';
 import { createPool, createPrisma, type Db } from '../../src/db/prisma.ts';
@@ -53,6 +54,10 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
     // Test files share two cores: a busy neighbour must not make this process shed its requests. The
     // in-flight limit stays on, and has its own test.
     MAX_EVENT_LOOP_DELAY_MS: '0',
+    // Every test request comes from 127.0.0.1: the per-address credential limits have their own tests.
+    LOGIN_ATTEMPTS_PER_ADDRESS: '100000',
+    LOGIN_ATTEMPTS_PER_ACCOUNT: '100000',
+    AUTH_FAILURES_PER_ADDRESS: '100000',
     ...env,
   });
 }
@@ -62,11 +67,14 @@ export async function createTestApp(
   opts: {
     env?: Record<string, string>;
     redis?: boolean;
+    /** A Redis client of the test's own (for example one that cannot connect); the test closes it. */
+    redisClient?: Redis;
     logger?: pino.Logger;
     queue?: Queue;
     now?: () => number;
     deliveryTimeoutMs?: number;
     ca?: string | Buffer;
+    registry?: Registry;
   } = {},
 ): Promise<TestApp> {
   const config = testConfig(await fileDatabaseUrl(), opts.env);
@@ -74,8 +82,9 @@ export async function createTestApp(
   const pool = createPool(config.database.url!, 8);
   const deliveryPool = createPool(config.database.url!, 4, { synchronousCommit: false });
   const prisma = createPrisma({ url: config.database.url!, poolSize: 8, pool, onQuery: (q) => queries.push(q) });
-  const redis = opts.redis ? new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 }) : undefined;
-  const sessions = createSessions({ secret: SESSION_SECRET, ttlSeconds: 3600, jwksUrl: config.sessions.jwksUrl });
+  const ownRedis = opts.redis ? new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 }) : undefined;
+  const redis = opts.redisClient ?? ownRedis;
+  const sessions = createSessions({ secret: SESSION_SECRET, ttlSeconds: 3600, idp: identityProvider(config.sessions) });
   const logger = opts.logger ?? pino({ level: 'silent' });
   const queue = opts.queue ?? createMemoryQueue({ retryDelayMs: 50 });
   const inbox = createInbox(pool, queue, logger);
@@ -109,6 +118,7 @@ export async function createTestApp(
     webhooks: outbound.service,
     scoring,
     usageEvents: createUsageEventService(pool),
+    registry: opts.registry,
     now: opts.now,
   });
   await app.ready();
@@ -152,7 +162,7 @@ export async function createTestApp(
       await prisma.$disconnect();
       await pool.end();
       await deliveryPool.end();
-      await redis?.quit();
+      await ownRedis?.quit();
     },
   };
 }
