@@ -1,6 +1,6 @@
 import { GraphQLError } from 'graphql';
 
-// The one table of error codes (DECISIONS §1): GraphQL carries the code in extensions, REST turns
+// The one table of error codes (docs/decisions.md §1): GraphQL carries the code in extensions, REST turns
 // it into the HTTP status and an RFC 9457 problem document.
 export const ERROR_CATALOG = {
   bad_request: { status: 400, title: 'Bad request' },

@@ -47,7 +47,7 @@ describe('/openapi.json', () => {
     expect(spec.security).toEqual([{ bearerAuth: [] }, { apiKeyAuth: [] }]);
   });
 
-  it('describes the SEED endpoints', () => {
+  it('describes the endpoints the contract names', () => {
     expect(Object.keys(spec.paths)).toEqual(
       expect.arrayContaining([
         '/api/v1/customers',

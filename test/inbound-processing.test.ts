@@ -42,7 +42,7 @@ const outbox = (tenantId: string, type?: string) =>
   t.prisma.outboxEvent.findMany({ where: { tenantId, ...(type ? { type } : {}) }, orderBy: { createdAt: 'asc' } });
 
 describe('stripe invoices', () => {
-  it('creates a draft invoice and writes invoice.created with SEED’s payload shape', async () => {
+  it('creates a draft invoice and writes invoice.created with the contract’s invoice payload', async () => {
     const { tenantId, secret } = await setup('stripe');
     await send('stripe', tenantId, p.signStripe(secret, p.stripeEvent('invoice.created', p.stripeInvoice('in_1', 'cus_1', 12345))));
     await settled(tenantId);

@@ -24,7 +24,7 @@ afterAll(async () => {
 });
 
 describe('inbound to outbound', () => {
-  it('a signed Stripe invoice.created becomes a signed invoice.created delivery with SEED’s payload', async () => {
+  it('a signed Stripe invoice.created becomes a signed invoice.created delivery with the invoice payload of docs/decisions.md §5', async () => {
     const { tenantId, apiKey } = await tenantWithKey(t.prisma);
     const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider: 'stripe' });
     const ep = (

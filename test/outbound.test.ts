@@ -70,7 +70,7 @@ describe('endpoints', () => {
     expect(JSON.stringify(await t.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } }))).not.toContain(endpoint.secret);
   });
 
-  it('lists the live event catalog, with the seven SEED events', async () => {
+  it('lists the live event catalog, with the seven contract events', async () => {
     const { apiKey } = await tenantWithKey(t.prisma);
     const names = (await api(apiKey).get('/api/v1/webhook-event-types')).json().data.map((e: { name: string }) => e.name);
     expect(names).toEqual(

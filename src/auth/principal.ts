@@ -12,7 +12,7 @@ export const PLANS_WITH_API_ACCESS: readonly Plan[] = ['growth', 'scale'];
 /**
  * What a caller may do. `write` is day-to-day work (customers, alerts, events); `manage` is
  * configuration (webhook endpoints, weights); `manage_credentials` — API keys and inbound secrets —
- * belongs to signed-in admins only, never to an API key (DECISIONS §3).
+ * belongs to signed-in admins only, never to an API key (docs/decisions.md §3).
  */
 export type Capability = 'read' | 'write' | 'manage' | 'manage_credentials';
 

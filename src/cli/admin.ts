@@ -1,4 +1,4 @@
-// Operator commands (DECISIONS §8): each prints one JSON object on stdout and exits 0, or prints an
+// Operator commands (docs/decisions.md §8): each prints one JSON object on stdout and exits 0, or prints an
 // error on stderr and exits non-zero. Logs go to stderr so stdout stays machine-readable.
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';

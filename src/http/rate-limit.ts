@@ -7,7 +7,7 @@ import { DomainError } from '../errors.ts';
 
 const ANONYMOUS_PER_WINDOW = 30;
 
-/** Requests per window for a caller: the plan's limit (DECISIONS §2); plans without one get Growth's on the session path. */
+/** Requests per window for a caller: the plan's limit (docs/decisions.md §2); plans without one get Growth's on the session path. */
 export function limitFor(principal: Principal | null, cfg: Config['rateLimit']): number {
   if (!principal) return ANONYMOUS_PER_WINDOW;
   return principal.plan === 'scale' ? cfg.perMinute.scale : cfg.perMinute.growth;

@@ -1,7 +1,7 @@
 import type { Sql } from '../db/sql.ts';
 
 /**
- * Which customer an event is about (DECISIONS §4): first by the provider's own account id against the
+ * Which customer an event is about (docs/decisions.md §4): first by the provider's own account id against the
  * customer's identities, then by the email domain in the payload against the customer's domain.
  */
 export async function resolveCustomer(

@@ -32,7 +32,7 @@ const notFound = () => new DomainError('not_found', 'No such inbound webhook add
 /**
  * POST /api/v1/webhooks/in/{provider}/{tenant_id}: verify over the raw bytes, answer handshakes,
  * store the event, publish it with a confirm, then answer 202. Nothing is stored for a request that
- * fails any check. Not rate limited, and open to every plan (DECISIONS §4).
+ * fails any check. Not rate limited, and open to every plan (docs/decisions.md §4).
  */
 export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
   const now = deps.now ?? (() => Math.floor(Date.now() / 1000));

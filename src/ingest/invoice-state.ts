@@ -1,6 +1,6 @@
 export type InvoiceStatus = 'draft' | 'open' | 'sent' | 'paid' | 'overdue' | 'void' | 'uncollectible';
 
-// DECISIONS §6. Anything else — including every move backwards — is an out-of-order event and is ignored.
+// docs/decisions.md §6. Anything else — including every move backwards — is an out-of-order event and is ignored.
 const ALLOWED: Record<InvoiceStatus, readonly InvoiceStatus[]> = {
   draft: ['open', 'sent', 'paid', 'void'],
   open: ['sent', 'paid', 'overdue', 'void', 'uncollectible'],
@@ -13,7 +13,7 @@ const ALLOWED: Record<InvoiceStatus, readonly InvoiceStatus[]> = {
 
 export const canMove = (from: InvoiceStatus, to: InvoiceStatus) => ALLOWED[from].includes(to);
 
-/** The SEED event a status announces, where there is one. */
+/** The outbound event a status announces, where there is one. */
 export const EVENT_FOR_STATUS: Partial<Record<InvoiceStatus, string>> = {
   draft: 'invoice.created',
   sent: 'invoice.sent',

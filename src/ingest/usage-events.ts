@@ -58,7 +58,7 @@ function check(e: UsageEventInput, index: number, now: number): Checked {
 }
 
 /**
- * Product usage events (DECISIONS §7), recorded as `usage.event` signals. A batch keeps what is valid
+ * Product usage events (docs/decisions.md §7), recorded as `usage.event` signals. A batch keeps what is valid
  * and lists the rest by index; a single event that fails is an error of the request. With an
  * Idempotency-Key, a repeated batch answers the first answer and records nothing again.
  */

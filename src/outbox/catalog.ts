@@ -1,4 +1,4 @@
-// The live list of subscribable events (DECISIONS §5), behind the endpoint picker and
+// The live list of subscribable events (docs/decisions.md §5), behind the endpoint picker and
 // GET /api/v1/webhook-event-types. `sample` builds the payload a Test delivery sends.
 
 export interface EventType {

@@ -1,4 +1,4 @@
-// ISO 4217 minor-unit exponents that differ from 2 (DECISIONS §5: convert with the currency's exponent).
+// ISO 4217 minor-unit exponents that differ from 2 (docs/decisions.md §5: convert with the currency's exponent).
 const EXPONENT: Record<string, number> = {
   bif: 0,
   clp: 0,

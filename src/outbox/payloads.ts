@@ -1,4 +1,4 @@
-// Payloads of the record events (DECISIONS §5: "the record as the REST API returns it", with the
+// Payloads of the record events (docs/decisions.md §5: "the record as the REST API returns it", with the
 // tenant_id), built from domain values in one place for every writer of the outbox.
 
 const iso = (d: Date | string | null) => (d === null ? null : typeof d === 'string' ? d : d.toISOString());

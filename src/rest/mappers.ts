@@ -13,7 +13,7 @@ import type {
   CustomerListItemFragment,
 } from './generated/operations.ts';
 
-// GraphQL speaks camelCase; the REST API speaks snake_case (DECISIONS §1). These are the only
+// GraphQL speaks camelCase; the REST API speaks snake_case (docs/decisions.md §1). These are the only
 // places where the two meet.
 
 export const customerItem = (c: CustomerListItemFragment) => ({

@@ -187,7 +187,7 @@ builder.prismaObjectField('Customer', 'healthHistory', (t) =>
   }),
 );
 
-// Weights: a tenant may weigh the dimensions its own way (DECISIONS §7).
+// Weights: a tenant may weigh the dimensions its own way (docs/decisions.md §7).
 const WeightsView = builder.objectRef<Weights & { isDefault: boolean }>('HealthWeights').implement({
   description: 'How much each dimension counts in the overall score; they sum to 1.',
   fields: (t) => ({

@@ -2,15 +2,15 @@ export const DIMENSIONS = ['usage', 'engagement', 'support', 'billing', 'growth'
 export type DimensionKey = (typeof DIMENSIONS)[number];
 export type Weights = Record<DimensionKey, number>;
 
-/** DECISIONS §7; a tenant may set its own (they must be non-negative and sum to 1). */
+/** docs/decisions.md §7; a tenant may set its own (they must be non-negative and sum to 1). */
 export const DEFAULT_WEIGHTS: Weights = { usage: 0.3, engagement: 0.2, support: 0.15, billing: 0.25, growth: 0.1 };
 
-/** Health status bands of DECISIONS §6. */
+/** Health status bands of docs/decisions.md §6. */
 export function healthStatusFor(score: number): 'healthy' | 'neutral' | 'at_risk' {
   return score >= 75 ? 'healthy' : score >= 50 ? 'neutral' : 'at_risk';
 }
 
-/** Churn risk bands of DECISIONS §6. */
+/** Churn risk bands of docs/decisions.md §6. */
 export function riskLevelFor(p: number): 'low' | 'medium' | 'high' | 'critical' {
   return p < 0.25 ? 'low' : p < 0.5 ? 'medium' : p < 0.75 ? 'high' : 'critical';
 }

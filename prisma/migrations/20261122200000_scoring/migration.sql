@@ -105,7 +105,7 @@ ALTER TABLE "scoring_queue" ADD CONSTRAINT "scoring_queue_tenant_id_fkey" FOREIG
 -- AddForeignKey
 ALTER TABLE "scoring_queue" ADD CONSTRAINT "scoring_queue_customer_id_fkey" FOREIGN KEY ("customer_id") REFERENCES "customers"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 
--- At most one alert that is not resolved per customer and type (DECISIONS §6). Partial indexes are
+-- At most one alert that is not resolved per customer and type (docs/decisions.md §6). Partial indexes are
 -- not expressible in schema.prisma; this one is kept by hand.
 CREATE UNIQUE INDEX "alerts_one_unresolved_per_type" ON "alerts"("customer_id", "alert_type") WHERE "status" <> 'resolved';
 

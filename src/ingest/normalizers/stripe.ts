@@ -434,7 +434,7 @@ async function subscriptionChanged(ctx: NormalizeContext, o: any, deleted: boole
       );
 
   const signals: { kind: string; value: number; attributes?: Record<string, unknown> }[] = [];
-  // SEED's trial rule: only a later trial_end on a subscription that already had one is an extension.
+  // The trial rule (docs/decisions.md §5): only a later trial_end on a subscription that already had one is an extension.
   if (existing?.trial_end && facts.trialEnd && facts.trialEnd > existing.trial_end) {
     await enqueueEvents(sql, [
       {
