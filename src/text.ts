@@ -11,6 +11,31 @@ export function textProblem(s: string): string | undefined {
   return undefined;
 }
 
+/**
+ * The first string or key in a parsed JSON value that cannot be stored as text, with its path
+ * (`events.0.name`), or undefined. Walked without recursion, so depth cannot exhaust the stack.
+ */
+export function textProblemIn(value: unknown): { path: string; message: string } | undefined {
+  const stack: { v: unknown; path: string }[] = [{ v: value, path: '' }];
+  const at = (path: string, key: string | number) => (path ? `${path}.${key}` : String(key));
+  while (stack.length) {
+    const { v, path } = stack.pop()!;
+    if (typeof v === 'string') {
+      const p = textProblem(v);
+      if (p) return { path, message: p };
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ v: v[i], path: at(path, i) });
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, child] of Object.entries(v)) {
+        const p = textProblem(k);
+        if (p) return { path: at(path, k), message: `key ${p}` };
+        stack.push({ v: child, path: at(path, k) });
+      }
+    }
+  }
+  return undefined;
+}
+
 /** Bounds on free-form JSON from clients (event properties): deep or wide values cost every reader. */
 export const JSON_LIMITS = { maxDepth: 32, maxEntries: 1000 } as const;
 

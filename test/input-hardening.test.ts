@@ -178,11 +178,6 @@ describe('crafted GraphQL input is an error coded validation_failed, never an in
       query: 'mutation { recordUsageEvents(events: [{ externalId: "ext-1", event: "e", properties: { a: "x\\u0000" } }]) { accepted } }',
     },
     {
-      name: 'an unpaired surrogate through a variable',
-      query: 'mutation($n: String!) { createCustomer(input: { name: $n }) { id } }',
-      raw: () => '{"query":"mutation($n: String!) { createCustomer(input: { name: $n }) { id } }","variables":{"n":"a\\ud800b"}}',
-    },
-    {
       name: 'event properties nested 20,000 deep through recordUsageEvents',
       query: '',
       raw: () =>
@@ -222,6 +217,19 @@ describe('crafted GraphQL input is an error coded validation_failed, never an in
         'mutation { recordUsageEvents(events: [{ externalId: "ext-1", event: "e", properties: { __proto__: { polluted: true } } }]) { accepted } }',
     },
   ];
+
+  it('an unpaired surrogate in variables is refused with the request body, naming the variable', async () => {
+    const before = await stored();
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { 'x-api-key': k.apiKey, ...json },
+      payload: '{"query":"mutation($n: String!) { createCustomer(input: { name: $n }) { id } }","variables":{"n":"a\\ud800b"}}',
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ code: 'validation_failed', errors: [{ path: 'variables.n' }] });
+    expect(await stored()).toEqual(before);
+  });
 
   it.each(cases.map((x) => [x.name, x] as const))('%s', async (_name, x) => {
     const before = await stored();

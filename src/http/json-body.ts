@@ -1,17 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { DomainError, validationFailed } from '../errors.ts';
 import { jsonContentTypeRefusal } from './media-type.ts';
+import { textProblemIn } from '../text.ts';
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
-
-/** Whether any string or key in a parsed value matches the test. */
-function anyString(value: unknown, test: (s: string) => boolean): boolean {
-  if (typeof value === 'string') return test(value);
-  if (Array.isArray(value)) return value.some((v) => anyString(v, test));
-  if (value && typeof value === 'object') return Object.entries(value).some(([k, v]) => test(k) || anyString(v, test));
-  return false;
-}
 
 /**
  * The API's JSON body parser: the Content-Type rule of media-type.ts, Fastify's JSON parser
@@ -35,12 +27,10 @@ export function registerJsonBodyParser(app: FastifyInstance) {
     }
     parse(req, text, (err, value) => {
       if (err) return done(err);
-      // Only an escape can put a NUL or a lone surrogate into valid UTF-8 JSON text, so most bodies skip the walks.
-      if (text.includes('\\u0000') && anyString(value, (s) => s.includes('\u0000'))) {
-        return done(validationFailed([{ path: 'body', message: 'must not contain the NUL character (\\u0000)' }]));
-      }
-      if (/\\u[dD][89a-fA-F]/.test(text) && anyString(value, (s) => LONE_SURROGATE.test(s))) {
-        return done(validationFailed([{ path: 'body', message: 'must not contain a lone UTF-16 surrogate (such as \\ud800)' }]));
+      // Only an escape can put a NUL or a lone surrogate into valid UTF-8 JSON text, so most bodies skip the walk.
+      if (/\\u(?:0000|[dD][89a-fA-F])/.test(text)) {
+        const problem = textProblemIn(value);
+        if (problem) return done(validationFailed([{ path: problem.path || 'body', message: problem.message }]));
       }
       done(null, value);
     });
