@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { GraphQLSchema } from 'graphql';
-import { createYoga } from 'graphql-yoga';
+import { GraphQLError, type GraphQLSchema } from 'graphql';
+import { createYoga, maskError } from 'graphql-yoga';
+import { isPoolExhausted } from '../errors.ts';
 import type { Context } from '../schema/context.ts';
 import { graphqlLimits } from './graphql-limits.ts';
 
@@ -13,6 +14,16 @@ export function registerGraphQL(scope: FastifyInstance, schema: GraphQLSchema, b
     graphiql: false,
     landingPage: false,
     plugins: graphqlLimits(),
+    maskedErrors: {
+      // At capacity is not a defect: the caller gets 503 with Retry-After, as on REST.
+      maskError: (error, message, isDev) => {
+        const original = error instanceof GraphQLError ? error.originalError : error;
+        if (!isPoolExhausted(original)) return maskError(error, message, isDev);
+        return new GraphQLError('The service is at capacity; retry in a second.', {
+          extensions: { code: 'service_unavailable', status: 503, http: { status: 503, headers: { 'retry-after': '1' } } },
+        });
+      },
+    },
     logging: {
       debug: (...args) => scope.log.debug(args),
       info: (...args) => scope.log.info(args),
