@@ -71,8 +71,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     connectionTimeout: config.http.requestTimeoutMs,
     requestTimeout: config.http.requestTimeoutMs,
     keepAliveTimeout: config.http.keepAliveTimeoutMs,
-    http: { headersTimeout: config.http.headersTimeoutMs, connectionsCheckingInterval: 1000 },
+    http: { connectionsCheckingInterval: 1000 },
   });
+  // Set on the server rather than passed to it: given at creation it kept idle keep-alive sockets from
+  // closing promptly on shutdown.
+  app.server.headersTimeout = config.http.headersTimeoutMs;
   app.decorateRequest('principal', null);
   // JSON only: any other body type is a 415, not a string that fails validation later.
   app.removeContentTypeParser('text/plain');

@@ -111,6 +111,29 @@ describe('traffic without credentials', () => {
   });
 });
 
+describe('slow headers', () => {
+  it('closes a connection whose headers do not arrive within the headers timeout', async () => {
+    const { port } = await listening({ HEADERS_TIMEOUT_MS: '500' });
+    const answer = await new Promise<string>((resolve) => {
+      let data = '';
+      let drip: NodeJS.Timeout | undefined;
+      const socket = net.connect(port, '127.0.0.1', () => {
+        socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+        // A header line now and then keeps the socket busy, never finishing the headers.
+        drip = setInterval(() => socket.write('X-Slow: 1\r\n'), 200);
+      });
+      sockets.push(socket);
+      socket.on('data', (d) => (data += d.toString()));
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        clearInterval(drip);
+        resolve(data);
+      });
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 408/);
+  });
+});
+
 describe('fair sharing between tenants', () => {
   it("keeps another tenant's PATCHes succeeding while one tenant holds more requests than its share", async () => {
     const { t, port, base } = await listening({});
