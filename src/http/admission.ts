@@ -59,6 +59,9 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
 
   const refuse = (reply: FastifyReply, detail: string) =>
     reply.code(503).header('retry-after', '1').type('application/problem+json').send(problemFor('service_unavailable', detail));
+  // A refused request's body is never read: closing the connection stops a trickling client from
+  // keeping the socket.
+  const refuseAndClose = (reply: FastifyReply, detail: string) => refuse(reply.header('connection', 'close'), detail);
 
   const holdUntilAnswered = (reply: FastifyReply, release: () => void) => {
     let released = false;
@@ -74,8 +77,8 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
 
   const admitUnauthenticated = (req: FastifyRequest, reply: FastifyReply, budget: Slots, what: string) => {
     const address = req.ip;
-    if (perAddress.full(address)) return refuse(reply, 'Too many requests from this address at once; retry in a second.');
-    if (budget.full(ALL)) return refuse(reply, `The service is at capacity for ${what}; retry in a second.`);
+    if (perAddress.full(address)) return refuseAndClose(reply, 'Too many requests from this address at once; retry in a second.');
+    if (budget.full(ALL)) return refuseAndClose(reply, `The service is at capacity for ${what}; retry in a second.`);
     perAddress.take(address);
     budget.take(ALL);
     holdUntilAnswered(reply, () => {

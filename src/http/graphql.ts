@@ -19,7 +19,7 @@ export function registerGraphQL(scope: FastifyInstance, schema: GraphQLSchema, b
       maskError: (error, message, isDev) => {
         const original = error instanceof GraphQLError ? error.originalError : error;
         if (!isPoolExhausted(original)) return maskError(error, message, isDev);
-        return new GraphQLError('The service is at capacity; retry in a second.', {
+        return new GraphQLError('The database is busy; retry in a second.', {
           extensions: { code: 'service_unavailable', status: 503, http: { status: 503, headers: { 'retry-after': '1' } } },
         });
       },

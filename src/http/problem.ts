@@ -50,7 +50,7 @@ export function registerProblemHandlers(app: FastifyInstance) {
     if (isPoolExhausted(error)) {
       request.log.warn({ err: error }, 'no database connection free in time; answered 503');
       reply.header('retry-after', '1');
-      return sendProblem(reply, 'service_unavailable', 'The service is at capacity; retry in a second.');
+      return sendProblem(reply, 'service_unavailable', 'The database is busy; retry in a second.');
     }
     const status = fe.statusCode ?? 500;
     if (status === 413) return sendProblem(reply, 'payload_too_large', 'The request body is larger than the limit.');
