@@ -149,10 +149,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const e = parsed.data;
   const missing = e.NODE_ENV === 'production' ? (['SESSION_SECRET', 'ENCRYPTION_KEY'] as const).filter((k) => !e[k]) : [];
   const problems = missing.map((k) => `  ${k}: required in production`);
-  const notAbove = (k: keyof Env, limit: keyof Env) => {
-    if ((e[k] as number | undefined) !== undefined && (e[k] as number) > (e[limit] as number)) problems.push(`  ${k}: must not exceed ${limit}`);
-  };
-  notAbove('MAX_IN_FLIGHT_PER_TENANT', 'MAX_IN_FLIGHT');
+  if (e.MAX_IN_FLIGHT_PER_TENANT !== undefined && e.MAX_IN_FLIGHT_PER_TENANT > e.MAX_IN_FLIGHT) {
+    problems.push('  MAX_IN_FLIGHT_PER_TENANT: must not exceed MAX_IN_FLIGHT');
+  }
   if (problems.length) throw new ConfigError(`Invalid configuration:\n${problems.join('\n')}`);
   return {
     env: e.NODE_ENV,
