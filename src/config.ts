@@ -73,6 +73,8 @@ const envSchema = z.object({
   MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
   /** Of those, what one tenant may hold; default a quarter of MAX_IN_FLIGHT. */
   MAX_IN_FLIGHT_PER_TENANT: z.coerce.number().int().min(1).optional(),
+  /** Of a tenant's requests in flight, how many run at once; the rest wait their turn. Default half of DATABASE_POOL_SIZE. */
+  MAX_ACTIVE_PER_TENANT: z.coerce.number().int().min(1).optional(),
   /** Inbound webhook requests one process works on at once, a budget of their own. */
   MAX_IN_FLIGHT_INBOUND: z.coerce.number().int().min(1).default(128),
   /** Requests without a credential (sign-in, anonymous GraphQL, the dashboard's files), a budget of their own. */
@@ -126,8 +128,10 @@ export interface Config {
 export interface Admission {
   /** Authenticated API requests in flight. */
   maxInFlight: number;
-  /** Authenticated API requests in flight for one tenant. */
+  /** Authenticated API requests in flight for one tenant, running or waiting. */
   maxInFlightPerTenant: number;
+  /** Of those, how many run at once; the others wait for the tenant's own turn, not for the database. */
+  maxActivePerTenant: number;
   /** Inbound webhook requests in flight. */
   maxInFlightInbound: number;
   /** Requests without a credential in flight. */
@@ -187,6 +191,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     overload: {
       maxInFlight: e.MAX_IN_FLIGHT,
       maxInFlightPerTenant: e.MAX_IN_FLIGHT_PER_TENANT ?? Math.max(1, Math.floor(e.MAX_IN_FLIGHT / 4)),
+      maxActivePerTenant: e.MAX_ACTIVE_PER_TENANT ?? Math.max(1, Math.floor(e.DATABASE_POOL_SIZE / 2)),
       maxInFlightInbound: e.MAX_IN_FLIGHT_INBOUND,
       maxInFlightAnonymous: e.MAX_IN_FLIGHT_ANONYMOUS,
       maxUnauthenticatedPerAddress: e.MAX_UNAUTHENTICATED_PER_ADDRESS,

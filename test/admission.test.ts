@@ -175,6 +175,37 @@ describe('fair sharing between tenants', () => {
     for (const r of refused) expect(r).toMatch(/retry-after: 1/i);
   });
 
+  it("lets a tenant's requests beyond its running share wait their turn instead of refusing them", async () => {
+    const { t, port, base } = await listening({ MAX_ACTIVE_PER_TENANT: '1' });
+    const a = await tenantWithKey(t.prisma, 'scale');
+    const order: string[] = [];
+    // The tenant's one running request is a create whose body has not finished arriving.
+    const body = JSON.stringify({ name: 'Slow Co' });
+    const socket = net.connect(port, '127.0.0.1');
+    sockets.push(socket);
+    const created = new Promise<string>((resolve) => {
+      let data = '';
+      socket.on('data', (d) => {
+        data += d.toString();
+        if (data.includes('\r\n\r\n')) resolve(data);
+      });
+    });
+    socket.write(
+      `POST /api/v1/customers HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${a.apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+    );
+    await settle();
+    const waiting = fetch(`${base}/api/v1/customers`, { headers: { 'x-api-key': a.apiKey } }).then((r) => {
+      order.push('list answered');
+      return r.status;
+    });
+    await settle();
+    order.push('create finished');
+    socket.write(body.slice(5));
+    expect(await created).toMatch(/^HTTP\/1\.1 201/);
+    expect(await waiting).toBe(200);
+    expect(order).toEqual(['create finished', 'list answered']);
+  });
+
   it("answers one tenant's burst of writes within its plan with 2xx or 503 and Retry-After, while another tenant's PATCHes succeed", async () => {
     const { t, base } = await listening({});
     const a = await tenantWithKey(t.prisma, 'scale');

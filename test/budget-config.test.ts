@@ -7,6 +7,7 @@ describe('overload budgets and timeouts in the configuration', () => {
     expect(c.overload).toMatchObject({
       maxInFlight: 256,
       maxInFlightPerTenant: 64,
+      maxActivePerTenant: 5,
       maxInFlightInbound: 128,
       maxInFlightAnonymous: 64,
       maxUnauthenticatedPerAddress: 32,

@@ -30,6 +30,12 @@ class Slots {
   }
 }
 
+/** One tenant's API requests: `running` at most maxActivePerTenant, the rest waiting in arrival order. */
+interface Lane {
+  running: number;
+  waiting: (() => void)[];
+}
+
 export interface AdmissionOptions extends Admission {
   /** Time the body of a credential-less request has to arrive. */
   unauthenticatedBodyTimeoutMs: number;
@@ -44,7 +50,8 @@ export interface AdmissionOptions extends Admission {
  * - both of those are also capped per client address, and their bodies must arrive within a short
  *   deadline (providers and sign-in forms send a few kilobytes at once);
  * - API calls are counted against the shared API budget only once authenticated, and each tenant may
- *   hold a part of it only.
+ *   hold a part of it only; of that part only a few run at once and the rest wait in the tenant's own
+ *   queue, so one tenant's burst queues behind itself rather than in front of others on the database pool.
  *
  * Beyond a budget a request gets 503 `service_unavailable` with Retry-After at once rather than queueing;
  * providers retry, and API clients are asked to.
@@ -52,7 +59,7 @@ export interface AdmissionOptions extends Admission {
 export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) {
   const ALL = '';
   const api = new Slots(opts.maxInFlight);
-  const perTenant = new Slots(opts.maxInFlightPerTenant);
+  const lanes = new Map<string, Lane>();
   const inbound = new Slots(opts.maxInFlightInbound);
   const anonymous = new Slots(opts.maxInFlightAnonymous);
   const perAddress = new Slots(opts.maxUnauthenticatedPerAddress);
@@ -111,13 +118,39 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
       const principal = req.principal;
       if (!principal) return admitUnauthenticated(req, reply, anonymous, 'requests without credentials');
       const tenant = principal.tenantId;
-      if (perTenant.full(tenant)) return refuse(reply, 'This tenant has too many requests in flight; retry in a second.');
+      const lane = lanes.get(tenant) ?? { running: 0, waiting: [] };
+      if (lane.running + lane.waiting.length >= opts.maxInFlightPerTenant) {
+        return refuse(reply, 'This tenant has too many requests in flight; retry in a second.');
+      }
       if (api.full(ALL)) return refuse(reply, 'The service is at capacity; retry in a second.');
-      perTenant.take(tenant);
+      lanes.set(tenant, lane);
       api.take(ALL);
+      let state: 'waiting' | 'running' | 'done' = 'waiting';
+      let wake = () => {};
       holdUntilAnswered(reply, () => {
-        perTenant.give(tenant);
+        if (state === 'waiting') {
+          // Gone before its turn: it leaves the queue and never runs.
+          lane.waiting.splice(lane.waiting.indexOf(wake), 1);
+        } else {
+          const next = lane.waiting.shift();
+          if (next) next();
+          else lane.running--;
+        }
+        state = 'done';
         api.give(ALL);
+        if (lane.running === 0 && lane.waiting.length === 0) lanes.delete(tenant);
+      });
+      if (lane.running < opts.maxActivePerTenant) {
+        lane.running++;
+        state = 'running';
+        return undefined;
+      }
+      await new Promise<void>((resolve) => {
+        wake = () => {
+          state = 'running';
+          resolve();
+        };
+        lane.waiting.push(wake);
       });
       return undefined;
     },
