@@ -80,7 +80,7 @@ const envSchema = z.object({
   /** Requests without a credential (sign-in, anonymous GraphQL, the dashboard's files), a budget of their own. */
   MAX_IN_FLIGHT_ANONYMOUS: z.coerce.number().int().min(1).default(64),
   /** Inbound and credential-less requests one client address may have in flight at once. */
-  MAX_UNAUTHENTICATED_PER_ADDRESS: z.coerce.number().int().min(1).default(32),
+  MAX_UNAUTHENTICATED_PER_ADDRESS: z.coerce.number().int().min(1).default(64),
   /** Event-loop delay in ms above which new requests get 503; 0 turns the check off. */
   MAX_EVENT_LOOP_DELAY_MS: z.coerce.number().int().min(0).default(1000),
   /** The built dashboard (vite build output); default dist/web under the project. */

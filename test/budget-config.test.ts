@@ -10,7 +10,7 @@ describe('overload budgets and timeouts in the configuration', () => {
       maxActivePerTenant: 5,
       maxInFlightInbound: 128,
       maxInFlightAnonymous: 64,
-      maxUnauthenticatedPerAddress: 32,
+      maxUnauthenticatedPerAddress: 64,
     });
     expect(c.http).toMatchObject({ requestTimeoutMs: 30_000, unauthenticatedBodyTimeoutMs: 5000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 72_000 });
     expect(c.database.poolWaitMs).toBe(5000);
