@@ -13,7 +13,9 @@ export async function twoTenants() {
   const make = async (name: string, plan: 'growth' | 'scale') => {
     const tenant = await prisma.tenant.create({ data: { name, plan } });
     const { secret } = await issueApiKey(prisma, { tenantId: tenant.id, name: 'bench' });
-    await prisma.customer.createMany({ data: Array.from({ length: 100 }, (_, i) => ({ tenantId: tenant.id, name: `${name} customer ${i}` })) });
+    await prisma.customer.createMany({
+      data: Array.from({ length: 100 }, (_, i) => ({ tenantId: tenant.id, name: `${name} customer ${i}` })),
+    });
     const first = await prisma.customer.findFirstOrThrow({ where: { tenantId: tenant.id } });
     return { tenantId: tenant.id, apiKey: secret, customerId: first.id };
   };

@@ -92,7 +92,10 @@ export async function load(
     non2xx: r.non2xx,
     bytes: Math.round(r.throughput.average / Math.max(r.requests.average, 1)),
     statuses: Object.fromEntries(
-      Object.entries((r as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {}).map(([k, v]) => [k, v.count]),
+      Object.entries((r as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {}).map(([k, v]) => [
+        k,
+        v.count,
+      ]),
     ),
   };
 }

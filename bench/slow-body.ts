@@ -50,12 +50,21 @@ const rows: string[] = [];
 const runs: { name: string; env: Record<string, string>; attacked: boolean }[] = [
   { name: 'no attack', env: {}, attacked: false },
   { name: `${ATTACKERS} slow-body connections from one address`, env: {}, attacked: true },
-  { name: `${ATTACKERS} slow-body connections, per-address cap lifted`, env: { MAX_UNAUTHENTICATED_PER_ADDRESS: '100000' }, attacked: true },
+  {
+    name: `${ATTACKERS} slow-body connections, per-address cap lifted`,
+    env: { MAX_UNAUTHENTICATED_PER_ADDRESS: '100000' },
+    attacked: true,
+  },
 ];
 for (const run of runs) {
   const api = await startApi(run.env);
   const attacker = run.attacked ? attack(api.port, `/api/v1/webhooks/in/stripe/${a.tenantId}`) : undefined;
-  await load('warm-up', { url: `${api.base}/api/v1/customers?limit=25`, headers: { authorization: `Bearer ${b.apiKey}` }, durationS: 2, connections: READERS });
+  await load('warm-up', {
+    url: `${api.base}/api/v1/customers?limit=25`,
+    headers: { authorization: `Bearer ${b.apiKey}` },
+    durationS: 2,
+    connections: READERS,
+  });
   const m = await load(run.name, {
     url: `${api.base}/api/v1/customers?limit=25`,
     headers: { authorization: `Bearer ${b.apiKey}` },
@@ -65,7 +74,13 @@ for (const run of runs) {
   const answers = attacker?.stop();
   api.stop();
   rows.push(
-    `| ${run.name} | ${m.rps} | ${successRate(m)} % (${statusList(m)}) | ${m.p50} | ${m.p99} | ${answers ? Object.entries(answers).map(([k, v]) => `${v} × ${k}`).join(', ') : '–'} |`,
+    `| ${run.name} | ${m.rps} | ${successRate(m)} % (${statusList(m)}) | ${m.p50} | ${m.p99} | ${
+      answers
+        ? Object.entries(answers)
+            .map(([k, v]) => `${v} × ${k}`)
+            .join(', ')
+        : '–'
+    } |`,
   );
 }
 

@@ -171,7 +171,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
     },
     log: { level: e.LOG_LEVEL },
-    database: { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE, poolWaitMs: e.DATABASE_POOL_WAIT_MS, embeddedPort: e.EMBEDDED_PG_PORT },
+    database: {
+      url: e.DATABASE_URL,
+      poolSize: e.DATABASE_POOL_SIZE,
+      poolWaitMs: e.DATABASE_POOL_WAIT_MS,
+      embeddedPort: e.EMBEDDED_PG_PORT,
+    },
     dataDir: e.DATA_DIR,
     amqp: { url: e.AMQP_URL, prefix: e.AMQP_PREFIX },
     worker: { sweepEveryMs: e.INBOX_SWEEP_MS, prefetch: e.WORKER_PREFETCH },

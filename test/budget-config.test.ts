@@ -12,7 +12,12 @@ describe('overload budgets and timeouts in the configuration', () => {
       maxInFlightAnonymous: 64,
       maxUnauthenticatedPerAddress: 64,
     });
-    expect(c.http).toMatchObject({ requestTimeoutMs: 30_000, unauthenticatedBodyTimeoutMs: 5000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 72_000 });
+    expect(c.http).toMatchObject({
+      requestTimeoutMs: 30_000,
+      unauthenticatedBodyTimeoutMs: 5000,
+      headersTimeoutMs: 10_000,
+      keepAliveTimeoutMs: 72_000,
+    });
     expect(c.database.poolWaitMs).toBe(5000);
   });
 

@@ -38,7 +38,9 @@ export function createPool(
 
 /** Prisma over a pg pool; pass `pool` to share one pool with the plain-SQL paths. */
 export function createPrisma({ url, poolSize, poolWaitMs, onQuery, pool }: PrismaOptions & { pool?: pg.Pool }): Db {
-  const adapter = new PrismaPg(pool ?? { connectionString: url, max: poolSize, ...(poolWaitMs ? { connectionTimeoutMillis: poolWaitMs } : {}) });
+  const adapter = new PrismaPg(
+    pool ?? { connectionString: url, max: poolSize, ...(poolWaitMs ? { connectionTimeoutMillis: poolWaitMs } : {}) },
+  );
   const client = new PrismaClient({
     adapter,
     // An interactive transaction waits as long as any query for its connection (Prisma's own default is 2 s).

@@ -156,5 +156,3 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
     },
   };
 }
-
-export type Admitter = ReturnType<typeof registerAdmission>;

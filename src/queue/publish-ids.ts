@@ -16,9 +16,7 @@ export async function publishIds(
 ): Promise<string[]> {
   for (let i = 0; i < ids.length; i += chunkSize) {
     const chunk = ids.slice(i, i + chunkSize);
-    const results = await Promise.allSettled(
-      chunk.map((id) => queue.publish(topic, { id }, { messageId: id, timeoutMs })),
-    );
+    const results = await Promise.allSettled(chunk.map((id) => queue.publish(topic, { id }, { messageId: id, timeoutMs })));
     const failed = chunk.filter((_, j) => results[j]!.status === 'rejected');
     if (failed.length) return [...failed, ...ids.slice(i + chunkSize)];
   }
