@@ -58,6 +58,8 @@ export interface Measured {
   errors: number;
   non2xx: number;
   bytes: number;
+  /** Responses by HTTP status, where measured with `load`. */
+  statuses?: Record<string, number>;
 }
 
 export async function load(
@@ -89,6 +91,12 @@ export async function load(
     errors: r.errors + r.timeouts,
     non2xx: r.non2xx,
     bytes: Math.round(r.throughput.average / Math.max(r.requests.average, 1)),
+    statuses: Object.fromEntries(
+      Object.entries((r as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {}).map(([k, v]) => [
+        k,
+        v.count,
+      ]),
+    ),
   };
 }
 

@@ -18,6 +18,7 @@ import { createInboundSecretStore } from './ingest/secrets.ts';
 import { authHook } from './http/auth-hook.ts';
 import { defaultDashboardDir, registerDashboard } from './http/dashboard.ts';
 import { registerDocs } from './http/docs.ts';
+import { registerAdmission } from './http/admission.ts';
 import { registerLoadShedding } from './http/load-shedding.ts';
 import { registerRequestDeadline } from './http/request-deadline.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
@@ -73,10 +74,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Errors raised before routing, and by Node's HTTP parser, are problem documents too.
     frameworkErrors,
     clientErrorHandler,
-    // A client trickling its request (slowloris) holds a socket for this long at most.
+    // Every socket timeout in one place. A client trickling its request (slowloris) holds a socket for
+    // requestTimeoutMs at most, its headers for headersTimeoutMs; Node checks both every
+    // connectionsCheckingInterval, so that is short. Idle keep-alive sockets close after keepAliveTimeout.
     connectionTimeout: config.http.requestTimeoutMs,
     requestTimeout: config.http.requestTimeoutMs,
+    keepAliveTimeout: config.http.keepAliveTimeoutMs,
+    http: { connectionsCheckingInterval: 1000 },
   });
+  // Set on the server rather than passed to it: given at creation it kept idle keep-alive sockets from
+  // closing promptly on shutdown.
+  app.server.headersTimeout = config.http.headersTimeoutMs;
   app.decorateRequest('principal', null);
   // JSON only: any other body type is a 415, not a string that fails validation later.
   registerJsonBodyParser(app);
@@ -89,6 +97,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerProblemHandlers(app);
   await registerLoadShedding(app, config.overload);
   registerRequestDeadline(app, config.http.requestTimeoutMs);
+  const admission = registerAdmission(app, { ...config.overload, unauthenticatedBodyTimeoutMs: config.http.unauthenticatedBodyTimeoutMs });
   for (const s of SHARED_SCHEMAS) app.addSchema(s);
   await registerDocs(app, { version: deps.version ?? '1.0.0' });
 
@@ -146,24 +155,30 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   const run = createExecutor(schema);
 
-  // Everything a tenant calls: credentials resolved first, then the tenant's rate limit.
+  // Everything a tenant calls: credentials resolved first, then the request counted against the API's
+  // budgets (or the credential-less one), then the tenant's rate limit.
   await app.register(async (api) => {
+    admission.mark(api, 'api');
     api.addHook('onRequest', authHook(authenticator, 'optional', authFailures));
+    api.addHook('onRequest', admission.afterAuthentication);
     await registerRateLimit(api, config.rateLimit, deps.redis);
     registerGraphQL(api, schema, context, { corsOrigins: config.http.corsOrigins, debugErrors: config.http.debugErrors });
     await api.register(restApi, { prefix: '/api/v1', run, context });
   });
 
-  // Providers post here: verified by signature, not by API key, and never rate limited.
-  await app.register(inboundRoutes, {
-    prefix: '/api/v1',
-    prisma,
-    secrets: inboundSecrets,
-    inbox: deps.inbox,
-    bodyLimit: config.http.bodyLimit,
-    cacheMs: config.apiKeyCacheMs,
-    unknownTenants: inboundMisses,
-    now: deps.now,
+  // Providers post here: verified by signature, not by API key, and never rate limited; a budget of their own.
+  await app.register(async (inbound) => {
+    admission.mark(inbound, 'inbound');
+    await inbound.register(inboundRoutes, {
+      prefix: '/api/v1',
+      prisma,
+      secrets: inboundSecrets,
+      inbox: deps.inbox,
+      bodyLimit: config.http.bodyLimit,
+      cacheMs: config.apiKeyCacheMs,
+      unknownTenants: inboundMisses,
+      now: deps.now,
+    });
   });
 
   await registerDashboard(app, { dir: config.dashboardDir ?? defaultDashboardDir() });

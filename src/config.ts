@@ -20,6 +20,8 @@ const envSchema = z.object({
   PUBLIC_BASE_URL: z.string().url().optional(),
   DATABASE_URL: url(['postgres', 'postgresql']).optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /** How long a request waits for a free database connection (or to start a transaction) before it gets 503. */
+  DATABASE_POOL_WAIT_MS: z.coerce.number().int().min(50).max(60_000).default(5000),
   AMQP_URL: url(['amqp', 'amqps']).optional(),
   /** Prefix of exchange and queue names, so several deployments (or test runs) can share a broker. */
   AMQP_PREFIX: z
@@ -58,6 +60,12 @@ const envSchema = z.object({
     .default(1024 * 1024),
   /** Time a client has to send a whole request (headers and body); slower ones are cut off with 408. */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  /** The same for requests that carry no credential (inbound webhooks, sign-in): their bodies are small. At most REQUEST_TIMEOUT_MS. */
+  UNAUTHENTICATED_BODY_TIMEOUT_MS: z.coerce.number().int().min(100).default(5000),
+  /** Time a client has to send the request headers. At most REQUEST_TIMEOUT_MS. */
+  HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** An idle keep-alive connection is closed after this; keep it above a load balancer's idle timeout. */
+  KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).default(72_000),
   RATE_LIMIT_GROWTH: z.coerce.number().int().min(1).default(100),
   RATE_LIMIT_SCALE: z.coerce.number().int().min(1).default(300),
   RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).default(60_000),
@@ -74,8 +82,18 @@ const envSchema = z.object({
   /** Serve /metrics on this port instead of the API port (token-protected too when METRICS_TOKEN is set). */
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   METRICS_HOST: z.string().optional(),
-  /** Requests one API process works on at once; more get 503 with Retry-After instead of queueing. */
+  /** Authenticated API requests one process works on at once; more get 503 with Retry-After instead of queueing. */
   MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
+  /** Of those, what one tenant may hold; default a quarter of MAX_IN_FLIGHT. */
+  MAX_IN_FLIGHT_PER_TENANT: z.coerce.number().int().min(1).optional(),
+  /** Of a tenant's requests in flight, how many run at once; the rest wait their turn. Default half of DATABASE_POOL_SIZE. */
+  MAX_ACTIVE_PER_TENANT: z.coerce.number().int().min(1).optional(),
+  /** Inbound webhook requests one process works on at once, a budget of their own. */
+  MAX_IN_FLIGHT_INBOUND: z.coerce.number().int().min(1).default(128),
+  /** Requests without a credential (sign-in, anonymous GraphQL, the dashboard's files), a budget of their own. */
+  MAX_IN_FLIGHT_ANONYMOUS: z.coerce.number().int().min(1).default(64),
+  /** Inbound and credential-less requests one client address may have in flight at once. */
+  MAX_UNAUTHENTICATED_PER_ADDRESS: z.coerce.number().int().min(1).default(64),
   /** Event-loop delay in ms above which new requests get 503; 0 turns the check off. */
   MAX_EVENT_LOOP_DELAY_MS: z.coerce.number().int().min(0).default(1000),
   /** The built dashboard (vite build output); default dist/web under the project. */
@@ -113,9 +131,12 @@ export interface Config {
     requestTimeoutMs: number;
     corsOrigins: string[];
     debugErrors: boolean;
+    unauthenticatedBodyTimeoutMs: number;
+    headersTimeoutMs: number;
+    keepAliveTimeoutMs: number;
   };
   log: { level: Env['LOG_LEVEL'] };
-  database: { url?: string; poolSize: number; embeddedPort: number };
+  database: { url?: string; poolSize: number; poolWaitMs: number; embeddedPort: number };
   dataDir: string;
   amqp: { url?: string; prefix: string };
   worker: { sweepEveryMs: number; prefetch: number };
@@ -129,8 +150,24 @@ export interface Config {
   seedDemo: boolean;
   metrics: { token?: string; port?: number; host: string };
   dashboardDir?: string;
-  overload: { maxInFlight: number; maxEventLoopDelayMs: number };
+  overload: Admission & { maxEventLoopDelayMs: number };
   scoring: { batchSize: number; concurrency: number; sweepEveryMs: number };
+}
+
+/** Concurrency budgets of one API process (src/http/admission.ts). */
+export interface Admission {
+  /** Authenticated API requests in flight. */
+  maxInFlight: number;
+  /** Authenticated API requests in flight for one tenant, running or waiting. */
+  maxInFlightPerTenant: number;
+  /** Of those, how many run at once; the others wait for the tenant's own turn, not for the database. */
+  maxActivePerTenant: number;
+  /** Inbound webhook requests in flight. */
+  maxInFlightInbound: number;
+  /** Requests without a credential in flight. */
+  maxInFlightAnonymous: number;
+  /** Inbound and credential-less requests in flight from one client address. */
+  maxUnauthenticatedPerAddress: number;
 }
 
 export class ConfigError extends Error {}
@@ -159,6 +196,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   // Without both, any token the identity provider signs (for another application too) would open a session here.
   if (e.SESSION_JWKS_URL && !jwtIssuers.length) problems.push('  SESSION_JWT_ISSUER: required with SESSION_JWKS_URL');
   if (e.SESSION_JWKS_URL && !jwtAudiences.length) problems.push('  SESSION_JWT_AUDIENCE: required with SESSION_JWKS_URL');
+  if (e.MAX_IN_FLIGHT_PER_TENANT !== undefined && e.MAX_IN_FLIGHT_PER_TENANT > e.MAX_IN_FLIGHT) {
+    problems.push('  MAX_IN_FLIGHT_PER_TENANT: must not exceed MAX_IN_FLIGHT');
+  }
   if (problems.length) throw new ConfigError(`Invalid configuration:\n${problems.join('\n')}`);
   return {
     env: e.NODE_ENV,
@@ -170,9 +210,18 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
       corsOrigins: e.CORS_ORIGINS,
       debugErrors: e.GRAPHQL_DEBUG_ERRORS,
+      // Neither may outlast the whole-request deadline.
+      unauthenticatedBodyTimeoutMs: Math.min(e.UNAUTHENTICATED_BODY_TIMEOUT_MS, e.REQUEST_TIMEOUT_MS),
+      headersTimeoutMs: Math.min(e.HEADERS_TIMEOUT_MS, e.REQUEST_TIMEOUT_MS),
+      keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
     },
     log: { level: e.LOG_LEVEL },
-    database: { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE, embeddedPort: e.EMBEDDED_PG_PORT },
+    database: {
+      url: e.DATABASE_URL,
+      poolSize: e.DATABASE_POOL_SIZE,
+      poolWaitMs: e.DATABASE_POOL_WAIT_MS,
+      embeddedPort: e.EMBEDDED_PG_PORT,
+    },
     dataDir: e.DATA_DIR,
     amqp: { url: e.AMQP_URL, prefix: e.AMQP_PREFIX },
     worker: { sweepEveryMs: e.INBOX_SWEEP_MS, prefetch: e.WORKER_PREFETCH },
@@ -196,7 +245,15 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     seedDemo: e.SEED_DEMO === 'auto',
     metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT, host: e.METRICS_HOST ?? e.HOST },
     dashboardDir: e.DASHBOARD_DIR,
-    overload: { maxInFlight: e.MAX_IN_FLIGHT, maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS },
+    overload: {
+      maxInFlight: e.MAX_IN_FLIGHT,
+      maxInFlightPerTenant: e.MAX_IN_FLIGHT_PER_TENANT ?? Math.max(1, Math.floor(e.MAX_IN_FLIGHT / 4)),
+      maxActivePerTenant: e.MAX_ACTIVE_PER_TENANT ?? Math.max(1, Math.floor(e.DATABASE_POOL_SIZE / 2)),
+      maxInFlightInbound: e.MAX_IN_FLIGHT_INBOUND,
+      maxInFlightAnonymous: e.MAX_IN_FLIGHT_ANONYMOUS,
+      maxUnauthenticatedPerAddress: e.MAX_UNAUTHENTICATED_PER_ADDRESS,
+      maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
+    },
     scoring: { batchSize: e.SCORING_BATCH_SIZE, concurrency: e.SCORING_CONCURRENCY, sweepEveryMs: e.SCORING_SWEEP_MS },
   };
 }

@@ -62,6 +62,19 @@ export const missingCredentials = () =>
 
 export const forbidden = (detail = 'Your role does not allow this action.') => new DomainError('forbidden', detail);
 
+/**
+ * The database had no connection free in time: pg's pool wait ran out, or Prisma could not start (or
+ * finish) an interactive transaction in time (P2028). The process is at capacity, not broken: such a
+ * request is answered 503 with Retry-After, never 500.
+ */
+export function isPoolExhausted(error: unknown): boolean {
+  if (!error || typeof error !== 'object') return false;
+  const e = error as { code?: unknown; message?: unknown; cause?: unknown };
+  if (e.code === 'P2028') return true;
+  if (typeof e.message === 'string' && e.message.includes('timeout exceeded when trying to connect')) return true;
+  return e.cause !== undefined && e.cause !== error && isPoolExhausted(e.cause);
+}
+
 export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && Object.hasOwn(ERROR_CATALOG, value);
 }

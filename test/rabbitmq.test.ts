@@ -26,7 +26,8 @@ let rx: Awaited<ReturnType<typeof startReceiver>>;
 beforeAll(async () => {
   t = await createTestApp({
     queue: createRabbitQueue(AMQP_URL, log, prefix),
-    env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+    // Posts here come 100 at once from one address, more than the per-address and inbound budgets admit.
+    env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', MAX_UNAUTHENTICATED_PER_ADDRESS: '1000', MAX_IN_FLIGHT_INBOUND: '1000' },
     ca: testCertificate().cert,
   });
   rx = await startReceiver(testCertificate());

@@ -36,17 +36,26 @@ export function createAuthenticator(deps: {
     ttl: Math.max(deps.cacheMs, 1),
   });
   const invalid = () => new DomainError('invalid_credentials', 'The API key is unknown, revoked or expired.');
+  // A burst of requests with one key, arriving before it is cached, shares one lookup instead of taking
+  // a database connection each.
+  const keyLookups = new Map<string, Promise<KeyRecord | 'unknown'>>();
 
   async function loadKey(hash: string): Promise<KeyRecord | 'unknown'> {
     const cached = deps.cacheMs > 0 ? keys.get(hash) : undefined;
     if (cached) return cached;
-    const row = await prisma.apiKey.findUnique({
-      where: { hash },
-      select: { id: true, tenantId: true, revokedAt: true, expiresAt: true, lastUsedAt: true, tenant: { select: { plan: true } } },
-    });
-    const record: KeyRecord | 'unknown' = row ? { ...row, plan: row.tenant.plan } : 'unknown';
-    if (deps.cacheMs > 0) keys.set(hash, record);
-    return record;
+    const pending = keyLookups.get(hash);
+    if (pending) return pending;
+    const lookup = (async () => {
+      const row = await prisma.apiKey.findUnique({
+        where: { hash },
+        select: { id: true, tenantId: true, revokedAt: true, expiresAt: true, lastUsedAt: true, tenant: { select: { plan: true } } },
+      });
+      const record: KeyRecord | 'unknown' = row ? { ...row, plan: row.tenant.plan } : 'unknown';
+      if (deps.cacheMs > 0) keys.set(hash, record);
+      return record;
+    })().finally(() => keyLookups.delete(hash));
+    keyLookups.set(hash, lookup);
+    return lookup;
   }
 
   function touch(record: KeyRecord, now: Date) {

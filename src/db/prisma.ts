@@ -7,6 +7,8 @@ export type Db = PrismaClient;
 export interface PrismaOptions {
   url: string;
   poolSize: number;
+  /** How long a query waits for a connection, or a transaction to start, before failing (answered 503). */
+  poolWaitMs?: number;
   /** Called with every SQL statement Prisma sends; tests use it to catch N+1 queries. */
   onQuery?: (sql: string) => void;
 }
@@ -18,11 +20,14 @@ export interface PrismaOptions {
 export function createPool(
   url: string,
   poolSize: number,
-  opts: { onIdleError?: (err: Error) => void; synchronousCommit?: boolean } = {},
+  opts: { onIdleError?: (err: Error) => void; synchronousCommit?: boolean; waitMs?: number } = {},
 ): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
+    // Without a bound a burst queues on the pool for as long as it takes; with one the caller gets a
+    // clear "at capacity" (see isPoolExhausted) it can retry.
+    ...(opts.waitMs ? { connectionTimeoutMillis: opts.waitMs } : {}),
     // Off: a commit returns before its WAL reaches disk. A crash of PostgreSQL itself can then lose the
     // last few hundred milliseconds of commits, whole, never half; only for work that is safe to redo.
     ...(opts.synchronousCommit === false ? { options: '-c synchronous_commit=off' } : {}),
@@ -32,9 +37,16 @@ export function createPool(
 }
 
 /** Prisma over a pg pool; pass `pool` to share one pool with the plain-SQL paths. */
-export function createPrisma({ url, poolSize, onQuery, pool }: PrismaOptions & { pool?: pg.Pool }): Db {
-  const adapter = new PrismaPg(pool ?? { connectionString: url, max: poolSize });
-  const client = new PrismaClient({ adapter, log: onQuery ? [{ emit: 'event', level: 'query' }] : [] });
+export function createPrisma({ url, poolSize, poolWaitMs, onQuery, pool }: PrismaOptions & { pool?: pg.Pool }): Db {
+  const adapter = new PrismaPg(
+    pool ?? { connectionString: url, max: poolSize, ...(poolWaitMs ? { connectionTimeoutMillis: poolWaitMs } : {}) },
+  );
+  const client = new PrismaClient({
+    adapter,
+    // An interactive transaction waits as long as any query for its connection (Prisma's own default is 2 s).
+    ...(poolWaitMs ? { transactionOptions: { maxWait: poolWaitMs } } : {}),
+    log: onQuery ? [{ emit: 'event', level: 'query' }] : [],
+  });
   if (onQuery) client.$on('query' as never, (e: { query: string }) => onQuery(e.query));
   return client;
 }

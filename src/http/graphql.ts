@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { GraphQLSchema } from 'graphql';
-import { createYoga } from 'graphql-yoga';
+import { GraphQLError, type GraphQLSchema } from 'graphql';
+import { createYoga, maskError } from 'graphql-yoga';
+import { isPoolExhausted } from '../errors.ts';
 import type { Context } from '../schema/context.ts';
 import { graphqlLimits } from './graphql-limits.ts';
 
@@ -26,8 +27,18 @@ export function registerGraphQL(
     graphiql: false,
     landingPage: false,
     plugins: graphqlLimits(),
-    // Yoga unmasks errors whenever NODE_ENV is development, as many run it; only our own setting does here.
-    maskedErrors: { isDev: opts.debugErrors },
+    maskedErrors: {
+      // Yoga unmasks errors whenever NODE_ENV is development, as many run it; only our own setting does here.
+      isDev: opts.debugErrors,
+      // At capacity is not a defect: the caller gets 503 with Retry-After, as on REST.
+      maskError: (error, message, isDev) => {
+        const original = error instanceof GraphQLError ? error.originalError : error;
+        if (!isPoolExhausted(original)) return maskError(error, message, isDev);
+        return new GraphQLError('The database is busy; retry in a second.', {
+          extensions: { code: 'service_unavailable', status: 503, http: { status: 503, headers: { 'retry-after': '1' } } },
+        });
+      },
+    },
     // Credentials travel in headers, never cookies, so no origin is allowed credentials. Yoga's
     // default reflects any origin; here a foreign one gets no CORS headers at all.
     cors: (request) => {

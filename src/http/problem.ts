@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, ERROR_CATALOG, type ErrorCode, type FieldError, isErrorCode, problemFor, validationFailed } from '../errors.ts';
+import { DomainError, ERROR_CATALOG, type ErrorCode, type FieldError, isErrorCode, isPoolExhausted, problemFor, validationFailed } from '../errors.ts';
 import { jsonContentTypeRefusal } from './media-type.ts';
 
 export function sendProblem(reply: FastifyReply, code: ErrorCode, detail: string, errors?: FieldError[]) {
@@ -48,6 +48,11 @@ export function registerProblemHandlers(app: FastifyInstance) {
     if (fe.validation) {
       const e = validationFailed(fieldErrors(fe.validation));
       return sendProblem(reply, e.code, e.message, e.fieldErrors);
+    }
+    if (isPoolExhausted(error)) {
+      request.log.warn({ err: error }, 'no database connection free in time; answered 503');
+      reply.header('retry-after', '1');
+      return sendProblem(reply, 'service_unavailable', 'The database is busy; retry in a second.');
     }
     const status = fe.statusCode ?? 500;
     if (status === 413) return sendProblem(reply, 'payload_too_large', 'The request body is larger than the limit.');

@@ -1,34 +1,43 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { problemFor } from '../errors.ts';
 import { SECURITY_HEADERS } from './security-headers.ts';
 
 /**
- * A request must arrive whole within `ms`. Node's own request timeout is only checked every 30 s and a
- * client that trickles a byte now and then keeps the socket alive, so the body read gets its own
- * deadline: past it the client gets 408 and the connection is closed.
+ * Gives the rest of the request body `ms` to arrive: past it the client gets 408 and the connection is
+ * closed. Several deadlines may be armed on one request (the shortest wins); each is cleared once the
+ * body has arrived.
+ */
+export function armBodyDeadline(req: FastifyRequest, reply: FastifyReply, ms: number) {
+  if (req.raw.complete) return;
+  const timer = setTimeout(() => {
+    if (req.raw.complete) return;
+    req.log.warn({ ms }, 'request body not received in time; closing the connection');
+    if (!reply.raw.headersSent) {
+      const body = JSON.stringify(problemFor('request_timeout', `The request did not arrive within ${ms / 1000} s.`));
+      reply.raw.writeHead(408, {
+        'content-type': 'application/problem+json',
+        connection: 'close',
+        'content-length': Buffer.byteLength(body),
+        'cache-control': 'no-store',
+        ...SECURITY_HEADERS,
+      });
+      reply.raw.end(body);
+    }
+    req.raw.socket.destroySoon();
+  }, ms);
+  timer.unref();
+  req.raw.once('end', () => clearTimeout(timer));
+  req.raw.once('close', () => clearTimeout(timer));
+}
+
+/**
+ * A request must arrive whole within `ms`. Node's own request timeout is only checked every so often
+ * and a client that trickles a byte now and then keeps the socket alive, so the body read gets its own
+ * deadline. Requests without a credential get a shorter one where they are classified (admission.ts).
  */
 export function registerRequestDeadline(app: FastifyInstance, ms: number) {
   app.addHook('onRequest', (req, reply, done) => {
-    if (req.raw.complete) return done();
-    const timer = setTimeout(() => {
-      if (req.raw.complete) return;
-      req.log.warn({ ms }, 'request body not received in time; closing the connection');
-      if (!reply.raw.headersSent) {
-        const body = JSON.stringify(problemFor('request_timeout', `The request did not arrive within ${ms / 1000} s.`));
-        reply.raw.writeHead(408, {
-          'content-type': 'application/problem+json',
-          connection: 'close',
-          'content-length': Buffer.byteLength(body),
-          'cache-control': 'no-store',
-          ...SECURITY_HEADERS,
-        });
-        reply.raw.end(body);
-      }
-      req.raw.socket.destroySoon();
-    }, ms);
-    timer.unref();
-    req.raw.once('end', () => clearTimeout(timer));
-    req.raw.once('close', () => clearTimeout(timer));
+    armBodyDeadline(req, reply, ms);
     done();
   });
 }

@@ -28,9 +28,17 @@ export interface Inbox {
 
 /** How long a body counts as already seen, where the provider's dedup key is not signed (docs/inbound-webhooks.md). */
 export const BODY_DEDUP_DAYS = 7;
+/** How long an inbound request waits for the broker's confirm before answering (the event is stored already). */
+const ACCEPT_CONFIRM_TIMEOUT_MS = 1000;
+/** After a failed publish, how long accepted events skip publishing and leave it to the sweeper. */
+const BROKER_DOWN_HOLD_MS = 5000;
 
 export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object, m: string) => void }): Inbox {
   const sql = onPg(pool);
+  // A circuit breaker: while the broker is known to be down, a request does not wait on it at all.
+  // The sweeper's first successful publish closes it again.
+  let brokerDownUntil = 0;
+  const brokerDown = () => !queue.connected() || Date.now() < brokerDownUntil;
   // Confirmed publishes are recorded in batches: one UPDATE for many events, off the request path.
   const confirmed: string[] = [];
   let flushing: Promise<void> | null = null;
@@ -79,10 +87,13 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
         if (inserted.length === 0) return { id: seen.id, duplicate: true };
       }
       const id = inserted[0]!.id;
-      // Stored is what matters for the provider: if the broker does not confirm, the sweeper publishes it later.
-      if ((await publishIds(queue, 'inbound.events', [id])).length)
-        log.warn({ inboxEventId: id }, 'inbound event stored but not yet published');
-      else markPublished(id);
+      // Stored is what matters for the provider (202 means stored durably): if the broker is down or does
+      // not confirm promptly, the sweeper publishes the event later.
+      if (brokerDown()) return { id, duplicate: false };
+      if ((await publishIds(queue, 'inbound.events', [id], 1, ACCEPT_CONFIRM_TIMEOUT_MS)).length) {
+        brokerDownUntil = Date.now() + BROKER_DOWN_HOLD_MS;
+        log.warn({ inboxEventId: id }, 'inbound event stored but not yet published; leaving publishing to the sweeper for a while');
+      } else markPublished(id);
       return { id, duplicate: false };
     },
     async sweep({ olderThanMs = 5000, staleAfterMs = 15 * 60_000, limit = 500 } = {}) {
@@ -102,6 +113,7 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
       );
       const ids = claimed.map((r) => r.id);
       const unpublished = await publishIds(queue, 'inbound.events', ids, 50);
+      if (ids.length && !unpublished.length) brokerDownUntil = 0;
       // Unclaim what did not make it; the next sweep tries again.
       if (unpublished.length) await pool.query('UPDATE inbox_events SET published_at = NULL WHERE id = ANY($1::uuid[])', [unpublished]);
       const published = ids.length - unpublished.length;

@@ -25,6 +25,7 @@ export function createMemoryQueue(opts: { retryDelayMs?: number } = {}): Queue {
 
   return {
     kind: 'memory',
+    connected: () => !closed,
     async publish(topic, body) {
       if (closed) throw new Error('queue is closed');
       // Copy, as a broker would: later changes to the caller's object must not leak in.

@@ -21,6 +21,8 @@ export interface Consumer {
 
 export interface Queue {
   readonly kind: 'rabbitmq' | 'memory';
+  /** False while the broker is known to be unreachable (no connection); publishing would only wait. */
+  connected(): boolean;
   /** Resolves once the message is durable (publisher confirm); rejects on failure or after timeoutMs. */
   publish(topic: Topic, body: object, opts?: { messageId?: string; timeoutMs?: number }): Promise<void>;
   /** The handler resolving acks the message; throwing schedules a retry. */

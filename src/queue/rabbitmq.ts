@@ -65,6 +65,7 @@ export function createRabbitQueue(
 
   return {
     kind: 'rabbitmq',
+    connected: () => connection.ready,
     async publish(topic, body, opts = {}) {
       const send = publisher.send(
         { exchange: `${prefix}.${topic}`, routingKey: topic, durable: true, messageId: opts.messageId, contentType: 'application/json' },

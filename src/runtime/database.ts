@@ -36,10 +36,11 @@ export async function openDatabase(config: Config, log: Logger, opts: { migrate:
   if (opts.migrate) await migrateDeploy(url, (line) => log.debug({ migrate: line }));
   const onIdleError = (err: Error) => log.warn({ err }, 'idle database connection lost');
   const poolSize = opts.poolSize ?? config.database.poolSize;
-  const pool = createPool(url, poolSize, { onIdleError });
-  const prisma = createPrisma({ url, poolSize, pool });
+  const waitMs = config.database.poolWaitMs;
+  const pool = createPool(url, poolSize, { onIdleError, waitMs });
+  const prisma = createPrisma({ url, poolSize, poolWaitMs: waitMs, pool });
   // Connections open on first use, so a process that never delivers a webhook holds none of these.
-  const deliveryPool = createPool(url, config.webhooks.deliveryPoolSize, { onIdleError, synchronousCommit: false });
+  const deliveryPool = createPool(url, config.webhooks.deliveryPoolSize, { onIdleError, synchronousCommit: false, waitMs });
   return {
     url,
     prisma,

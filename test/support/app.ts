@@ -79,9 +79,10 @@ export async function createTestApp(
 ): Promise<TestApp> {
   const config = testConfig(await fileDatabaseUrl(), opts.env);
   const queries: string[] = [];
-  const pool = createPool(config.database.url!, 8);
-  const deliveryPool = createPool(config.database.url!, 4, { synchronousCommit: false });
-  const prisma = createPrisma({ url: config.database.url!, poolSize: 8, pool, onQuery: (q) => queries.push(q) });
+  const waitMs = config.database.poolWaitMs;
+  const pool = createPool(config.database.url!, 8, { waitMs });
+  const deliveryPool = createPool(config.database.url!, 4, { synchronousCommit: false, waitMs });
+  const prisma = createPrisma({ url: config.database.url!, poolSize: 8, poolWaitMs: waitMs, pool, onQuery: (q) => queries.push(q) });
   const ownRedis = opts.redis ? new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 }) : undefined;
   const redis = opts.redisClient ?? ownRedis;
   const sessions = createSessions({ secret: SESSION_SECRET, ttlSeconds: 3600, idp: identityProvider(config.sessions) });
