@@ -8,9 +8,11 @@ import { SECURITY_HEADERS } from './security-headers.ts';
  * body has arrived.
  */
 export function armBodyDeadline(req: FastifyRequest, reply: FastifyReply, ms: number) {
-  if (req.raw.complete) return;
+  // `complete` is Node's word for a request read whole; a stream that has ended says the same.
+  const arrived = () => req.raw.complete || req.raw.readableEnded;
+  if (arrived()) return;
   const timer = setTimeout(() => {
-    if (req.raw.complete) return;
+    if (arrived()) return;
     req.log.warn({ ms }, 'request body not received in time; closing the connection');
     if (!reply.raw.headersSent) {
       const body = JSON.stringify(problemFor('request_timeout', `The request did not arrive within ${ms / 1000} s.`));
@@ -23,7 +25,9 @@ export function armBodyDeadline(req: FastifyRequest, reply: FastifyReply, ms: nu
       });
       reply.raw.end(body);
     }
-    req.raw.socket.destroySoon();
+    const socket = req.raw.socket;
+    if (typeof socket?.destroySoon === 'function') socket.destroySoon();
+    else socket?.destroy();
   }, ms);
   timer.unref();
   req.raw.once('end', () => clearTimeout(timer));
