@@ -10,7 +10,9 @@ import { SECURITY_HEADERS } from './security-headers.ts';
 export function armBodyDeadline(req: FastifyRequest, reply: FastifyReply, ms: number) {
   // `complete` is Node's word for a request read whole; a stream that has ended says the same.
   const arrived = () => req.raw.complete || req.raw.readableEnded;
-  if (arrived()) return;
+  const length = req.headers['content-length'];
+  const bodyless = !req.headers['transfer-encoding'] && (length === undefined || length === '0');
+  if (bodyless || arrived()) return;
   const timer = setTimeout(() => {
     if (arrived()) return;
     req.log.warn({ ms }, 'request body not received in time; closing the connection');
@@ -25,9 +27,7 @@ export function armBodyDeadline(req: FastifyRequest, reply: FastifyReply, ms: nu
       });
       reply.raw.end(body);
     }
-    const socket = req.raw.socket;
-    if (typeof socket?.destroySoon === 'function') socket.destroySoon();
-    else socket?.destroy();
+    req.raw.socket.destroySoon();
   }, ms);
   timer.unref();
   req.raw.once('end', () => clearTimeout(timer));
