@@ -236,6 +236,27 @@ describe('fair sharing between tenants', () => {
   });
 });
 
+describe('clients that go away', () => {
+  it('take no slot for good when they disconnect while their credential is checked', async () => {
+    const { t, port, base } = await listening({ MAX_ACTIVE_PER_TENANT: '1', MAX_IN_FLIGHT_PER_TENANT: '4', API_KEY_CACHE_MS: '0' });
+    const { tenantId, apiKey } = await tenantWithKey(t.prisma);
+    await customer(t.prisma, tenantId);
+    // Each connection sends a whole request and is gone at once, while the key lookup is under way.
+    for (let i = 0; i < 12; i++) {
+      await new Promise<void>((resolve) => {
+        const socket = net.connect(port, '127.0.0.1', () => {
+          socket.write(`GET /api/v1/customers HTTP/1.1\r\nhost: 127.0.0.1\r\nx-api-key: ${apiKey}\r\n\r\n`);
+          socket.destroy();
+          resolve();
+        });
+      });
+    }
+    await settle();
+    const res = await fetch(`${base}/api/v1/customers`, { headers: { 'x-api-key': apiKey }, signal: AbortSignal.timeout(10_000) });
+    expect(res.status).toBe(200);
+  });
+});
+
 describe('a burst with one API key', () => {
   it('looks the key up once for requests that arrive together, not once per request', async () => {
     const { t, base } = await listening({});

@@ -30,6 +30,9 @@ class Slots {
   }
 }
 
+/** Whether the response is finished or its connection closed already: its 'finish' or 'close' has been. */
+const gone = (reply: FastifyReply) => reply.raw.writableFinished || reply.raw.destroyed || Boolean(reply.raw.socket?.destroyed);
+
 /** One tenant's API requests: `running` at most maxActivePerTenant, the rest waiting in arrival order. */
 interface Lane {
   running: number;
@@ -83,6 +86,7 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
   };
 
   const admitUnauthenticated = (req: FastifyRequest, reply: FastifyReply, budget: Slots, what: string) => {
+    if (gone(reply)) return undefined;
     const address = req.ip;
     if (perAddress.full(address)) return refuseAndClose(reply, 'Too many requests from this address at once; retry in a second.');
     if (budget.full(ALL)) return refuseAndClose(reply, `The service is at capacity for ${what}; retry in a second.`);
@@ -115,6 +119,9 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
     },
     /** onRequest hook for API routes, after authentication has set `req.principal`. */
     afterAuthentication: async (req: FastifyRequest, reply: FastifyReply) => {
+      // A client gone while its credential was checked has no 'close' left to come: taking a slot now
+      // would hold it for good. Nothing will be answered, so nothing is taken.
+      if (gone(reply)) return undefined;
       const principal = req.principal;
       if (!principal) return admitUnauthenticated(req, reply, anonymous, 'requests without credentials');
       const tenant = principal.tenantId;
@@ -130,7 +137,8 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
       holdUntilAnswered(reply, () => {
         if (state === 'waiting') {
           // Gone before its turn: it leaves the queue and never runs.
-          lane.waiting.splice(lane.waiting.indexOf(wake), 1);
+          const at = lane.waiting.indexOf(wake);
+          if (at >= 0) lane.waiting.splice(at, 1);
         } else {
           const next = lane.waiting.shift();
           if (next) next();
