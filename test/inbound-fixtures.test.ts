@@ -1,24 +1,15 @@
 import { sign } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ProviderName } from '../src/ingest/providers/types.ts';
 import { readRecordedRequest, replayable, signatureHeaders } from '../src/ingest/recorded-request.ts';
 import { createInboundSecretStore } from '../src/ingest/secrets.ts';
-import { createTestApp, type TestApp, testSecretBox } from './support/app.ts';
+import { appWithWorker, testSecretBox } from './support/app.ts';
 import { tenantWithKey } from './support/factories.ts';
 import { discordKeys, nowS } from './support/providers.ts';
 
-let t: TestApp;
-let worker: { close(): Promise<void> };
-beforeAll(async () => {
-  t = await createTestApp();
-  worker = t.startWorker();
-});
-afterAll(async () => {
-  await worker.close();
-  await t.close();
-});
+const t = appWithWorker();
 
 const DIR = join(import.meta.dirname, 'fixtures', 'providers');
 

@@ -1,22 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { sign } from '@octokit/webhooks-methods';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createInboundSecretStore } from '../src/ingest/secrets.ts';
-import { createTestApp, type TestApp, testSecretBox } from './support/app.ts';
+import { appWithWorker, testSecretBox } from './support/app.ts';
 import { tenantWithKey } from './support/factories.ts';
 import { githubHeaders } from './support/providers.ts';
 
-let t: TestApp;
-let worker: { close(): Promise<void> };
-beforeAll(async () => {
-  t = await createTestApp();
-  worker = t.startWorker();
-});
-afterAll(async () => {
-  await worker.close();
-  await t.close();
-});
+const t = appWithWorker();
 
 // Every example payload GitHub's SDK keeps for every event, for github.com and each GitHub Enterprise
 // Server version it covers; a payload shared by several versions is sent once.

@@ -1,20 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { markOverdueInvoices } from '../src/ingest/overdue.ts';
 import { createInboundSecretStore } from '../src/ingest/secrets.ts';
-import { createTestApp, type TestApp, testSecretBox } from './support/app.ts';
+import { appWithWorker, testSecretBox } from './support/app.ts';
 import { tenantWithKey } from './support/factories.ts';
 import * as p from './support/providers.ts';
 
-let t: TestApp;
-let worker: { close(): Promise<void> };
-beforeAll(async () => {
-  t = await createTestApp();
-  worker = t.startWorker();
-});
-afterAll(async () => {
-  await worker.close();
-  await t.close();
-});
+const t = appWithWorker();
 
 type Provider = 'stripe' | 'github' | 'slack' | 'discord' | 'intercom' | 'meta_ads';
 async function setup(provider: Provider, secret?: string) {

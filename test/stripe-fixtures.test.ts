@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createInboundSecretStore } from '../src/ingest/secrets.ts';
-import { createTestApp, type TestApp, testSecretBox } from './support/app.ts';
+import { appWithWorker, testSecretBox } from './support/app.ts';
 import { tenantWithKey } from './support/factories.ts';
 import { fixtureNames, readFixture, replayHeaders, type RecordedRequest } from './support/provider-fixtures.ts';
 import * as p from './support/providers.ts';
@@ -9,16 +9,7 @@ import * as p from './support/providers.ts';
 // re-signed at send time with Stripe's own library (Stripe refuses signatures older than 300 s) and sent
 // with the headers Stripe sends, then checked for what it changed.
 
-let t: TestApp;
-let worker: { close(): Promise<void> };
-beforeAll(async () => {
-  t = await createTestApp();
-  worker = t.startWorker();
-});
-afterAll(async () => {
-  await worker.close();
-  await t.close();
-});
+const t = appWithWorker();
 
 async function stripeTenant() {
   const { tenantId } = await tenantWithKey(t.prisma);

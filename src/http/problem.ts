@@ -1,5 +1,14 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, ERROR_CATALOG, type ErrorCode, type FieldError, isErrorCode, isPoolExhausted, problemFor, validationFailed } from '../errors.ts';
+import {
+  DomainError,
+  ERROR_CATALOG,
+  type ErrorCode,
+  type FieldError,
+  isErrorCode,
+  isPoolExhausted,
+  problemFor,
+  validationFailed,
+} from '../errors.ts';
 import { jsonContentTypeRefusal } from './media-type.ts';
 
 export function sendProblem(reply: FastifyReply, code: ErrorCode, detail: string, errors?: FieldError[]) {

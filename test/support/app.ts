@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import type { Registry } from 'prom-client';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { fileDatabaseUrl } from './database.ts';
 import { buildApp } from '../../src/app.ts';
 import { createSessions, identityProvider, type Sessions } from '../../src/auth/sessions.ts';
@@ -166,4 +166,27 @@ export async function createTestApp(
       await ownRedis?.quit();
     },
   };
+}
+
+/**
+ * A test app with its worker running, started before the file's tests and closed after them: the usual
+ * fixture of files that post events and wait for their effect. Read it only inside hooks and tests.
+ */
+export function appWithWorker(opts: Parameters<typeof createTestApp>[0] = {}): TestApp {
+  let app: TestApp | undefined;
+  let worker: { close(): Promise<void> } | undefined;
+  beforeAll(async () => {
+    app = await createTestApp(opts);
+    worker = app.startWorker();
+  });
+  afterAll(async () => {
+    await worker?.close();
+    await app?.close();
+  });
+  return new Proxy({} as TestApp, {
+    get(_, key) {
+      if (!app) throw new Error('the test app starts in beforeAll: read it inside a hook or a test');
+      return Reflect.get(app, key);
+    },
+  });
 }
