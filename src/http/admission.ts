@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Admission } from '../config.ts';
+import { clientKey } from '../auth/attempt-counter.ts';
 import { problemFor } from '../errors.ts';
 import { PROBES } from './load-shedding.ts';
 import { armBodyDeadline } from './request-deadline.ts';
@@ -82,8 +83,14 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
     reply.raw.once('close', once);
   };
 
+  // Credentials under lookup, each holding a place in its address's cap of lookups (apart from the
+  // credential-less cap, so that an address's anonymous traffic does not hold up its tenants) until the
+  // lookup ends.
+  const lookups = new Slots(opts.maxUnauthenticatedPerAddress);
+  const lookingUp = new WeakMap<FastifyRequest, () => void>();
+
   const admitUnauthenticated = (req: FastifyRequest, reply: FastifyReply, budget: Slots, what: string) => {
-    const address = req.ip;
+    const address = clientKey(req.ip);
     if (perAddress.full(address)) return refuseAndClose(reply, 'Too many requests from this address at once; retry in a second.');
     if (budget.full(ALL)) return refuseAndClose(reply, `The service is at capacity for ${what}; retry in a second.`);
     perAddress.take(address);
@@ -113,8 +120,32 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
         route.config = { ...route.config, admission: kind };
       });
     },
+    /**
+     * onRequest hook for API routes, before authentication. Looking a credential up may take a database
+     * connection before the request is counted anywhere else, so a request carrying one holds a place in
+     * its address's cap of lookups meanwhile: invalid keys sent at once from one address cannot take the pool.
+     */
+    beforeAuthentication: async (req: FastifyRequest, reply: FastifyReply) => {
+      if (req.headers.authorization === undefined && req.headers['x-api-key'] === undefined) return undefined;
+      const address = clientKey(req.ip);
+      if (lookups.full(address)) return refuseAndClose(reply, 'Too many requests from this address at once; retry in a second.');
+      lookups.take(address);
+      let held = true;
+      const release = () => {
+        if (held) {
+          held = false;
+          lookups.give(address);
+        }
+      };
+      lookingUp.set(req, release);
+      holdUntilAnswered(reply, release);
+      return undefined;
+    },
     /** onRequest hook for API routes, after authentication has set `req.principal`. */
     afterAuthentication: async (req: FastifyRequest, reply: FastifyReply) => {
+      lookingUp.get(req)?.();
+      // Gone while its credential was looked up: nothing to count and no one to answer.
+      if (reply.raw.destroyed) return reply.hijack();
       const principal = req.principal;
       if (!principal) return admitUnauthenticated(req, reply, anonymous, 'requests without credentials');
       const tenant = principal.tenantId;
@@ -130,7 +161,8 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
       holdUntilAnswered(reply, () => {
         if (state === 'waiting') {
           // Gone before its turn: it leaves the queue and never runs.
-          lane.waiting.splice(lane.waiting.indexOf(wake), 1);
+          const at = lane.waiting.indexOf(wake);
+          if (at >= 0) lane.waiting.splice(at, 1);
         } else {
           const next = lane.waiting.shift();
           if (next) next();
