@@ -159,6 +159,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // budgets (or the credential-less one), then the tenant's rate limit.
   await app.register(async (api) => {
     admission.mark(api, 'api');
+    api.addHook('onRequest', admission.beforeAuthentication);
     api.addHook('onRequest', authHook(authenticator, 'optional', authFailures));
     api.addHook('onRequest', admission.afterAuthentication);
     await registerRateLimit(api, config.rateLimit, deps.redis);

@@ -31,6 +31,13 @@ describe('operability', () => {
     expect(res.json()).toEqual({ status: 'ready', checks: { database: 'ok' } });
   });
 
+  it('checks the database once for a burst of /readyz probes, which no budget limits', async () => {
+    t.queries.length = 0;
+    const answers = await Promise.all(Array.from({ length: 20 }, () => t.app.inject({ method: 'GET', url: '/readyz' })));
+    expect(answers.map((r) => r.statusCode)).toEqual(Array(20).fill(200));
+    expect(t.queries.filter((q) => /SELECT 1/.test(q)).length).toBeLessThan(5);
+  });
+
   it('exposes Prometheus metrics including request durations by route', async () => {
     await t.app.inject({ method: 'GET', url: '/healthz' });
     const res = await t.app.inject({ method: 'GET', url: '/metrics', headers: scrape });

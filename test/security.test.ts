@@ -175,6 +175,8 @@ const CASES: Case[] = [
   // GraphQL
   { name: 'GraphQL: random bytes', method: 'POST', url: '/graphql', body: randomBytes(512), status: 400 },
   { name: 'GraphQL: a query that is a number', method: 'POST', url: '/graphql', body: '{"query":123}', status: 400 },
+  { name: 'GraphQL: GET variables that are not JSON', method: 'GET', url: '/graphql?query=%7B__typename%7D&variables=%7B', status: 400 },
+  { name: 'GraphQL: GET extensions that are not JSON', method: 'GET', url: '/graphql?query=%7B__typename%7D&extensions=%5B', status: 400 },
   {
     name: 'GraphQL: a batch of 100 operations',
     method: 'POST',

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Admission } from '../config.ts';
+import { clientKey } from '../auth/attempt-counter.ts';
 import { problemFor } from '../errors.ts';
 import { PROBES } from './load-shedding.ts';
 import { armBodyDeadline } from './request-deadline.ts';
@@ -85,9 +86,15 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
     reply.raw.once('close', once);
   };
 
+  // Credentials under lookup, each holding a place in its address's cap of lookups (apart from the
+  // credential-less cap, so that an address's anonymous traffic does not hold up its tenants) until the
+  // lookup ends.
+  const lookups = new Slots(opts.maxUnauthenticatedPerAddress);
+  const lookingUp = new WeakMap<FastifyRequest, () => void>();
+
   const admitUnauthenticated = (req: FastifyRequest, reply: FastifyReply, budget: Slots, what: string) => {
-    if (gone(reply)) return undefined;
-    const address = req.ip;
+    if (gone(reply)) return reply.hijack();
+    const address = clientKey(req.ip);
     if (perAddress.full(address)) return refuseAndClose(reply, 'Too many requests from this address at once; retry in a second.');
     if (budget.full(ALL)) return refuseAndClose(reply, `The service is at capacity for ${what}; retry in a second.`);
     perAddress.take(address);
@@ -117,11 +124,33 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
         route.config = { ...route.config, admission: kind };
       });
     },
+    /**
+     * onRequest hook for API routes, before authentication. Looking a credential up may take a database
+     * connection before the request is counted anywhere else, so a request carrying one holds a place in
+     * its address's cap of lookups meanwhile: invalid keys sent at once from one address cannot take the pool.
+     */
+    beforeAuthentication: async (req: FastifyRequest, reply: FastifyReply) => {
+      if (req.headers.authorization === undefined && req.headers['x-api-key'] === undefined) return undefined;
+      const address = clientKey(req.ip);
+      if (lookups.full(address)) return refuseAndClose(reply, 'Too many requests from this address at once; retry in a second.');
+      lookups.take(address);
+      let held = true;
+      const release = () => {
+        if (held) {
+          held = false;
+          lookups.give(address);
+        }
+      };
+      lookingUp.set(req, release);
+      holdUntilAnswered(reply, release);
+      return undefined;
+    },
     /** onRequest hook for API routes, after authentication has set `req.principal`. */
     afterAuthentication: async (req: FastifyRequest, reply: FastifyReply) => {
+      lookingUp.get(req)?.();
       // A client gone while its credential was checked has no 'close' left to come: taking a slot now
       // would hold it for good. Nothing will be answered, so nothing is taken.
-      if (gone(reply)) return undefined;
+      if (gone(reply)) return reply.hijack();
       const principal = req.principal;
       if (!principal) return admitUnauthenticated(req, reply, anonymous, 'requests without credentials');
       const tenant = principal.tenantId;

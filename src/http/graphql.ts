@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError, type GraphQLSchema } from 'graphql';
 import { createYoga, maskError } from 'graphql-yoga';
-import { isPoolExhausted } from '../errors.ts';
+import { isPoolExhausted, validationFailed } from '../errors.ts';
 import type { Context } from '../schema/context.ts';
 import { graphqlLimits } from './graphql-limits.ts';
 
@@ -66,6 +66,20 @@ export function registerGraphQL(
     url: '/graphql',
     method: ['GET', 'POST', 'OPTIONS'],
     schema: { hide: true },
+    // Yoga parses these parameters of a GET with JSON.parse and answers 500 when that throws.
+    preValidation: async (req) => {
+      if (req.method !== 'GET') return;
+      const query = req.query as Record<string, unknown>;
+      for (const name of ['variables', 'extensions']) {
+        const value = query[name];
+        if (typeof value !== 'string') continue;
+        try {
+          JSON.parse(value);
+        } catch {
+          throw validationFailed([{ path: name, message: 'is not valid JSON' }]);
+        }
+      }
+    },
     handler: async (req, reply) => {
       const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
       response.headers.forEach((value, key) => {
