@@ -2,7 +2,12 @@
 // UTF-16 surrogate cannot be written as UTF-8 (it would be silently replaced, or refused by jsonb),
 // so both are bad input wherever a client hands us a string.
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const LONE_SURROGATE_SOURCE = '[\\uD800-\\uDBFF](?![\\uDC00-\\uDFFF])|(?<![\\uD800-\\uDBFF])[\\uDC00-\\uDFFF]';
+const LONE_SURROGATE = new RegExp(LONE_SURROGATE_SOURCE);
+const UNSTORABLE = new RegExp(`\\u0000|${LONE_SURROGATE_SOURCE}`, 'g');
+
+/** The string with every character text cannot hold (U+0000, unpaired surrogates) replaced by U+FFFD. */
+export const storableText = (s: string) => s.replace(UNSTORABLE, '\uFFFD');
 
 /** Why the string cannot be stored as text, or undefined when it can. */
 export function textProblem(s: string): string | undefined {

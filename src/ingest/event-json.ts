@@ -2,9 +2,7 @@
 // carry either (`\u0000`, `\ud800`) in any string. Events are parsed here, and only here, both on
 // receipt and for processing, so whatever a normalizer writes can be stored: such characters become
 // U+FFFD, and the event is processed rather than failing on every attempt.
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
-const clean = (s: string) => s.replace(UNSTORABLE, '\uFFFD');
+import { storableText as clean } from '../text.ts';
 
 /** JSON.parse for provider events, with every string (values and keys) made storable in PostgreSQL. */
 export function parseEventJson(text: string): unknown {
