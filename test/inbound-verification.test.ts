@@ -119,6 +119,20 @@ describe('addresses and preconditions', () => {
     expect(await stored(tenantId)).toBe(0);
   });
 
+  it('lets a client still uploading a 2 MiB body read the 413, over a real connection', async () => {
+    const { tenantId, secret } = await tenantWith('stripe');
+    const signed = p.signStripe(secret, p.stripeEvent('customer.updated', { id: 'cus_big', pad: 'x'.repeat(2 * 1024 * 1024) }));
+    const url = `${await t.app.listen({ host: '127.0.0.1', port: 0 })}/api/v1/webhooks/in/stripe/${tenantId}`;
+    for (let i = 0; i < 5; i++) {
+      const res = await fetch(url, { method: 'POST', headers: signed.headers, body: signed.body });
+      expect(res.status).toBe(413);
+      // A closed connection races the upload: the client may see a reset instead of this answer.
+      expect(res.headers.get('connection')).not.toBe('close');
+      expect((await res.json()).code).toBe('payload_too_large');
+    }
+    expect(await stored(tenantId)).toBe(0);
+  });
+
   it('answers 415 for a body that is not JSON', async () => {
     const { tenantId, secret } = await tenantWith('stripe');
     const s = p.signStripe(secret, p.stripeEvent('customer.updated', p.stripeCustomer('cus_t')));

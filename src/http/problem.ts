@@ -46,6 +46,9 @@ function fieldErrors(issues: AjvIssue[]): FieldError[] {
   });
 }
 
+/** Bodies refused as too large up to this size are read to the end so the client gets the answer. */
+const DRAIN_REFUSED_BODY_BYTES = 8 * 1024 * 1024;
+
 /** One error handler for the whole service: domain errors and Fastify's own become problem+json; 5xx detail never leaves. */
 export function registerProblemHandlers(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError | DomainError, request: FastifyRequest, reply: FastifyReply) => {
@@ -64,7 +67,13 @@ export function registerProblemHandlers(app: FastifyInstance) {
       return sendProblem(reply, 'service_unavailable', 'The database is busy; retry in a second.');
     }
     const status = fe.statusCode ?? 500;
-    if (status === 413) return sendProblem(reply, 'payload_too_large', 'The request body is larger than the limit.');
+    if (status === 413) {
+      // Fastify closes the connection on a refused body; a client still uploading a body only somewhat
+      // over the limit would then see a reset instead of this answer. Keeping the connection lets Node
+      // read and discard the rest (within the body deadline); a huge announced body is still cut off.
+      if (Number(request.headers['content-length']) <= DRAIN_REFUSED_BODY_BYTES) reply.removeHeader('connection');
+      return sendProblem(reply, 'payload_too_large', 'The request body is larger than the limit.');
+    }
     if (status === 415) {
       const detail = jsonContentTypeRefusal(request.headers['content-type']) ?? 'Send the body as application/json.';
       return sendProblem(reply, 'unsupported_media_type', detail);
