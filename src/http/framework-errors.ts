@@ -3,12 +3,12 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { type ErrorCode, problemFor } from '../errors.ts';
 import { sendProblem } from './problem.ts';
-import { SECURITY_HEADERS } from './security-headers.ts';
+import { PROBLEM_HEADERS } from './security-headers.ts';
 
 /** Errors Fastify raises before a route is found: a URL it cannot decode, a path parameter over its length limit. */
 export function frameworkErrors(error: FastifyError, _req: FastifyRequest, reply: FastifyReply) {
   // These replies skip the app's hooks, so they take the headers every response carries here.
-  reply.headers({ ...SECURITY_HEADERS, 'cache-control': 'no-store' });
+  reply.headers(PROBLEM_HEADERS);
   if (error.code === 'FST_ERR_BAD_URL') return sendProblem(reply, 'bad_request', 'The URL is not valid (bad percent-encoding).');
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendProblem(reply, 'uri_too_long', 'A path segment is longer than the limit.');
   reply.log.error({ err: error }, 'request failed before routing');
@@ -34,9 +34,8 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket) {
     const headers = {
       'content-type': 'application/problem+json; charset=utf-8',
       'content-length': String(Buffer.byteLength(body)),
-      'cache-control': 'no-store',
       connection: 'close',
-      ...SECURITY_HEADERS,
+      ...PROBLEM_HEADERS,
     };
     const head = Object.entries(headers)
       .map(([k, v]) => `${k}: ${v}\r\n`)

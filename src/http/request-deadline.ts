@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { problemFor } from '../errors.ts';
-import { SECURITY_HEADERS } from './security-headers.ts';
+import { PROBLEM_HEADERS } from './security-headers.ts';
 
 /**
  * Gives the rest of the request body `ms` to arrive: past it the client gets 408 and the connection is
@@ -22,8 +22,7 @@ export function armBodyDeadline(req: FastifyRequest, reply: FastifyReply, ms: nu
         'content-type': 'application/problem+json',
         connection: 'close',
         'content-length': Buffer.byteLength(body),
-        'cache-control': 'no-store',
-        ...SECURITY_HEADERS,
+        ...PROBLEM_HEADERS,
       });
       reply.raw.end(body);
     }

@@ -6,6 +6,9 @@ export const SECURITY_HEADERS = {
   'referrer-policy': 'no-referrer',
 } as const;
 
+/** The same for problem documents written outside the app's hooks (framework errors, raw socket answers). */
+export const PROBLEM_HEADERS = { ...SECURITY_HEADERS, 'cache-control': 'no-store' } as const;
+
 // A JSON document is data, never a page: nothing in it may load or frame.
 const JSON_CSP = "default-src 'none'; frame-ancestors 'none'";
 
