@@ -209,6 +209,7 @@ builder.mutationFields((t) => ({
   replayWebhookDeliveries: t.int({
     description: 'Resends an endpoint’s failed deliveries created since a time; answers how many.',
     args: { endpointId: t.arg({ type: 'UUID' }), since: t.arg({ type: 'DateTime' }) },
-    resolve: (_r, args, ctx) => ctx.services.webhookDeliveries.replayFailed(requireCapability(ctx, 'manage').tenantId, args.endpointId, args.since),
+    resolve: (_r, args, ctx) =>
+      ctx.services.webhookDeliveries.replayFailed(requireCapability(ctx, 'manage').tenantId, args.endpointId, args.since),
   }),
 }));

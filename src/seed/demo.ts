@@ -204,7 +204,9 @@ export async function seedDemoTenant(db: Db, pool: pg.Pool, password: string, no
       externalId: `demo-${i + 1}`,
       createdAt: created,
     });
-    await identityRows.insert(sql, tenant.id, customer.id, [{ provider: 'stripe', externalId: `cus_demo${String(i + 1).padStart(4, '0')}` }]);
+    await identityRows.insert(sql, tenant.id, customer.id, [
+      { provider: 'stripe', externalId: `cus_demo${String(i + 1).padStart(4, '0')}` },
+    ]);
     ids.push(customer.id);
     await db.subscription.create({
       data: {

@@ -11,7 +11,12 @@ import type { Queue } from '../queue/queue.ts';
  * What the API does with deliveries: Test, resend, replay. Plain SQL: webhook_deliveries is the delivery
  * pipeline's table, written by the relay and the deliverer in the same form.
  */
-export function createWebhookDeliveryService(deps: { pool: pg.Pool; endpoints: WebhookEndpointService; deliverer: Deliverer; queue: Queue }) {
+export function createWebhookDeliveryService(deps: {
+  pool: pg.Pool;
+  endpoints: WebhookEndpointService;
+  deliverer: Deliverer;
+  queue: Queue;
+}) {
   const sql = onPg(deps.pool);
 
   /** Re-arms deliveries for one more attempt now and queues them. */
