@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Db } from '../db/prisma.ts';
-import { inTransaction, onPg, type Sql } from '../db/sql.ts';
+import { onPg, onPrisma, type Sql } from '../db/sql.ts';
 import { notFound, validationFailed } from '../errors.ts';
 import { queueTenant } from '../scoring/scoring-queue.ts';
 import { trainChurnModel } from '../scoring/training.ts';
@@ -61,9 +61,9 @@ export function createChurnService(deps: { pool: pg.Pool; prisma: Db }) {
     },
     /** Puts the default coefficients back in use (trained models are kept) and refreshes every prediction. */
     async resetModel(tenantId: string): Promise<void> {
-      await inTransaction(pool, async (sql) => {
-        await sql.query('UPDATE tenants SET active_churn_model_id = NULL, updated_at = now() WHERE id = $1', [tenantId]);
-        await queueTenant(sql, tenantId);
+      await prisma.$transaction(async (tx) => {
+        await tx.tenant.update({ where: { id: tenantId }, data: { activeChurnModelId: null } });
+        await queueTenant(onPrisma(tx), tenantId);
       });
     },
   };

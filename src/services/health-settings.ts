@@ -1,6 +1,6 @@
-import type pg from 'pg';
 import type { Db } from '../db/prisma.ts';
-import { inTransaction } from '../db/sql.ts';
+import { onPrisma } from '../db/sql.ts';
+import { Prisma } from '../generated/prisma/client.ts';
 import { validationFailed } from '../errors.ts';
 import { DEFAULT_WEIGHTS, DIMENSIONS, type DimensionKey, tenantWeights, type Weights } from '../scoring/dimensions.ts';
 import { queueTenant } from '../scoring/scoring-queue.ts';
@@ -25,19 +25,16 @@ export function checkWeights(w: Record<DimensionKey, number>): Weights {
 }
 
 /**
- * A tenant's dimension weights (docs/decisions.md §7). The new weights and the queueing of every customer for
- * a recompute commit together, in plain SQL because the scoring queue is the pipeline's table: a failure
- * leaves neither, never weights the scores do not yet follow.
+ * A tenant's dimension weights (docs/decisions.md §7). The new weights (tenants: Prisma) and the queueing of
+ * every customer for a recompute (the scoring queue's SQL, joined to the transaction) commit together: a
+ * failure leaves neither, never weights the scores do not follow.
  */
-export function createHealthSettingsService(deps: { pool: pg.Pool; prisma: Db }) {
-  const { pool, prisma } = deps;
+export function createHealthSettingsService(deps: { prisma: Db }) {
+  const { prisma } = deps;
   async function store(tenantId: string, weights: Weights | null) {
-    await inTransaction(pool, async (sql) => {
-      await sql.query('UPDATE tenants SET scoring_weights = $2::jsonb, updated_at = now() WHERE id = $1', [
-        tenantId,
-        weights === null ? null : JSON.stringify(weights),
-      ]);
-      await queueTenant(sql, tenantId);
+    await prisma.$transaction(async (tx) => {
+      await tx.tenant.update({ where: { id: tenantId }, data: { scoringWeights: weights ?? Prisma.DbNull } });
+      await queueTenant(onPrisma(tx), tenantId);
     });
   }
   return {

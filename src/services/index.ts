@@ -34,11 +34,11 @@ export function createServices(deps: ServiceDeps) {
   const webhookEndpoints = createWebhookEndpointService(prisma, deps.box, { allowPrivateTargets: deps.allowPrivateTargets });
   return {
     accounts: createAccountService({ prisma, sessions: deps.sessions }),
-    alerts: createAlertService({ prisma }),
+    alerts: createAlertService({ pool }),
     apiKeys: createApiKeyService({ prisma }),
     churn: createChurnService({ pool, prisma }),
     customers: createCustomerService({ pool, prisma }),
-    healthSettings: createHealthSettingsService({ pool, prisma }),
+    healthSettings: createHealthSettingsService({ prisma }),
     integrations: createIntegrationService({ prisma, box: deps.box, cacheMs: deps.secretCacheMs }),
     usageEvents: createUsageEventService(pool),
     webhookEndpoints,
