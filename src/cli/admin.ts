@@ -137,7 +137,8 @@ async function main() {
   const config = loadConfig();
   const log = pino({ level: 'warn' }, pino.destination(2));
   // The CLI publishes nothing and signs nobody in: an in-process queue and no session secret.
-  const c = await compose(config, { log, poolSize: 2, queue: createMemoryQueue(), sessions: null });
+  const queue = createMemoryQueue();
+  const c = await compose(config, { log, poolSize: 2, queue, sessions: null });
   try {
     // A brand-new database (first command before the first start) gets its schema first.
     const [{ ready }] = await c.db.prisma.$queryRaw<{ ready: boolean }[]>`SELECT to_regclass('public.tenants') IS NOT NULL AS ready`;
@@ -146,6 +147,7 @@ async function main() {
     process.stdout.write(`${JSON.stringify(out)}\n`);
   } finally {
     await c.close();
+    await queue.close();
   }
 }
 
