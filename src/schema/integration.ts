@@ -4,9 +4,7 @@ import { builder } from './builder.ts';
 import { Provider } from './enums.ts';
 import { requireCapability } from './guards.ts';
 
-type IntegrationView = IntegrationCard;
-
-const LastEvent = builder.objectRef<NonNullable<IntegrationView['lastEvent']>>('InboundEventSummary').implement({
+const LastEvent = builder.objectRef<NonNullable<IntegrationCard['lastEvent']>>('InboundEventSummary').implement({
   fields: (t) => ({
     id: t.field({ type: 'UUID', resolve: (e) => e.id }),
     eventType: t.exposeString('eventType'),
@@ -15,7 +13,7 @@ const LastEvent = builder.objectRef<NonNullable<IntegrationView['lastEvent']>>('
   }),
 });
 
-const Integration = builder.objectRef<IntegrationView>('Integration').implement({
+const Integration = builder.objectRef<IntegrationCard>('Integration').implement({
   description: 'A provider card: where the provider posts, whether a signing secret exists, and the last event.',
   fields: (t) => ({
     provider: t.field({ type: Provider, resolve: (i) => i.provider }),
