@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { buildApp } from './app.ts';
 import { createSessions, identityProvider, type Sessions } from './auth/sessions.ts';
 import type { Config } from './config.ts';
 import type { SecretBox } from './crypto/secret-box.ts';
@@ -77,8 +76,10 @@ export async function compose(config: Config, opts: ComposeOptions) {
     sessions,
     services,
     /** The HTTP service over this composition. */
-    app(extra: { logger?: Logger; redis?: Redis; registry?: Registry; now?: () => number; version?: string } = {}) {
+    async app(extra: { logger?: Logger; redis?: Redis; registry?: Registry; now?: () => number; version?: string } = {}) {
       if (!sessions) throw new Error('the HTTP app needs sessions');
+      // Loaded on demand: the CLI composes too, and the HTTP stack and schema cost it seconds at every start.
+      const { buildApp } = await import('./app.ts');
       return buildApp({ config, prisma: db.prisma, sessions, inbox, services, logger: extra.logger ?? log, ...extra });
     },
     /** The worker's consumers and scheduled passes over this composition. */
