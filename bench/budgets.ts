@@ -1,6 +1,6 @@
 // Shared set-up of the two budget scenarios (slow-body.ts, tenant-burst.ts): a fresh database, two
 // tenants with API keys, and one API process (in-process queue) on 127.0.0.1.
-import { issueApiKey } from '../src/auth/api-key-store.ts';
+import { issueApiKey } from '../src/services/api-keys.ts';
 import { createPrisma } from '../src/db/prisma.ts';
 import { freshDatabase, type Measured, startProcess } from './lib.ts';
 

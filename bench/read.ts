@@ -1,7 +1,7 @@
 // Read API under load: 10,000 customers, a page of 25 over REST and over GraphQL and a health
 // breakdown, each against a bare route answering the same body.
 import { randomUUID } from 'node:crypto';
-import { issueApiKey } from '../src/auth/api-key-store.ts';
+import { issueApiKey } from '../src/services/api-keys.ts';
 import { createPrisma } from '../src/db/prisma.ts';
 import { composeHealth } from '../src/scoring/compose.ts';
 import { DEFAULT_WEIGHTS, riskLevelFor } from '../src/scoring/dimensions.ts';

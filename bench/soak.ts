@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import type { Request } from 'autocannon';
-import { issueApiKey } from '../src/auth/api-key-store.ts';
+import { issueApiKey } from '../src/services/api-keys.ts';
 import { createPrisma } from '../src/db/prisma.ts';
 import { freshDatabase, load, rssMiB, startProcess, writeResult, type Measured } from './lib.ts';
 

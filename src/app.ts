@@ -7,14 +7,9 @@ import { createAttemptCounter, createFailureBudget, createLoginGuard } from './a
 import { createAuthenticator } from './auth/authenticator.ts';
 import type { Sessions } from './auth/sessions.ts';
 import type { Config } from './config.ts';
-import type { SecretBox } from './crypto/secret-box.ts';
 import type { Db } from './db/prisma.ts';
 import type { Inbox } from './ingest/inbox.ts';
-import type { WebhookService } from './outbox/service.ts';
-import type { ScoringService } from './scoring/service.ts';
-import type { UsageEventService } from './ingest/usage-events.ts';
 import { inboundRoutes } from './ingest/inbound-route.ts';
-import { createInboundSecretStore } from './ingest/secrets.ts';
 import { authHook } from './http/auth-hook.ts';
 import { defaultDashboardDir, registerDashboard } from './http/dashboard.ts';
 import { registerDocs } from './http/docs.ts';
@@ -35,6 +30,7 @@ import { createExecutor } from './rest/executor.ts';
 import { restApi } from './rest/plugin.ts';
 import { SHARED_SCHEMAS } from './rest/schemas.ts';
 import type { Context } from './schema/context.ts';
+import type { Services } from './services/index.ts';
 import { schema } from './schema/index.ts';
 
 export interface AppDeps {
@@ -42,11 +38,8 @@ export interface AppDeps {
   prisma: Db;
   sessions: Sessions;
   logger: Logger;
-  secretBox: SecretBox;
   inbox: Inbox;
-  webhooks: WebhookService;
-  scoring: ScoringService;
-  usageEvents: UsageEventService;
+  services: Services;
   redis?: Redis;
   registry?: Registry;
   /** Unix seconds; tests move the clock for signature time windows. */
@@ -139,15 +132,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   const authFailures = createFailureBudget(counter('failed-address'), limits.failuresPerAddress);
   const inboundMisses = createFailureBudget(counter('inbound-miss-address'), limits.failuresPerAddress);
-  const inboundSecrets = createInboundSecretStore(prisma, deps.secretBox, { cacheMs: config.apiKeyCacheMs });
   const context = (req: FastifyRequest): Context => ({
     prisma,
+    services: deps.services,
     principal: req.principal,
-    sessions,
-    inboundSecrets,
-    webhooks: deps.webhooks,
-    scoring: deps.scoring,
-    usageEvents: deps.usageEvents,
     log: req.log,
     requestId: req.id,
     clientAddress: req.ip,
@@ -173,7 +161,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await inbound.register(inboundRoutes, {
       prefix: '/api/v1',
       prisma,
-      secrets: inboundSecrets,
+      secrets: deps.services.integrations.secrets,
       inbox: deps.inbox,
       bodyLimit: config.http.bodyLimit,
       cacheMs: config.apiKeyCacheMs,

@@ -2,55 +2,28 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
-import { buildApp } from './app.ts';
 import { startMetricsServer } from './http/observability.ts';
-import { createSessions, identityProvider } from './auth/sessions.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { openDatabase } from './runtime/database.ts';
 import { createLogger } from './runtime/logger.ts';
-import { sessionSecret } from './runtime/secrets.ts';
-import { queueFor, secretBoxFor } from './runtime/services.ts';
-import { createInbox } from './ingest/inbox.ts';
-import { startWorker } from './worker.ts';
-import { createOutbound } from './outbox/index.ts';
+import { compose } from './composition.ts';
 import { seedDemoTenant } from './seed/demo.ts';
-import { createScoringService } from './scoring/service.ts';
-import { createUsageEventService } from './ingest/usage-events.ts';
 
 type Role = 'all' | 'api' | 'worker';
 
 async function main(role: Role) {
   const config = loadConfig();
   const log = createLogger(config, role === 'worker' ? 'chs-worker' : 'chs');
-  const db = await openDatabase(config, log, { migrate: true });
-  const closers: (() => Promise<unknown>)[] = [];
+  const c = await compose(config, { log, migrate: true });
+  const closers: (() => Promise<unknown>)[] = [() => c.close()];
   let banner: string[] = [];
-  const queue = queueFor(config, log);
-  const inbox = createInbox(db.pool, queue, log);
-  const box = secretBoxFor(config);
-  const outbound = createOutbound({
-    prisma: db.prisma,
-    pool: db.pool,
-    deliveryPool: db.deliveryPool,
-    box,
-    queue,
-    allowPrivateTargets: config.webhooks.allowPrivateTargets,
-    leaseSeconds: config.webhooks.leaseSeconds,
-    perEndpointConcurrency: config.webhooks.perEndpointConcurrency,
-  });
-  closers.push(
-    () => queue.close(),
-    () => inbox.close(),
-    async () => outbound.close(),
-  );
 
   if (role !== 'worker') {
-    if (config.seedDemo && (await db.prisma.tenant.count()) === 0) {
+    if (config.seedDemo && (await c.db.prisma.tenant.count()) === 0) {
       const password = cryptoPassword();
-      const demo = await seedDemoTenant(db.prisma, db.pool, password);
-      if (db.embedded) writeFileSync(join(config.dataDir, 'demo-credentials.json'), JSON.stringify(demo, null, 2), { mode: 0o600 });
+      const demo = await seedDemoTenant(c.db.prisma, c.db.pool, password);
+      if (c.embedded) writeFileSync(join(config.dataDir, 'demo-credentials.json'), JSON.stringify(demo, null, 2), { mode: 0o600 });
       banner = demoBanner(demo, false);
-    } else if (db.embedded) {
+    } else if (c.embedded) {
       try {
         banner = demoBanner(JSON.parse(readFileSync(join(config.dataDir, 'demo-credentials.json'), 'utf8')), true);
       } catch {
@@ -63,23 +36,7 @@ async function main(role: Role) {
       : undefined;
     redis?.on('error', (e) => log.warn({ err: e }, 'redis error'));
     const registry = new Registry();
-    const app = await buildApp({
-      config,
-      registry,
-      prisma: db.prisma,
-      redis,
-      logger: log,
-      secretBox: box,
-      inbox,
-      webhooks: outbound.service,
-      scoring: createScoringService(db.pool),
-      usageEvents: createUsageEventService(db.pool),
-      sessions: createSessions({
-        secret: sessionSecret(config),
-        ttlSeconds: config.sessions.ttlSeconds,
-        idp: identityProvider(config.sessions),
-      }),
-    });
+    const app = await c.app({ registry, redis });
     await app.listen({ host: config.http.host, port: config.http.port });
     closers.push(() => app.close());
     if (config.metrics.port !== undefined) {
@@ -106,21 +63,10 @@ async function main(role: Role) {
     );
   }
   // The in-process queue only reaches consumers in the same process, so the API runs them itself.
-  if (role !== 'api' || queue.kind === 'memory') {
-    const worker = startWorker({
-      pool: db.pool,
-      deliverer: outbound.deliverer,
-      leaseSeconds: config.webhooks.leaseSeconds,
-      databaseUrl: db.url,
-      queue,
-      inbox,
-      log,
-      prefetch: config.worker.prefetch,
-      sweepEveryMs: config.worker.sweepEveryMs,
-      scoring: config.scoring,
-    });
+  if (role !== 'api' || c.queue.kind === 'memory') {
+    const worker = c.startWorker();
     closers.push(() => worker.close());
-    log.info({ queue: queue.kind }, 'worker started');
+    log.info({ queue: c.queue.kind }, 'worker started');
   }
 
   let stopping = false;
@@ -130,7 +76,6 @@ async function main(role: Role) {
     log.info({ signal }, 'shutting down');
     const timer = setTimeout(() => process.exit(1), 15_000).unref();
     for (const close of closers.reverse()) await close().catch((e) => log.error({ err: e }, 'close failed'));
-    await db.close();
     clearTimeout(timer);
     process.exit(0);
   };

@@ -1,6 +1,6 @@
 import net, { type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createInboundSecretStore } from '../src/ingest/secrets.ts';
+import { createInboundSecretStore } from '../src/services/integrations.ts';
 import { createTestApp, type TestApp, testSecretBox } from './support/app.ts';
 import { customer, tenantWithKey } from './support/factories.ts';
 

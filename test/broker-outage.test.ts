@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createInboundSecretStore } from '../src/ingest/secrets.ts';
+import { createInboundSecretStore } from '../src/services/integrations.ts';
 import { createMemoryQueue } from '../src/queue/memory.ts';
 import type { Queue } from '../src/queue/queue.ts';
 import { createTestApp, type TestApp, testSecretBox } from './support/app.ts';

@@ -1,4 +1,4 @@
-import { issueApiKey } from '../src/auth/api-key-store.ts';
+import { issueApiKey } from '../src/services/api-keys.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { alert, customer, historyPoint, scoredCustomer, signals, tenantWithKey, userWithSession } from './support/factories.ts';

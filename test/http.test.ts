@@ -3,11 +3,9 @@ import { Writable } from 'node:stream';
 import { Registry } from 'prom-client';
 import { startMetricsServer } from '../src/http/observability.ts';
 import { pino } from 'pino';
-import { createUsageEventService } from '../src/ingest/usage-events.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../src/app.ts';
 import { ConfigError, loadConfig } from '../src/config.ts';
-import { createTestApp, type TestApp, testSecretBox } from './support/app.ts';
+import { createTestApp, type TestApp } from './support/app.ts';
 import { tenantWithKey } from './support/factories.ts';
 
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
@@ -131,15 +129,7 @@ describe('errors', () => {
 
   it('never shows a stack trace or internal message, and logs the failure with its request id', async () => {
     // The production composition plus one route that fails the way a defect would.
-    const app = await buildApp({
-      config: t.config,
-      prisma: t.prisma,
-      sessions: t.sessions,
-      secretBox: testSecretBox(),
-      inbox: t.inbox,
-      webhooks: t.outbound.service,
-      scoring: t.scoring,
-      usageEvents: createUsageEventService(t.pool),
+    const app = await t.composition.app({
       logger: pino({ level: 'error' }, new Writable({ write: (c, _e, cb) => (logLines.push(c.toString()), cb()) })),
     });
     app.get('/boom', async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { verifyKey } from 'discord-interactions';
 import { describe, expect, it } from 'vitest';
 import { parseEventJson } from '../src/ingest/event-json.ts';
-import { createInboundSecretStore } from '../src/ingest/secrets.ts';
+import { createInboundSecretStore } from '../src/services/integrations.ts';
 import { appWithWorker, testSecretBox } from './support/app.ts';
 import { tenantWithKey } from './support/factories.ts';
 import * as p from './support/providers.ts';

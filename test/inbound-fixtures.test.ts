@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ProviderName } from '../src/ingest/providers/types.ts';
 import { readRecordedRequest, replayable, signatureHeaders } from '../src/ingest/recorded-request.ts';
-import { createInboundSecretStore } from '../src/ingest/secrets.ts';
+import { createInboundSecretStore } from '../src/services/integrations.ts';
 import { appWithWorker, testSecretBox } from './support/app.ts';
 import { tenantWithKey } from './support/factories.ts';
 import { discordKeys, nowS } from './support/providers.ts';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { sign } from '@octokit/webhooks-methods';
 import { describe, expect, it } from 'vitest';
-import { createInboundSecretStore } from '../src/ingest/secrets.ts';
+import { createInboundSecretStore } from '../src/services/integrations.ts';
 import { appWithWorker, testSecretBox } from './support/app.ts';
 import { tenantWithKey } from './support/factories.ts';
 import { githubHeaders } from './support/providers.ts';

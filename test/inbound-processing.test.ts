@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { markOverdueInvoices } from '../src/ingest/overdue.ts';
-import { createInboundSecretStore } from '../src/ingest/secrets.ts';
+import { createInboundSecretStore } from '../src/services/integrations.ts';
 import { appWithWorker, testSecretBox } from './support/app.ts';
 import { tenantWithKey } from './support/factories.ts';
 import * as p from './support/providers.ts';

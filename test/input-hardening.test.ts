@@ -412,7 +412,7 @@ describe('error masking', () => {
     vi.stubEnv('NODE_ENV', 'development');
     const app = await createTestApp({ env: { NODE_ENV: 'development', ...env } });
     const key = await tenantWithKey(app.prisma);
-    app.scoring.train = async () => {
+    app.services.churn.train = async () => {
       throw new Error('connect ECONNREFUSED 10.1.2.3:5432 (internal detail)');
     };
     return { app, key };

@@ -1,26 +1,26 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from './support/app.ts';
-import { tenantWithKey, userWithSession } from './support/factories.ts';
+import { describe, expect } from 'vitest';
+import { testWith } from './support/fixtures.ts';
 import * as p from './support/providers.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
-});
-afterAll(() => t.close());
-
-const gql = (token: string, query: string, variables: object = {}) =>
-  t.app
-    .inject({ method: 'POST', url: '/graphql', headers: { authorization: `Bearer ${token}` }, payload: { query, variables } })
-    .then((r) => r.json());
+const test = testWith({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } }).extend(
+  'gql',
+  async ({ app }) =>
+    (token: string, query: string, variables: object = {}) =>
+      app.app
+        .inject({ method: 'POST', url: '/graphql', headers: { authorization: `Bearer ${token}` }, payload: { query, variables } })
+        .then((r) => r.json()),
+);
 const SET =
   'mutation($p: Provider!, $s: String, $v: String) { setInboundSecret(provider: $p, secret: $s, verifyToken: $v) { provider secret rotated } }';
 const CARDS = '{ integrations { provider inboundPath secretSet verifyTokenSet previousSecretValidUntil lastEvent { eventType status } } }';
 
 describe('integration cards', () => {
-  it('show one card per provider with the tenant’s inbound path, before any secret exists', async () => {
-    const { tenantId } = await tenantWithKey(t.prisma);
-    const { token } = await userWithSession(t.prisma, t.sessions, tenantId, 'viewer');
+  test('show one card per provider with the tenant’s inbound path, before any secret exists', async ({
+    gql,
+    tenant: { tenantId },
+    signedIn,
+  }) => {
+    const { token } = await signedIn('viewer');
     const cards = (await gql(token, CARDS)).data.integrations;
     expect(cards.map((c: { provider: string }) => c.provider)).toEqual(['stripe', 'github', 'slack', 'discord', 'intercom', 'meta_ads']);
     expect(cards[0]).toEqual({
@@ -33,15 +33,19 @@ describe('integration cards', () => {
     });
   });
 
-  it('let an admin generate a secret shown once, which then verifies, and show the last event', async () => {
-    const { tenantId } = await tenantWithKey(t.prisma);
-    const { token } = await userWithSession(t.prisma, t.sessions, tenantId, 'admin');
+  test('let an admin generate a secret shown once, which then verifies, and show the last event', async ({
+    app,
+    gql,
+    tenant: { tenantId },
+    signedIn,
+  }) => {
+    const { token } = await signedIn('admin');
     const { secret, rotated } = (await gql(token, SET, { p: 'stripe' })).data.setInboundSecret;
     expect(secret).toMatch(/^whsec_/);
     expect(rotated).toBe(false);
     const s = p.signStripe(secret, p.stripeEvent('customer.created', p.stripeCustomer('cus_card')));
     expect(
-      (await t.app.inject({ method: 'POST', url: `/api/v1/webhooks/in/stripe/${tenantId}`, headers: s.headers, payload: s.body }))
+      (await app.app.inject({ method: 'POST', url: `/api/v1/webhooks/in/stripe/${tenantId}`, headers: s.headers, payload: s.body }))
         .statusCode,
     ).toBe(202);
     const stripe = (await gql(token, CARDS)).data.integrations[0];
@@ -49,9 +53,8 @@ describe('integration cards', () => {
     expect(JSON.stringify(await gql(token, CARDS))).not.toContain(secret);
   });
 
-  it('rotate on a second call, keeping the old secret valid for 24 hours', async () => {
-    const { tenantId } = await tenantWithKey(t.prisma);
-    const { token } = await userWithSession(t.prisma, t.sessions, tenantId, 'owner');
+  test('rotate on a second call, keeping the old secret valid for 24 hours', async ({ gql, signedIn }) => {
+    const { token } = await signedIn('owner');
     await gql(token, SET, { p: 'github' });
     const second = (await gql(token, SET, { p: 'github', s: 'pasted-from-github-123' })).data.setInboundSecret;
     expect(second).toEqual({ provider: 'github', secret: 'pasted-from-github-123', rotated: true });
@@ -59,30 +62,27 @@ describe('integration cards', () => {
     expect(new Date(card.previousSecretValidUntil).getTime() - Date.now()).toBeGreaterThan(23.9 * 3600_000);
   });
 
-  it('refuse a viewer or member who tries to set a secret', async () => {
-    const { tenantId } = await tenantWithKey(t.prisma);
+  test('refuse a viewer or member who tries to set a secret', async ({ app, gql, tenant: { tenantId }, signedIn }) => {
     for (const role of ['viewer', 'member'] as const) {
-      const { token } = await userWithSession(t.prisma, t.sessions, tenantId, role);
+      const { token } = await signedIn(role);
       expect((await gql(token, SET, { p: 'slack' })).errors[0].extensions.code).toBe('forbidden');
     }
-    expect(await t.prisma.inboundSecret.count({ where: { tenantId } })).toBe(0);
+    expect(await app.prisma.inboundSecret.count({ where: { tenantId } })).toBe(0);
   });
 
-  it('are never managed with an API key', async () => {
-    const { tenantId, apiKey } = await tenantWithKey(t.prisma);
-    const res = await t.app.inject({
+  test('are never managed with an API key', async ({ app, tenant: { tenantId, apiKey } }) => {
+    const res = await app.app.inject({
       method: 'POST',
       url: '/graphql',
       headers: { 'x-api-key': apiKey },
       payload: { query: SET, variables: { p: 'stripe' } },
     });
     expect(res.json().errors[0].extensions.code).toBe('forbidden');
-    expect(await t.prisma.inboundSecret.count({ where: { tenantId } })).toBe(0);
+    expect(await app.prisma.inboundSecret.count({ where: { tenantId } })).toBe(0);
   });
 
-  it('take the Meta verify token alongside the secret', async () => {
-    const { tenantId } = await tenantWithKey(t.prisma);
-    const { token } = await userWithSession(t.prisma, t.sessions, tenantId, 'admin');
+  test('take the Meta verify token alongside the secret', async ({ gql, signedIn }) => {
+    const { token } = await signedIn('admin');
     await gql(token, SET, { p: 'meta_ads', v: 'vt-123' });
     expect((await gql(token, CARDS)).data.integrations[5]).toMatchObject({ secretSet: true, verifyTokenSet: true });
   });
@@ -92,10 +92,9 @@ describe('webhook endpoints over GraphQL', () => {
   const CREATE =
     'mutation($u: String!) { createWebhookEndpoint(input: { url: $u, events: ["invoice.paid"] }) { secret endpoint { id events } } }';
 
-  it('let an admin create one and a viewer only read', async () => {
-    const { tenantId } = await tenantWithKey(t.prisma);
-    const admin = await userWithSession(t.prisma, t.sessions, tenantId, 'admin');
-    const viewer = await userWithSession(t.prisma, t.sessions, tenantId, 'viewer');
+  test('let an admin create one and a viewer only read', async ({ gql, signedIn }) => {
+    const admin = await signedIn('admin');
+    const viewer = await signedIn('viewer');
     const created = (await gql(admin.token, CREATE, { u: 'https://127.0.0.1:9/hook' })).data.createWebhookEndpoint;
     expect(created.secret).toMatch(/^whsec_/);
     expect((await gql(viewer.token, CREATE, { u: 'https://127.0.0.1:9/hook' })).errors[0].extensions.code).toBe('forbidden');

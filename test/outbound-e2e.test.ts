@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createInboundSecretStore } from '../src/ingest/secrets.ts';
+import { createInboundSecretStore } from '../src/services/integrations.ts';
 import { createTestApp, type TestApp, testSecretBox } from './support/app.ts';
 import { tenantWithKey } from './support/factories.ts';
 import * as p from './support/providers.ts';
@@ -109,9 +109,9 @@ describe('the example receiver in docs', () => {
         })
       ).json();
       // The example was started with another secret: it must refuse.
-      expect((await t.outbound.service.sendTest(tenantId, ep.id)).statusCode).toBe(401);
+      expect((await t.services.webhookDeliveries.sendTest(tenantId, ep.id)).statusCode).toBe(401);
       await t.prisma.webhookEndpoint.update({ where: { id: ep.id }, data: { secret: testSecretBox().seal(secret) } });
-      const ok = await t.outbound.service.sendTest(tenantId, ep.id);
+      const ok = await t.services.webhookDeliveries.sendTest(tenantId, ep.id);
       expect(ok.statusCode).toBe(204);
       await expect.poll(() => out, { timeout: 5000 }).toContain('"event":"invoice.paid"');
     } finally {

@@ -188,7 +188,7 @@ describe('SSRF guard', () => {
         },
       });
       const before = rx.hits.length;
-      const r = await strict.outbound.service.sendTest(tenantId, e.id, 'invoice.paid');
+      const r = await strict.services.webhookDeliveries.sendTest(tenantId, e.id, 'invoice.paid');
       expect(r.status).toBe('failed');
       expect(r.error).toMatch(/non-public|refused/);
       expect(rx.hits.length).toBe(before);
@@ -208,7 +208,7 @@ describe('SSRF guard', () => {
           data: { tenantId, url, events: ['invoice.paid'], secret: (await import('./support/app.ts')).testSecretBox().seal('whsec_x') },
         });
         const before = rx.hits.length;
-        const r = await strict.outbound.service.sendTest(tenantId, e.id, 'invoice.paid');
+        const r = await strict.services.webhookDeliveries.sendTest(tenantId, e.id, 'invoice.paid');
         expect(r.status, url).toBe('failed');
         expect(r.error, url).toMatch(/refused target/);
         expect(rx.hits.length, url).toBe(before);

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileDatabaseUrl } from './support/database.ts';
-import { createInboundSecretStore } from '../src/ingest/secrets.ts';
+import { createInboundSecretStore } from '../src/services/integrations.ts';
 import { createRabbitQueue } from '../src/queue/rabbitmq.ts';
 import { startWorker } from '../src/worker.ts';
 import { createTestApp, type TestApp, testSecretBox } from './support/app.ts';

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPg } from '../src/db/sql.ts';
-import { createInboundSecretStore } from '../src/ingest/secrets.ts';
+import { createInboundSecretStore } from '../src/services/integrations.ts';
 import { enqueueEvents } from '../src/outbox/enqueue.ts';
 import { createPool, createPrisma } from '../src/db/prisma.ts';
 import { createSecretBox } from '../src/crypto/secret-box.ts';

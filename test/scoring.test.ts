@@ -172,6 +172,24 @@ describe('weights', () => {
     expect(res.statusCode).toBe(403);
   });
 
+  it('are not kept when the customers cannot be queued for their recompute', async () => {
+    const w = await tenantWithKey(t.prisma);
+    await customer(t.prisma, w.tenantId);
+    // The tenant's scoring queue refuses every write, as a failing database would.
+    const fn = `refuse_${w.tenantId.replaceAll('-', '')}`;
+    await t.pool.query(`CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'queue refused'; END $$`);
+    await t.pool.query(
+      `CREATE TRIGGER ${fn} BEFORE INSERT OR UPDATE ON scoring_queue FOR EACH ROW WHEN (NEW.tenant_id = '${w.tenantId}') EXECUTE FUNCTION ${fn}()`,
+    );
+    try {
+      expect((await send(w.apiKey, 'PUT', '/api/v1/health-weights', heavyUsage)).statusCode).toBe(500);
+    } finally {
+      await t.pool.query(`DROP TRIGGER ${fn} ON scoring_queue`);
+      await t.pool.query(`DROP FUNCTION ${fn}()`);
+    }
+    expect((await get(w.apiKey, '/api/v1/health-weights')).json().is_default).toBe(true);
+  });
+
   it('go back to the defaults on DELETE', async () => {
     const w = await tenantWithKey(t.prisma);
     await send(w.apiKey, 'PUT', '/api/v1/health-weights', heavyUsage);

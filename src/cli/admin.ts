@@ -3,19 +3,15 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { z } from 'zod';
-import { issueApiKey, revokeApiKey } from '../auth/api-key-store.ts';
-import { hashPassword } from '../auth/passwords.ts';
 import { type Config, loadConfig } from '../config.ts';
 import { reencryptSecrets } from '../crypto/reencrypt.ts';
-import { createInboundSecretStore } from '../ingest/secrets.ts';
 import { PROVIDERS } from '../ingest/providers/types.ts';
 import { readRecordedRequest, replayable, signatureHeaders } from '../ingest/recorded-request.ts';
-import { secretBoxFor } from '../runtime/services.ts';
-import type { Db } from '../db/prisma.ts';
 import { DomainError } from '../errors.ts';
 import { migrateDeploy } from '../db/migrate.ts';
-import { openDatabase } from '../runtime/database.ts';
 import { PLAN_VALUES, ROLE_VALUES } from '../schema/enums.ts';
+import { compose, type Composition } from '../composition.ts';
+import { createMemoryQueue } from '../queue/memory.ts';
 
 class UsageError extends Error {}
 
@@ -27,7 +23,7 @@ function option(values: Record<string, string | boolean | undefined>, name: stri
   return r.data;
 }
 
-type Command = (db: Db, values: Record<string, string | boolean | undefined>, config: Config, files: string[]) => Promise<object>;
+type Command = (c: Composition, values: Record<string, string | boolean | undefined>, config: Config, files: string[]) => Promise<object>;
 
 /** Exit status when every step ran but the service refused at least one replayed request. */
 const EXIT_REFUSED = 3;
@@ -35,52 +31,50 @@ const EXIT_REFUSED = 3;
 const commands: Record<string, { options: string[]; files?: boolean; run: Command }> = {
   'tenant:create': {
     options: ['name', 'plan'],
-    run: async (db, v) => {
+    run: async (c, v) => {
       const name = option(v, 'name', z.string().trim().min(1).max(200));
       const plan = option(v, 'plan', z.enum(PLAN_VALUES)) as (typeof PLAN_VALUES)[number];
-      const tenant = await db.tenant.create({ data: { name, plan } });
-      const { secret } = await issueApiKey(db, { tenantId: tenant.id, name: 'Default key' });
-      return { tenant_id: tenant.id, api_key: secret };
+      const { tenant, apiKey } = await c.services.accounts.createTenant({ name, plan });
+      return { tenant_id: tenant.id, api_key: apiKey };
     },
   },
   'apikey:create': {
     options: ['tenant', 'name'],
-    run: async (db, v) => {
+    run: async (c, v) => {
       const tenantId = option(v, 'tenant', uuid);
-      if (!(await db.tenant.findUnique({ where: { id: tenantId }, select: { id: true } }))) throw new UsageError(`no tenant ${tenantId}`);
-      const { key, secret } = await issueApiKey(db, { tenantId, name: typeof v.name === 'string' ? v.name : 'CLI key' });
+      if (!(await c.services.accounts.tenantExists(tenantId))) throw new UsageError(`no tenant ${tenantId}`);
+      const { key, secret } = await c.services.apiKeys.issue({ tenantId, name: typeof v.name === 'string' ? v.name : 'CLI key' });
       return { api_key_id: key.id, api_key: secret };
     },
   },
   'apikey:revoke': {
     options: ['key-id'],
-    run: async (db, v) => {
+    run: async (c, v) => {
       const keyId = option(v, 'key-id', uuid);
-      if (!(await revokeApiKey(db, { keyId }))) throw new UsageError(`no API key ${keyId}`);
+      if (!(await c.services.apiKeys.revoke({ keyId }))) throw new UsageError(`no API key ${keyId}`);
       return { revoked: true };
     },
   },
   'user:create': {
     options: ['tenant', 'email', 'password', 'role'],
-    run: async (db, v) => {
+    run: async (c, v) => {
       const tenantId = option(v, 'tenant', uuid);
       const email = option(v, 'email', z.string().trim().toLowerCase().email());
       const password = option(v, 'password', z.string().min(8, 'must be at least 8 characters').max(1024));
       const role = option(v, 'role', z.enum(ROLE_VALUES)) as (typeof ROLE_VALUES)[number];
-      if (!(await db.tenant.findUnique({ where: { id: tenantId }, select: { id: true } }))) throw new UsageError(`no tenant ${tenantId}`);
-      if (await db.user.findUnique({ where: { email }, select: { id: true } })) throw new UsageError(`a user with email ${email} exists`);
-      const user = await db.user.create({ data: { tenantId, email, role, passwordHash: await hashPassword(password) } });
+      if (!(await c.services.accounts.tenantExists(tenantId))) throw new UsageError(`no tenant ${tenantId}`);
+      if (await c.services.accounts.emailTaken(email)) throw new UsageError(`a user with email ${email} exists`);
+      const user = await c.services.accounts.createUser({ tenantId, email, password, role });
       return { user_id: user.id };
     },
   },
   'inbound:secret': {
     options: ['tenant', 'provider', 'secret', 'verify-token'],
-    run: async (db, v, config) => {
+    run: async (c, v) => {
       const tenantId = option(v, 'tenant', uuid);
       const provider = option(v, 'provider', z.enum(PROVIDERS)) as (typeof PROVIDERS)[number];
-      if (!(await db.tenant.findUnique({ where: { id: tenantId }, select: { id: true } }))) throw new UsageError(`no tenant ${tenantId}`);
-      const store = createInboundSecretStore(db, secretBoxFor(config), { cacheMs: 0 });
-      const { secret } = await store.put({
+      if (!(await c.services.accounts.tenantExists(tenantId))) throw new UsageError(`no tenant ${tenantId}`);
+      const { secret } = await c.services.integrations.secrets.put({
         tenantId,
         provider,
         secret: typeof v.secret === 'string' ? v.secret : null,
@@ -94,7 +88,7 @@ const commands: Record<string, { options: string[]; files?: boolean; run: Comman
     // tenant's current inbound secret and posted to a running service; prints every answer.
     options: ['tenant', 'provider', 'url'],
     files: true,
-    run: async (db, v, config, files) => {
+    run: async (c, v, config, files) => {
       const tenantId = option(v, 'tenant', uuid);
       const provider = option(v, 'provider', z.enum(PROVIDERS)) as (typeof PROVIDERS)[number];
       const base = option({ url: `http://127.0.0.1:${config.http.port}`, ...v }, 'url', z.string().url()).replace(/\/+$/, '');
@@ -102,8 +96,7 @@ const commands: Record<string, { options: string[]; files?: boolean; run: Comman
       if (provider === 'discord')
         throw new UsageError(`--provider: discord requests cannot be re-signed: Discord signs with a private key only Discord holds`);
       const requests = await Promise.all(files.map(async (file) => ({ file, ...replayable(await readRecordedRequest(file)) })));
-      const store = createInboundSecretStore(db, secretBoxFor(config), { cacheMs: 0 });
-      const active = await store.active(tenantId, provider);
+      const active = await c.services.integrations.secrets.active(tenantId, provider);
       if (!active) throw new UsageError(`tenant ${tenantId} has no inbound secret for ${provider}: set one with inbound:secret`);
       const url = `${base}/api/v1/webhooks/in/${provider}/${tenantId}`;
       const answers = [];
@@ -125,7 +118,7 @@ const commands: Record<string, { options: string[]; files?: boolean; run: Comman
   },
   'secrets:reencrypt': {
     options: [],
-    run: async (db, _v, config) => reencryptSecrets(db, secretBoxFor(config)),
+    run: async (c) => reencryptSecrets(c.db.prisma, c.box),
   },
 };
 
@@ -143,15 +136,18 @@ async function main() {
   });
   const config = loadConfig();
   const log = pino({ level: 'warn' }, pino.destination(2));
-  const db = await openDatabase(config, log, { migrate: false, poolSize: 2 });
+  // The CLI publishes nothing and signs nobody in: an in-process queue and no session secret.
+  const queue = createMemoryQueue();
+  const c = await compose(config, { log, poolSize: 2, queue, sessions: null });
   try {
     // A brand-new database (first command before the first start) gets its schema first.
-    const [{ ready }] = await db.prisma.$queryRaw<{ ready: boolean }[]>`SELECT to_regclass('public.tenants') IS NOT NULL AS ready`;
-    if (!ready) await migrateDeploy(db.url);
-    const out = await command.run(db.prisma, values, config, positionals);
+    const [{ ready }] = await c.db.prisma.$queryRaw<{ ready: boolean }[]>`SELECT to_regclass('public.tenants') IS NOT NULL AS ready`;
+    if (!ready) await migrateDeploy(c.db.url);
+    const out = await command.run(c, values, config, positionals);
     process.stdout.write(`${JSON.stringify(out)}\n`);
   } finally {
-    await db.close();
+    await c.close();
+    await queue.close();
   }
 }
 

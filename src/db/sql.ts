@@ -3,8 +3,9 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 
 /**
- * Plain parameterised SQL for the pipeline's hot paths (ingestion, outbox), where Prisma's per-query
- * cost dominates (see docs/architecture.md). The domain API keeps using Prisma over the same pool.
+ * Plain parameterised SQL, for every table the worker or the scoring passes write: one repository serves
+ * the worker's transaction and the API's, and the pipeline's hot paths skip Prisma's per-query cost.
+ * Tables only the API writes go through Prisma over the same pool (README, "Two ways to the database").
  */
 export interface Sql {
   query<T = Record<string, unknown>>(text: string, values?: unknown[]): Promise<T[]>;

@@ -11,7 +11,7 @@ import type { Inbox } from './inbox.ts';
 import { PROVIDER_SPECS } from './providers/index.ts';
 import { isProvider } from './providers/types.ts';
 import { hexEqual } from './providers/hmac.ts';
-import type { InboundSecretStore } from './secrets.ts';
+import type { InboundSecretStore } from '../services/integrations.ts';
 
 export interface InboundDeps {
   prisma: Db;

@@ -1,7 +1,4 @@
-import { onPrisma } from '../db/sql.ts';
-import { DomainError, notFound, validationFailed } from '../errors.ts';
-import { enqueueEvents } from '../outbox/enqueue.ts';
-import { alertEvent } from '../outbox/payloads.ts';
+import { notFound } from '../errors.ts';
 import type { Alert as AlertRow } from '../generated/prisma/client.ts';
 import { builder } from './builder.ts';
 import { AlertSeverity, AlertStatus, AlertType } from './enums.ts';
@@ -79,39 +76,7 @@ builder.mutationField('updateAlert', (t) =>
     args: { id: t.arg({ type: 'UUID' }), input: t.arg({ type: UpdateAlertInput }) },
     resolve: async (query, _root, { id, input }, ctx) => {
       const p = requireCapability(ctx, 'write');
-      const now = new Date();
-      if (input.status === 'snoozed') {
-        if (!input.snoozedUntil) throw validationFailed([{ path: 'snoozed_until', message: 'is required when status is snoozed' }]);
-        if (input.snoozedUntil <= now) throw validationFailed([{ path: 'snoozed_until', message: 'must be in the future' }]);
-      } else if (input.snoozedUntil) {
-        throw validationFailed([{ path: 'snoozed_until', message: 'is only allowed when status is snoozed' }]);
-      }
-      const current = await ctx.prisma.alert.findFirst({ where: { id, tenantId: p.tenantId }, select: { status: true } });
-      if (!current) throw notFound(`Alert ${id}`);
-      if (current.status === input.status && input.status !== 'snoozed') {
-        return ctx.prisma.alert.findUniqueOrThrow({ ...query, where: { id } });
-      }
-      const data =
-        input.status === 'acknowledged'
-          ? { status: 'acknowledged' as const, acknowledgedAt: now, snoozedUntil: null }
-          : input.status === 'snoozed'
-            ? { status: 'snoozed' as const, snoozedUntil: input.snoozedUntil }
-            : input.status === 'resolved'
-              ? { status: 'resolved' as const, resolvedAt: now, resolvedBy: 'user', snoozedUntil: null }
-              : { status: 'open' as const, resolvedAt: null, resolvedBy: null, acknowledgedAt: null, snoozedUntil: null };
-      try {
-        // The resolution and its alert.resolved event commit together.
-        await ctx.prisma.$transaction(async (tx) => {
-          const a = await tx.alert.update({ where: { id }, data });
-          if (a.status === 'resolved') await enqueueEvents(onPrisma(tx), [alertEvent('alert.resolved', a)]);
-        });
-      } catch (e) {
-        // Reopening collides with a newer unresolved alert of the same type for the customer.
-        if ((e as { code?: string })?.code === 'P2002') {
-          throw new DomainError('conflict', 'The customer already has an unresolved alert of this type.');
-        }
-        throw e;
-      }
+      await ctx.services.alerts.transition(p.tenantId, id, input);
       return ctx.prisma.alert.findUniqueOrThrow({ ...query, where: { id } });
     },
   }),

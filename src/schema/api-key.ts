@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_ROTATION_GRACE_HOURS, issueApiKey, revokeApiKey, rotateApiKey } from '../auth/api-key-store.ts';
+import { DEFAULT_ROTATION_GRACE_HOURS } from '../services/api-keys.ts';
 import { notFound } from '../errors.ts';
 import { builder } from './builder.ts';
 import { requireCapability } from './guards.ts';
@@ -61,7 +61,7 @@ builder.mutationFields((t) => ({
     resolve: async (_root, args, ctx) => {
       const p = requireCapability(ctx, 'manage_credentials');
       const input = parseInput(createInput, args);
-      return issueApiKey(ctx.prisma, {
+      return ctx.services.apiKeys.issue({
         tenantId: p.tenantId,
         name: input.name,
         expiresAt: input.expiresAt ?? null,
@@ -74,7 +74,7 @@ builder.mutationFields((t) => ({
     args: { id: t.arg({ type: 'UUID' }) },
     resolve: async (query, _root, args, ctx) => {
       const p = requireCapability(ctx, 'manage_credentials');
-      if (!(await revokeApiKey(ctx.prisma, { tenantId: p.tenantId, keyId: args.id }))) throw notFound(`API key ${args.id}`);
+      if (!(await ctx.services.apiKeys.revoke({ tenantId: p.tenantId, keyId: args.id }))) throw notFound(`API key ${args.id}`);
       return ctx.prisma.apiKey.findUniqueOrThrow({ ...query, where: { id: args.id } });
     },
   }),
@@ -95,7 +95,7 @@ builder.mutationFields((t) => ({
           .max(24 * 30),
         args.gracePeriodHours ?? DEFAULT_ROTATION_GRACE_HOURS,
       );
-      const r = await rotateApiKey(ctx.prisma, {
+      const r = await ctx.services.apiKeys.rotate({
         tenantId: p.tenantId,
         keyId: args.id,
         graceHours,

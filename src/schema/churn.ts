@@ -1,6 +1,6 @@
-import { notFound, validationFailed } from '../errors.ts';
 import { CHURN_FEATURES, type ChurnModel as Model, DEFAULT_MODEL } from '../scoring/churn-model.ts';
 import type { TrainResult as TrainResultView } from '../scoring/training.ts';
+import type { ActiveModelRow } from '../services/churn.ts';
 import { builder } from './builder.ts';
 import { RiskLevel } from './enums.ts';
 import { requireCapability } from './guards.ts';
@@ -139,14 +139,7 @@ const ChurnModelRef = builder.objectRef<ModelView>('ChurnModel').implement({
 
 const DEFAULT_VIEW: ModelView = { model: DEFAULT_MODEL, metrics: null };
 
-function modelView(row: {
-  version: string;
-  intercept: number;
-  coefficients: unknown;
-  baseline: unknown;
-  metrics: unknown;
-  trainedAt: Date;
-}): ModelView {
+function modelView(row: ActiveModelRow): ModelView {
   const m = row.metrics as Record<string, number> & { baseline: { model_version: string; auc: number; brier: number } };
   return {
     model: {
@@ -192,9 +185,8 @@ builder.queryField('churnModel', (t) =>
     type: ChurnModelRef,
     description: 'The churn model in use for the tenant, with its coefficients.',
     resolve: async (_r, _a, ctx) => {
-      const p = requireCapability(ctx, 'read');
-      const tenant = await ctx.prisma.tenant.findUniqueOrThrow({ where: { id: p.tenantId }, select: { activeChurnModel: true } });
-      return tenant.activeChurnModel ? modelView(tenant.activeChurnModel) : DEFAULT_VIEW;
+      const active = await ctx.services.churn.activeModel(requireCapability(ctx, 'read').tenantId);
+      return active ? modelView(active) : DEFAULT_VIEW;
     },
   }),
 );
@@ -210,24 +202,19 @@ const ChurnOutcome = builder.prismaObject('ChurnOutcome', {
   }),
 });
 
-const FUTURE_SKEW_MS = 5 * 60_000;
-
 builder.mutationFields((t) => ({
   trainChurnModel: t.field({
     type: TrainResult,
     description: 'Fits the tenant’s churn model on its labelled customers; needs 20 churned and 20 retained.',
     resolve: async (_r, _a, ctx) => {
-      const p = requireCapability(ctx, 'manage');
-      return ctx.scoring.train(p.tenantId);
+      return ctx.services.churn.train(requireCapability(ctx, 'manage').tenantId);
     },
   }),
   resetChurnModel: t.field({
     type: ChurnModelRef,
     description: 'Puts the default coefficients back in use (trained models are kept) and refreshes every prediction.',
     resolve: async (_r, _a, ctx) => {
-      const p = requireCapability(ctx, 'manage');
-      await ctx.prisma.tenant.update({ where: { id: p.tenantId }, data: { activeChurnModelId: null } });
-      await ctx.scoring.rescoreTenant(p.tenantId);
+      await ctx.services.churn.resetModel(requireCapability(ctx, 'manage').tenantId);
       return DEFAULT_VIEW;
     },
   }),
@@ -237,14 +224,8 @@ builder.mutationFields((t) => ({
     args: { customerId: t.arg({ type: 'UUID' }), churned: t.arg.boolean(), at: t.arg({ type: 'DateTime', required: false }) },
     resolve: async (query, _r, args, ctx) => {
       const p = requireCapability(ctx, 'write');
-      const at = args.at ?? new Date();
-      if (at.getTime() > Date.now() + FUTURE_SKEW_MS) throw validationFailed([{ path: 'at', message: 'must not be in the future' }]);
-      const customer = await ctx.prisma.customer.findFirst({ where: { id: args.customerId, tenantId: p.tenantId }, select: { id: true } });
-      if (!customer) throw notFound(`Customer ${args.customerId}`);
-      return ctx.prisma.churnOutcome.create({
-        ...query,
-        data: { tenantId: p.tenantId, customerId: customer.id, churned: args.churned, at, source: 'api' },
-      });
+      const id = await ctx.services.churn.recordOutcome(p.tenantId, args);
+      return ctx.prisma.churnOutcome.findUniqueOrThrow({ ...query, where: { id } });
     },
   }),
 }));

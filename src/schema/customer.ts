@@ -1,9 +1,5 @@
 import { z } from 'zod';
-import { DomainError, notFound, validationFailed } from '../errors.ts';
-import { onPrisma } from '../db/sql.ts';
-import { attributePending } from '../ingest/attribution.ts';
-import { enqueueEvents } from '../outbox/enqueue.ts';
-import { customerPayload } from '../outbox/payloads.ts';
+import { notFound, validationFailed } from '../errors.ts';
 import type { Customer as CustomerRow } from '../generated/prisma/client.ts';
 import { builder } from './builder.ts';
 import { HealthStatus, Provider, PROVIDER_VALUES, RiskLevel } from './enums.ts';
@@ -153,14 +149,6 @@ const UpdateCustomerInput = builder.inputType('UpdateCustomerInput', {
   }),
 });
 
-/** Unique violations become 409s that name the clashing field instead of a 500. */
-export function rethrowConflict(e: unknown, what: string): never {
-  if ((e as { code?: string })?.code === 'P2002') {
-    throw new DomainError('conflict', `${what} already exists in this tenant.`);
-  }
-  throw e;
-}
-
 builder.mutationFields((t) => ({
   createCustomer: t.prismaField({
     type: 'Customer',
@@ -168,39 +156,8 @@ builder.mutationFields((t) => ({
     resolve: async (query, _root, args, ctx) => {
       const p = requireCapability(ctx, 'write');
       const input = parseInput(createInput, args.input);
-      const identities = input.identities ?? [];
-      const seen = new Set(identities.map((i) => `${i.provider}:${i.externalId}`));
-      if (seen.size !== identities.length) throw new DomainError('conflict', 'The same identity is listed twice.');
-      try {
-        // Events kept without a customer are attributed to it in the same transaction.
-        const id = await ctx.prisma.$transaction(async (tx) => {
-          const c = await tx.customer.create({
-            data: {
-              tenantId: p.tenantId,
-              name: input.name,
-              externalId: input.externalId ?? null,
-              email: input.email ?? null,
-              domain: input.domain ?? null,
-              identities: { create: identities.map((i) => ({ tenantId: p.tenantId, provider: i.provider, externalId: i.externalId })) },
-            },
-          });
-          const sql = onPrisma(tx);
-          await attributePending(sql, p.tenantId, c.id, { identities, domain: input.domain });
-          await enqueueEvents(sql, [
-            {
-              tenantId: p.tenantId,
-              type: 'customer.created',
-              subject: c.id,
-              dedupKey: `customer.created:${c.id}`,
-              payload: customerPayload(c),
-            },
-          ]);
-          return c.id;
-        });
-        return await ctx.prisma.customer.findUniqueOrThrow({ ...query, where: { id } });
-      } catch (e) {
-        rethrowConflict(e, 'A customer with this external_id or one of these identities');
-      }
+      const id = await ctx.services.customers.create(p.tenantId, input);
+      return ctx.prisma.customer.findUniqueOrThrow({ ...query, where: { id } });
     },
   }),
   updateCustomer: t.prismaField({
@@ -209,16 +166,7 @@ builder.mutationFields((t) => ({
     resolve: async (query, _root, args, ctx) => {
       const p = requireCapability(ctx, 'write');
       const input = parseInput(updateInput, Object.fromEntries(Object.entries(args.input).filter(([, v]) => v !== undefined)));
-      try {
-        await ctx.prisma.$transaction(async (tx) => {
-          const { count } = await tx.customer.updateMany({ where: { id: args.id, tenantId: p.tenantId }, data: input });
-          if (count === 0) throw notFound(`Customer ${args.id}`);
-          if (input.domain) await attributePending(onPrisma(tx), p.tenantId, args.id, { identities: [], domain: input.domain });
-        });
-      } catch (e) {
-        if (e instanceof DomainError) throw e;
-        rethrowConflict(e, 'A customer with this external_id');
-      }
+      await ctx.services.customers.update(p.tenantId, args.id, input);
       return ctx.prisma.customer.findUniqueOrThrow({ ...query, where: { id: args.id } });
     },
   }),

@@ -1,7 +1,7 @@
 import { validationFailed } from '../errors.ts';
-import { Prisma } from '../generated/prisma/client.ts';
 import { signalLabel } from '../scoring/dimension-scores.ts';
-import { DEFAULT_WEIGHTS, DIMENSIONS, type DimensionKey, tenantWeights, type Weights } from '../scoring/dimensions.ts';
+import { DIMENSIONS, type DimensionKey, tenantWeights } from '../scoring/dimensions.ts';
+import { weightsView, type WeightsView as WeightsShape } from '../services/health-settings.ts';
 import { builder } from './builder.ts';
 import { Dimension, HealthStatus } from './enums.ts';
 import { requireCapability } from './guards.ts';
@@ -188,7 +188,7 @@ builder.prismaObjectField('Customer', 'healthHistory', (t) =>
 );
 
 // Weights: a tenant may weigh the dimensions its own way (docs/decisions.md §7).
-const WeightsView = builder.objectRef<Weights & { isDefault: boolean }>('HealthWeights').implement({
+const WeightsView = builder.objectRef<WeightsShape>('HealthWeights').implement({
   description: 'How much each dimension counts in the overall score; they sum to 1.',
   fields: (t) => ({
     usage: t.exposeFloat('usage'),
@@ -200,8 +200,6 @@ const WeightsView = builder.objectRef<Weights & { isDefault: boolean }>('HealthW
   }),
 });
 
-const weightsView = (stored: unknown) => ({ ...tenantWeights(stored), isDefault: stored === null || stored === undefined });
-
 builder.prismaObjectField('Tenant', 'healthWeights', (t) =>
   t.field({ type: WeightsView, select: { scoringWeights: true }, resolve: (tenant) => weightsView(tenant.scoringWeights) }),
 );
@@ -210,25 +208,11 @@ const WeightsInput = builder.inputType('HealthWeightsInput', {
   fields: (t) => ({ usage: t.float(), engagement: t.float(), support: t.float(), billing: t.float(), growth: t.float() }),
 });
 
-/** Weights must each be 0..1 and sum to 1 (within rounding). */
-export function checkWeights(w: Record<DimensionKey, number>): Weights {
-  const errors = DIMENSIONS.flatMap((k) =>
-    !Number.isFinite(w[k]) || w[k] < 0 || w[k] > 1 ? [{ path: k, message: 'must be a number from 0 to 1' }] : [],
-  );
-  if (errors.length) throw validationFailed(errors);
-  const sum = DIMENSIONS.reduce((s, k) => s + w[k], 0);
-  if (Math.abs(sum - 1) > 0.001)
-    throw validationFailed([{ path: 'weights', message: `must sum to 1 (they sum to ${Math.round(sum * 1000) / 1000})` }]);
-  return Object.fromEntries(DIMENSIONS.map((k) => [k, w[k]])) as Weights;
-}
-
 builder.queryField('healthWeights', (t) =>
   t.field({
     type: WeightsView,
     resolve: async (_r, _a, ctx) => {
-      const p = requireCapability(ctx, 'read');
-      const tenant = await ctx.prisma.tenant.findUniqueOrThrow({ where: { id: p.tenantId }, select: { scoringWeights: true } });
-      return weightsView(tenant.scoringWeights);
+      return ctx.services.healthSettings.weights(requireCapability(ctx, 'read').tenantId);
     },
   }),
 );
@@ -239,21 +223,14 @@ builder.mutationFields((t) => ({
     description: 'Sets the tenant’s dimension weights (each 0-1, summing to 1) and recomputes every customer.',
     args: { input: t.arg({ type: WeightsInput }) },
     resolve: async (_r, { input }, ctx) => {
-      const p = requireCapability(ctx, 'manage');
-      const weights = checkWeights(input);
-      await ctx.prisma.tenant.update({ where: { id: p.tenantId }, data: { scoringWeights: weights } });
-      await ctx.scoring.rescoreTenant(p.tenantId);
-      return { ...weights, isDefault: false };
+      return ctx.services.healthSettings.setWeights(requireCapability(ctx, 'manage').tenantId, input);
     },
   }),
   resetHealthWeights: t.field({
     type: WeightsView,
     description: 'Returns to the default weights and recomputes every customer.',
     resolve: async (_r, _a, ctx) => {
-      const p = requireCapability(ctx, 'manage');
-      await ctx.prisma.tenant.update({ where: { id: p.tenantId }, data: { scoringWeights: Prisma.DbNull } });
-      await ctx.scoring.rescoreTenant(p.tenantId);
-      return { ...DEFAULT_WEIGHTS, isDefault: true };
+      return ctx.services.healthSettings.resetWeights(requireCapability(ctx, 'manage').tenantId);
     },
   }),
 }));

@@ -1,18 +1,10 @@
-import { PROVIDERS, type ProviderName } from '../ingest/providers/types.ts';
+import type { ProviderName } from '../ingest/providers/types.ts';
+import type { IntegrationCard } from '../services/integrations.ts';
 import { builder } from './builder.ts';
 import { Provider } from './enums.ts';
 import { requireCapability } from './guards.ts';
 
-interface IntegrationView {
-  tenantId: string;
-  provider: ProviderName;
-  secretSet: boolean;
-  verifyTokenSet: boolean;
-  previousSecretValidUntil: Date | null;
-  lastEvent: { id: string; eventType: string; status: string; receivedAt: Date } | null;
-}
-
-const LastEvent = builder.objectRef<NonNullable<IntegrationView['lastEvent']>>('InboundEventSummary').implement({
+const LastEvent = builder.objectRef<NonNullable<IntegrationCard['lastEvent']>>('InboundEventSummary').implement({
   fields: (t) => ({
     id: t.field({ type: 'UUID', resolve: (e) => e.id }),
     eventType: t.exposeString('eventType'),
@@ -21,7 +13,7 @@ const LastEvent = builder.objectRef<NonNullable<IntegrationView['lastEvent']>>('
   }),
 });
 
-const Integration = builder.objectRef<IntegrationView>('Integration').implement({
+const Integration = builder.objectRef<IntegrationCard>('Integration').implement({
   description: 'A provider card: where the provider posts, whether a signing secret exists, and the last event.',
   fields: (t) => ({
     provider: t.field({ type: Provider, resolve: (i) => i.provider }),
@@ -41,29 +33,7 @@ builder.queryField('integrations', (t) =>
     type: [Integration],
     description: 'One card per provider kind.',
     resolve: async (_root, _args, ctx) => {
-      const p = requireCapability(ctx, 'read');
-      const [secrets, last] = await Promise.all([
-        ctx.prisma.inboundSecret.findMany({
-          where: { tenantId: p.tenantId },
-          select: { provider: true, verifyToken: true, previousExpiresAt: true },
-        }),
-        // The newest event per provider in one query.
-        ctx.prisma.$queryRaw<{ provider: string; id: string; event_type: string; status: string; received_at: Date }[]>`
-          SELECT DISTINCT ON (provider) provider, id, event_type, status::text AS status, received_at
-          FROM inbox_events WHERE tenant_id = ${p.tenantId}::uuid ORDER BY provider, received_at DESC`,
-      ]);
-      return PROVIDERS.map((provider) => {
-        const s = secrets.find((x) => x.provider === provider);
-        const e = last.find((x) => x.provider === provider);
-        return {
-          tenantId: p.tenantId,
-          provider,
-          secretSet: Boolean(s),
-          verifyTokenSet: Boolean(s?.verifyToken),
-          previousSecretValidUntil: s?.previousExpiresAt && s.previousExpiresAt > new Date() ? s.previousExpiresAt : null,
-          lastEvent: e ? { id: e.id, eventType: e.event_type, status: e.status, receivedAt: e.received_at } : null,
-        };
-      });
+      return ctx.services.integrations.cards(requireCapability(ctx, 'read').tenantId);
     },
   }),
 );
@@ -89,7 +59,7 @@ builder.mutationField('setInboundSecret', (t) =>
     },
     resolve: async (_root, args, ctx) => {
       const p = requireCapability(ctx, 'manage_credentials');
-      const r = await ctx.inboundSecrets.put({
+      const r = await ctx.services.integrations.secrets.put({
         tenantId: p.tenantId,
         provider: args.provider,
         secret: args.secret,

@@ -1,6 +1,4 @@
 import { z } from 'zod';
-import { decoyHash, verifyPassword } from '../auth/passwords.ts';
-import { DomainError } from '../errors.ts';
 import { builder } from './builder.ts';
 import { parseInput } from './validate.ts';
 
@@ -25,13 +23,7 @@ builder.mutationField('login', (t) =>
     resolve: async (_root, args, ctx) => {
       const { email, password } = parseInput(loginInput, args);
       await ctx.loginGuard.attempt(ctx.clientAddress, email);
-      const user = await ctx.prisma.user.findUnique({
-        where: { email },
-        select: { id: true, tenantId: true, role: true, passwordHash: true },
-      });
-      const ok = await verifyPassword(user?.passwordHash ?? (await decoyHash()), password);
-      if (!user || !ok) throw new DomainError('invalid_credentials', 'The email or password is wrong.');
-      return ctx.sessions.issue({ userId: user.id, tenantId: user.tenantId, role: user.role });
+      return ctx.services.accounts.login(email, password);
     },
   }),
 );

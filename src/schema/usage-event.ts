@@ -31,7 +31,7 @@ builder.mutationField('recordUsageEvents', (t) =>
     args: { events: t.arg({ type: [UsageEventInput] }), idempotencyKey: t.arg.string({ required: false }) },
     resolve: (_r, args, ctx) => {
       const p = requireCapability(ctx, 'write');
-      return ctx.usageEvents.record(p.tenantId, args.events, { idempotencyKey: args.idempotencyKey });
+      return ctx.services.usageEvents.record(p.tenantId, args.events, { idempotencyKey: args.idempotencyKey });
     },
   }),
 );

@@ -105,7 +105,7 @@ builder.queryFields((t) => ({
   webhookEndpoint: t.prismaField({
     type: 'WebhookEndpoint',
     args: { id: t.arg({ type: 'UUID' }) },
-    resolve: async (_query, _r, args, ctx) => ctx.webhooks.endpoints.owned(requireCapability(ctx, 'read').tenantId, args.id),
+    resolve: async (_query, _r, args, ctx) => ctx.services.webhookEndpoints.owned(requireCapability(ctx, 'read').tenantId, args.id),
   }),
   webhookDeliveries: t.field({
     type: DeliveryConnection,
@@ -117,7 +117,7 @@ builder.queryFields((t) => ({
     },
     resolve: async (_r, args, ctx, info) => {
       const p = requireCapability(ctx, 'read');
-      await ctx.webhooks.endpoints.owned(p.tenantId, args.endpointId);
+      await ctx.services.webhookEndpoints.owned(p.tenantId, args.endpointId);
       const where = { tenantId: p.tenantId, endpointId: args.endpointId };
       return keysetPage<WebhookDeliveryRow>(ctx.prisma.webhookDelivery, where, args, { context: ctx, info });
     },
@@ -159,7 +159,7 @@ builder.mutationFields((t) => ({
         events: args.input.events ?? undefined,
         description: args.input.description,
       });
-      return ctx.webhooks.endpoints.create(p.tenantId, input);
+      return ctx.services.webhookEndpoints.create(p.tenantId, input);
     },
   }),
   updateWebhookEndpoint: t.prismaField({
@@ -176,13 +176,13 @@ builder.mutationFields((t) => ({
           enabled: args.input.enabled ?? undefined,
         }),
       );
-      return ctx.webhooks.endpoints.update(p.tenantId, args.id, input);
+      return ctx.services.webhookEndpoints.update(p.tenantId, args.id, input);
     },
   }),
   deleteWebhookEndpoint: t.boolean({
     args: { id: t.arg({ type: 'UUID' }) },
     resolve: async (_r, args, ctx) => {
-      await ctx.webhooks.endpoints.remove(requireCapability(ctx, 'manage').tenantId, args.id);
+      await ctx.services.webhookEndpoints.remove(requireCapability(ctx, 'manage').tenantId, args.id);
       return true;
     },
   }),
@@ -190,25 +190,26 @@ builder.mutationFields((t) => ({
     type: WithSecret,
     description: 'Issues a new signing secret; for 24 hours deliveries carry both signatures, the new one first.',
     args: { id: t.arg({ type: 'UUID' }) },
-    resolve: (_r, args, ctx) => ctx.webhooks.endpoints.rotateSecret(requireCapability(ctx, 'manage').tenantId, args.id),
+    resolve: (_r, args, ctx) => ctx.services.webhookEndpoints.rotateSecret(requireCapability(ctx, 'manage').tenantId, args.id),
   }),
   testWebhookEndpoint: t.field({
     type: TestResult,
     description: 'Sends a sample payload of a subscribed event (default: the first), signed like any delivery, and records the attempt.',
     args: { id: t.arg({ type: 'UUID' }), event: t.arg.string({ required: false }) },
-    resolve: (_r, args, ctx) => ctx.webhooks.sendTest(requireCapability(ctx, 'manage').tenantId, args.id, args.event),
+    resolve: (_r, args, ctx) => ctx.services.webhookDeliveries.sendTest(requireCapability(ctx, 'manage').tenantId, args.id, args.event),
   }),
   resendWebhookDelivery: t.boolean({
     description: 'Makes one more attempt at a delivery now.',
     args: { id: t.arg({ type: 'UUID' }) },
     resolve: async (_r, args, ctx) => {
-      await ctx.webhooks.resend(requireCapability(ctx, 'manage').tenantId, args.id);
+      await ctx.services.webhookDeliveries.resend(requireCapability(ctx, 'manage').tenantId, args.id);
       return true;
     },
   }),
   replayWebhookDeliveries: t.int({
     description: 'Resends an endpoint’s failed deliveries created since a time; answers how many.',
     args: { endpointId: t.arg({ type: 'UUID' }), since: t.arg({ type: 'DateTime' }) },
-    resolve: (_r, args, ctx) => ctx.webhooks.replayFailed(requireCapability(ctx, 'manage').tenantId, args.endpointId, args.since),
+    resolve: (_r, args, ctx) =>
+      ctx.services.webhookDeliveries.replayFailed(requireCapability(ctx, 'manage').tenantId, args.endpointId, args.since),
   }),
 }));

@@ -1,7 +1,8 @@
 import type pg from 'pg';
-import { issueApiKey } from '../auth/api-key-store.ts';
-import { hashPassword } from '../auth/passwords.ts';
 import type { Db } from '../db/prisma.ts';
+import { onPg } from '../db/sql.ts';
+import { createAccountService } from '../services/accounts.ts';
+import { customerRows, identityRows } from '../services/customers.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { createScorer } from '../scoring/recompute.ts';
 
@@ -185,26 +186,27 @@ function signalsFor(p: Profile, tenantId: string, customerId: string, now: numbe
  * support, scored by the engine for each of the last 30 days, so history, trends and alerts are real.
  */
 export async function seedDemoTenant(db: Db, pool: pg.Pool, password: string, now = Date.now()): Promise<DemoTenant> {
-  const tenant = await db.tenant.create({ data: { name: 'Demo Co', plan: 'scale' } });
+  const accounts = createAccountService({ prisma: db });
+  const { tenant, apiKey: secret } = await accounts.createTenant({ name: 'Demo Co', plan: 'scale', keyName: 'Demo key' });
   const email = 'demo@example.com';
-  await db.user.create({ data: { tenantId: tenant.id, email, passwordHash: await hashPassword(password), role: 'owner' } });
-  const { secret } = await issueApiKey(db, { tenantId: tenant.id, name: 'Demo key' });
+  await accounts.createUser({ tenantId: tenant.id, email, password, role: 'owner' });
+  const sql = onPg(pool);
 
   const r = lcg(7);
   const ids: string[] = [];
   for (const [i, p] of PROFILES.entries()) {
     const created = new Date(now - 120 * DAY);
-    const customer = await db.customer.create({
-      data: {
-        tenantId: tenant.id,
-        name: p.name,
-        domain: p.domain,
-        email: `ops@${p.domain}`,
-        externalId: `demo-${i + 1}`,
-        createdAt: created,
-        identities: { create: [{ tenantId: tenant.id, provider: 'stripe', externalId: `cus_demo${String(i + 1).padStart(4, '0')}` }] },
-      },
+    const customer = await customerRows.insert(sql, {
+      tenantId: tenant.id,
+      name: p.name,
+      domain: p.domain,
+      email: `ops@${p.domain}`,
+      externalId: `demo-${i + 1}`,
+      createdAt: created,
     });
+    await identityRows.insert(sql, tenant.id, customer.id, [
+      { provider: 'stripe', externalId: `cus_demo${String(i + 1).padStart(4, '0')}` },
+    ]);
     ids.push(customer.id);
     await db.subscription.create({
       data: {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretBox } from '../../src/crypto/secret-box.ts';
 import { createPool, createPrisma } from '../../src/db/prisma.ts';
 import { onPg } from '../../src/db/sql.ts';
-import { createInboundSecretStore } from '../../src/ingest/secrets.ts';
+import { createInboundSecretStore } from '../../src/services/integrations.ts';
 import { enqueueEvents } from '../../src/outbox/enqueue.ts';
 import { fileDatabaseUrl } from '../support/database.ts';
 import { tenantWithKey } from '../support/factories.ts';

@@ -4,21 +4,20 @@ import { pino } from 'pino';
 import type { Registry } from 'prom-client';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { fileDatabaseUrl } from './database.ts';
-import { buildApp } from '../../src/app.ts';
 import { createSessions, identityProvider, type Sessions } from '../../src/auth/sessions.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import type pg from 'pg';
 import { createPool, createPrisma, type Db } from '../../src/db/prisma.ts';
-import { createSecretBox } from '../../src/crypto/secret-box.ts';
-import { createInbox, type Inbox } from '../../src/ingest/inbox.ts';
 import { createMemoryQueue } from '../../src/queue/memory.ts';
 import type { Queue } from '../../src/queue/queue.ts';
-import { createOutbound, type Outbound } from '../../src/outbox/index.ts';
-import { createScoringService, type ScoringService } from '../../src/scoring/service.ts';
-import { createUsageEventService } from '../../src/ingest/usage-events.ts';
 import { createScorer, type Scorer } from '../../src/scoring/recompute.ts';
 import { createScoringLoop, type ScoringLoop } from '../../src/scoring/drain.ts';
-import { startWorker, type WorkerDeps } from '../../src/worker.ts';
+import { compose, type Composition } from '../../src/composition.ts';
+import { createSecretBox } from '../../src/crypto/secret-box.ts';
+import type { Inbox } from '../../src/ingest/inbox.ts';
+import type { Outbound } from '../../src/outbox/index.ts';
+import type { Services } from '../../src/services/index.ts';
+import type { WorkerDeps } from '../../src/worker.ts';
 
 export const SESSION_SECRET = 'test-session-secret-0123456789-abcdefghijklmnop';
 export const testSecretBox = () => createSecretBox([{ id: 'test', key: Buffer.alloc(32, 7) }]);
@@ -32,7 +31,9 @@ export interface TestApp {
   queue: Queue;
   inbox: Inbox;
   outbound: Outbound;
-  scoring: ScoringService;
+  /** The domain services the app runs on, for arranging state the way the API would. */
+  services: Services;
+  composition: Composition;
   scorer: Scorer;
   scoringLoop: ScoringLoop;
   /** Recomputes every customer whose scores are due, as the worker would; resolves with how many. */
@@ -85,21 +86,18 @@ export async function createTestApp(
   const prisma = createPrisma({ url: config.database.url!, poolSize: 8, poolWaitMs: waitMs, pool, onQuery: (q) => queries.push(q) });
   const ownRedis = opts.redis ? new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 }) : undefined;
   const redis = opts.redisClient ?? ownRedis;
-  const sessions = createSessions({ secret: SESSION_SECRET, ttlSeconds: 3600, idp: identityProvider(config.sessions) });
   const logger = opts.logger ?? pino({ level: 'silent' });
-  const queue = opts.queue ?? createMemoryQueue({ retryDelayMs: 50 });
-  const inbox = createInbox(pool, queue, logger);
-  const outbound = createOutbound({
-    prisma,
-    pool,
-    deliveryPool,
+  const ownQueue = opts.queue ? undefined : createMemoryQueue({ retryDelayMs: 50 });
+  // The production composition over the test database; the test owns the pools, the queue and Redis.
+  const c = await compose(config, {
+    log: logger,
+    database: { url: config.database.url!, prisma, pool, deliveryPool },
+    queue: opts.queue ?? ownQueue,
     box: testSecretBox(),
-    queue,
-    allowPrivateTargets: config.webhooks.allowPrivateTargets,
-    timeoutMs: opts.deliveryTimeoutMs,
+    sessions: createSessions({ secret: SESSION_SECRET, ttlSeconds: 3600, idp: identityProvider(config.sessions) }),
+    deliveryTimeoutMs: opts.deliveryTimeoutMs,
     ca: opts.ca,
   });
-  const scoring = createScoringService(pool);
   const scorer = createScorer(pool);
   const scoringErrors: unknown[] = [];
   const scoringLoop = createScoringLoop(pool, scorer, {
@@ -108,31 +106,19 @@ export async function createTestApp(
     concurrency: 1,
     log: { error: (o) => scoringErrors.push(o), info: () => {} },
   });
-  const app = await buildApp({
-    config,
-    prisma,
-    sessions,
-    redis,
-    logger,
-    secretBox: testSecretBox(),
-    inbox,
-    webhooks: outbound.service,
-    scoring,
-    usageEvents: createUsageEventService(pool),
-    registry: opts.registry,
-    now: opts.now,
-  });
+  const app = await c.app({ redis, registry: opts.registry, now: opts.now });
   await app.ready();
   return {
     app,
     prisma,
     pool,
-    sessions,
+    sessions: c.sessions!,
     config,
-    queue,
-    inbox,
-    outbound,
-    scoring,
+    queue: c.queue,
+    inbox: c.inbox,
+    outbound: c.outbound,
+    services: c.services,
+    composition: c,
     scorer,
     scoringLoop,
     // Due now, whatever the debounce the triggers set.
@@ -143,12 +129,7 @@ export async function createTestApp(
       return n;
     },
     startWorker: (opts = {}) =>
-      startWorker({
-        pool,
-        queue,
-        inbox,
-        deliverer: outbound.deliverer,
-        databaseUrl: config.database.url,
+      c.startWorker({
         log: pino({ level: 'silent' }),
         sweepEveryMs: 200,
         overdueEveryMs: 3_600_000,
@@ -157,9 +138,8 @@ export async function createTestApp(
     queries,
     close: async () => {
       await app.close();
-      await inbox.close();
-      outbound.close();
-      if (!opts.queue) await queue.close();
+      await c.close();
+      await ownQueue?.close();
       await prisma.$disconnect();
       await pool.end();
       await deliveryPool.end();

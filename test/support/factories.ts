@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { issueApiKey } from '../../src/auth/api-key-store.ts';
+import { issueApiKey } from '../../src/services/api-keys.ts';
 import { hashPassword } from '../../src/auth/passwords.ts';
 import type { Sessions } from '../../src/auth/sessions.ts';
 import type { Db } from '../../src/db/prisma.ts';

@@ -1,4 +1,4 @@
-import { resolveCustomer } from '../attribution.ts';
+import { resolveCustomer } from '../../services/customers.ts';
 import { recordSignals } from '../signals.ts';
 import { fromUnix, type NormalizeContext, type Normalizer, str } from './types.ts';
 

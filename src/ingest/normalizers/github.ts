@@ -1,4 +1,4 @@
-import { resolveCustomer } from '../attribution.ts';
+import { resolveCustomer } from '../../services/customers.ts';
 import { companyDomain } from '../email-domain.ts';
 import { recordSignals } from '../signals.ts';
 import { type Normalizer, str } from './types.ts';

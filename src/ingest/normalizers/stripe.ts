@@ -1,7 +1,7 @@
 import { enqueueEvents } from '../../outbox/enqueue.ts';
 import { formatAmount } from '../../outbox/money.ts';
-import { customerPayload } from '../../outbox/payloads.ts';
-import { attributePending, resolveCustomer } from '../attribution.ts';
+import { churnOutcomeRows } from '../../services/churn.ts';
+import { customerForProviderAccount, resolveCustomer } from '../../services/customers.ts';
 import { companyDomain } from '../email-domain.ts';
 import { canMove, EVENT_FOR_STATUS, type InvoiceStatus } from '../invoice-state.ts';
 import { lockObject } from '../locks.ts';
@@ -49,46 +49,13 @@ async function upsertCustomer(ctx: NormalizeContext, o: any): Promise<Outcome> {
   const account = str(o?.id);
   if (!account) return 'ignored';
   await lockObject(sql, tenantId, PROVIDER, account);
-  const domain = companyDomain(o.email);
-  let customerId = await resolveCustomer(sql, tenantId, { provider: PROVIDER, accountIds: [account], emailDomain: domain });
-  if (!customerId) {
-    const name = str(o.name) ?? str(o.email) ?? account;
-    const email = str(o.email)?.toLowerCase() ?? null;
-    const [c] = await sql.query<{ id: string; created_at: Date; updated_at: Date }>(
-      `INSERT INTO customers (id, tenant_id, name, email, domain, created_at, updated_at)
-       VALUES (gen_random_uuid(), $1, $2, $3, $4, now(), now()) RETURNING id, created_at, updated_at`,
-      [tenantId, name, email, domain],
-    );
-    customerId = c!.id;
-    await enqueueEvents(sql, [
-      {
-        tenantId,
-        type: 'customer.created',
-        subject: customerId,
-        dedupKey: `customer.created:${customerId}`,
-        payload: customerPayload({
-          id: customerId,
-          tenantId,
-          externalId: null,
-          name,
-          email,
-          domain,
-          healthScore: null,
-          healthStatus: null,
-          churnProbability: null,
-          churnRiskLevel: null,
-          createdAt: c!.created_at,
-          updatedAt: c!.updated_at,
-        }),
-      },
-    ]);
-  }
-  await sql.query(
-    `INSERT INTO customer_identities (id, tenant_id, customer_id, provider, external_id) VALUES (gen_random_uuid(), $1, $2, $3, $4)
-     ON CONFLICT (tenant_id, provider, external_id) DO NOTHING`,
-    [tenantId, customerId, PROVIDER, account],
-  );
-  await attributePending(sql, tenantId, customerId, { identities: [{ provider: PROVIDER, externalId: account }] });
+  await customerForProviderAccount(sql, tenantId, {
+    provider: PROVIDER,
+    externalId: account,
+    name: str(o.name) ?? str(o.email) ?? account,
+    email: str(o.email)?.toLowerCase() ?? null,
+    domain: companyDomain(o.email),
+  });
   return 'processed';
 }
 
@@ -483,10 +450,13 @@ async function subscriptionChanged(ctx: NormalizeContext, o: any, deleted: boole
   );
 
   if (facts.status === 'canceled' && existing?.status !== 'canceled' && sub!.customer_id) {
-    await sql.query(
-      `INSERT INTO churn_outcomes (id, tenant_id, customer_id, churned, at, source) VALUES (gen_random_uuid(), $1, $2, true, $3, $4)`,
-      [tenantId, sub!.customer_id, facts.canceledAt ?? at, PROVIDER],
-    );
+    await churnOutcomeRows.insert(sql, {
+      tenantId,
+      customerId: sub!.customer_id,
+      churned: true,
+      at: facts.canceledAt ?? at,
+      source: PROVIDER,
+    });
   }
   return 'processed';
 }

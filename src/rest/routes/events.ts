@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { MAX_BATCH } from '../../ingest/usage-events.ts';
+import { MAX_BATCH } from '../../services/usage-events.ts';
 import { RecordUsageEventsDocument } from '../generated/operations.ts';
 import type { RestDeps } from '../plugin.ts';
 import * as s from '../schemas.ts';

@@ -3,7 +3,8 @@ import type pg from 'pg';
 import { inTransaction, onPg } from '../db/sql.ts';
 import { DomainError, validationFailed } from '../errors.ts';
 import { isUuid } from '../uuid.ts';
-import { recordSignals, type SignalInput } from './signals.ts';
+import { recordSignals, type SignalInput } from '../ingest/signals.ts';
+import { customerRows } from './customers.ts';
 
 export interface UsageEventInput {
   customerId?: string | null;
@@ -79,10 +80,7 @@ export async function recordUsageEvents(
   const ids = events.flatMap((e, i) => (checked[i]!.ok && e.customerId ? [e.customerId.toLowerCase()] : []));
   const externalIds = events.flatMap((e, i) => (checked[i]!.ok && e.externalId ? [e.externalId] : []));
   // Plain SQL on the shared pool, as the rest of the ingestion path: this is a hot path (bench/events.ts).
-  const customers = await onPg(pool).query<{ id: string; external_id: string | null }>(
-    'SELECT id, external_id FROM customers WHERE tenant_id = $1 AND (id = ANY($2::uuid[]) OR external_id = ANY($3::text[]))',
-    [tenantId, ids, externalIds],
-  );
+  const customers = await customerRows.byIdsOrExternalIds(onPg(pool), tenantId, ids, externalIds);
   const byId = new Set(customers.map((c) => c.id));
   const byExternal = new Map(customers.filter((c) => c.external_id).map((c) => [c.external_id!, c.id]));
 

@@ -1,14 +1,22 @@
 import type pg from 'pg';
 import { onPg } from '../db/sql.ts';
 import { notFound, validationFailed } from '../errors.ts';
-import { eventType } from './catalog.ts';
-import type { AttemptOutcome, Deliverer } from './deliverer.ts';
-import type { EndpointStore } from './endpoints.ts';
+import { eventType } from '../outbox/catalog.ts';
+import type { AttemptOutcome, Deliverer } from '../outbox/deliverer.ts';
+import type { WebhookEndpointService } from './webhook-endpoints.ts';
 import { publishIds } from '../queue/publish-ids.ts';
 import type { Queue } from '../queue/queue.ts';
 
-/** What the API offers about outbound webhooks beyond the endpoint records: Test, resend, replay. */
-export function createWebhookService(deps: { pool: pg.Pool; endpoints: EndpointStore; deliverer: Deliverer; queue: Queue }) {
+/**
+ * What the API does with deliveries: Test, resend, replay. Plain SQL: webhook_deliveries is the delivery
+ * pipeline's table, written by the relay and the deliverer in the same form.
+ */
+export function createWebhookDeliveryService(deps: {
+  pool: pg.Pool;
+  endpoints: WebhookEndpointService;
+  deliverer: Deliverer;
+  queue: Queue;
+}) {
   const sql = onPg(deps.pool);
 
   /** Re-arms deliveries for one more attempt now and queues them. */
@@ -28,7 +36,6 @@ export function createWebhookService(deps: { pool: pg.Pool; endpoints: EndpointS
   }
 
   return {
-    endpoints: deps.endpoints,
     /** Sends a sample of a subscribed event (default: the first), signed like any delivery, and records the attempt. */
     async sendTest(
       tenantId: string,
@@ -77,4 +84,4 @@ export function createWebhookService(deps: { pool: pg.Pool; endpoints: EndpointS
   };
 }
 
-export type WebhookService = ReturnType<typeof createWebhookService>;
+export type WebhookDeliveryService = ReturnType<typeof createWebhookDeliveryService>;

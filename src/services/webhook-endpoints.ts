@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/prisma.ts';
 import { DomainError, notFound, validationFailed } from '../errors.ts';
-import { EVENT_NAMES } from './catalog.ts';
-import { checkEndpointUrl } from './ssrf.ts';
+import { EVENT_NAMES } from '../outbox/catalog.ts';
+import { checkEndpointUrl } from '../outbox/ssrf.ts';
 
 export const MAX_ENDPOINTS_PER_TENANT = 20;
 export const SECRET_OVERLAP_HOURS = 24;
@@ -24,7 +24,11 @@ function validEvents(events: string[]) {
     ]);
 }
 
-export function createEndpointStore(db: Db, box: SecretBox, opts: { allowPrivateTargets: boolean }) {
+/**
+ * The tenant's webhook endpoints (Prisma: only the API writes them, a row at a time; the deliverer's
+ * bookkeeping of their health is plain SQL in src/outbox).
+ */
+export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { allowPrivateTargets: boolean }) {
   const owned = async (tenantId: string, id: string) => {
     const e = await db.webhookEndpoint.findFirst({ where: { id, tenantId } });
     if (!e) throw notFound(`Webhook endpoint ${id}`);
@@ -90,4 +94,4 @@ export function createEndpointStore(db: Db, box: SecretBox, opts: { allowPrivate
   };
 }
 
-export type EndpointStore = ReturnType<typeof createEndpointStore>;
+export type WebhookEndpointService = ReturnType<typeof createWebhookEndpointService>;

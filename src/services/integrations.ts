@@ -3,8 +3,8 @@ import { LRUCache } from 'lru-cache';
 import { openWithOverlap, type SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/prisma.ts';
 import { validationFailed } from '../errors.ts';
-import { isDiscordPublicKey } from './providers/discord.ts';
-import type { ProviderName } from './providers/types.ts';
+import { isDiscordPublicKey } from '../ingest/providers/discord.ts';
+import { PROVIDERS, type ProviderName } from '../ingest/providers/types.ts';
 
 export const ROTATION_OVERLAP_HOURS = 24;
 
@@ -79,3 +79,47 @@ export function createInboundSecretStore(db: Db, box: SecretBox, opts: { cacheMs
     },
   };
 }
+
+export interface IntegrationCard {
+  tenantId: string;
+  provider: ProviderName;
+  secretSet: boolean;
+  verifyTokenSet: boolean;
+  previousSecretValidUntil: Date | null;
+  lastEvent: { id: string; eventType: string; status: string; receivedAt: Date } | null;
+}
+
+/**
+ * Provider integrations: the inbound signing secrets (Prisma, written only by the API and the CLI) and a card per
+ * provider with the newest inbound event, read in plain SQL (DISTINCT ON has no Prisma form).
+ */
+export function createIntegrationService(deps: { prisma: Db; box: SecretBox; cacheMs: number }) {
+  const { prisma } = deps;
+  const secrets = createInboundSecretStore(prisma, deps.box, { cacheMs: deps.cacheMs });
+  return {
+    secrets,
+    async cards(tenantId: string): Promise<IntegrationCard[]> {
+      const [stored, last] = await Promise.all([
+        prisma.inboundSecret.findMany({ where: { tenantId }, select: { provider: true, verifyToken: true, previousExpiresAt: true } }),
+        // The newest event per provider in one query.
+        prisma.$queryRaw<{ provider: string; id: string; event_type: string; status: string; received_at: Date }[]>`
+          SELECT DISTINCT ON (provider) provider, id, event_type, status::text AS status, received_at
+          FROM inbox_events WHERE tenant_id = ${tenantId}::uuid ORDER BY provider, received_at DESC`,
+      ]);
+      return PROVIDERS.map((provider) => {
+        const s = stored.find((x) => x.provider === provider);
+        const e = last.find((x) => x.provider === provider);
+        return {
+          tenantId,
+          provider,
+          secretSet: Boolean(s),
+          verifyTokenSet: Boolean(s?.verifyToken),
+          previousSecretValidUntil: s?.previousExpiresAt && s.previousExpiresAt > new Date() ? s.previousExpiresAt : null,
+          lastEvent: e ? { id: e.id, eventType: e.event_type, status: e.status, receivedAt: e.received_at } : null,
+        };
+      });
+    },
+  };
+}
+
+export type IntegrationService = ReturnType<typeof createIntegrationService>;

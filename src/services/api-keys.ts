@@ -1,6 +1,6 @@
 import type { Db } from '../db/prisma.ts';
 import { DomainError } from '../errors.ts';
-import { displayPrefix, generateApiKey, hashApiKey } from './api-keys.ts';
+import { displayPrefix, generateApiKey, hashApiKey } from '../auth/api-keys.ts';
 
 export const DEFAULT_ROTATION_GRACE_HOURS = 24;
 
@@ -72,3 +72,15 @@ export async function rotateApiKey(db: Db, opts: { tenantId: string; keyId: stri
     return { key, secret };
   });
 }
+
+/** API keys as the API manages them (Prisma: only the API and the CLI write them, a row at a time). */
+export function createApiKeyService(deps: { prisma: Db }) {
+  const { prisma } = deps;
+  return {
+    issue: (opts: Parameters<typeof issueApiKey>[1]) => issueApiKey(prisma, opts),
+    revoke: (opts: Parameters<typeof revokeApiKey>[1]) => revokeApiKey(prisma, opts),
+    rotate: (opts: Parameters<typeof rotateApiKey>[1]) => rotateApiKey(prisma, opts),
+  };
+}
+
+export type ApiKeyService = ReturnType<typeof createApiKeyService>;

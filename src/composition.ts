@@ -1,0 +1,111 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { createSessions, identityProvider, type Sessions } from './auth/sessions.ts';
+import type { Config } from './config.ts';
+import type { SecretBox } from './crypto/secret-box.ts';
+import { createInbox } from './ingest/inbox.ts';
+import { createOutbound } from './outbox/index.ts';
+import type { Queue } from './queue/queue.ts';
+import { type Database, openDatabase } from './runtime/database.ts';
+import { sessionSecret } from './runtime/secrets.ts';
+import { queueFor, secretBoxFor } from './runtime/services.ts';
+import { createServices } from './services/index.ts';
+import { startWorker, type WorkerDeps } from './worker.ts';
+
+export interface ComposeOptions {
+  log: Logger;
+  /** An open database to use (tests); otherwise one is opened from the config and closed with the composition. */
+  database?: Omit<Database, 'close' | 'embedded'>;
+  migrate?: boolean;
+  poolSize?: number;
+  /** A queue to use instead of the configured one; the caller closes it. */
+  queue?: Queue;
+  box?: SecretBox;
+  /** `null`: a process that signs nobody in (the CLI) needs no session secret. */
+  sessions?: Sessions | null;
+  /** Outbound delivery: the per-attempt timeout and extra trusted CAs (tests). */
+  deliveryTimeoutMs?: number;
+  ca?: string | Buffer;
+}
+
+/**
+ * The whole process from its configuration: database, queue, inbox, outbound delivery, the domain services,
+ * and on demand the HTTP app and the worker. main.ts, the CLI and the tests compose through here.
+ */
+export async function compose(config: Config, opts: ComposeOptions) {
+  const { log } = opts;
+  const opened = opts.database ? undefined : await openDatabase(config, log, { migrate: opts.migrate ?? false, poolSize: opts.poolSize });
+  const db = opts.database ?? opened!;
+  const queue = opts.queue ?? queueFor(config, log);
+  const inbox = createInbox(db.pool, queue, log);
+  const box = opts.box ?? secretBoxFor(config);
+  const outbound = createOutbound({
+    deliveryPool: db.deliveryPool,
+    box,
+    allowPrivateTargets: config.webhooks.allowPrivateTargets,
+    timeoutMs: opts.deliveryTimeoutMs,
+    ca: opts.ca,
+    leaseSeconds: config.webhooks.leaseSeconds,
+    perEndpointConcurrency: config.webhooks.perEndpointConcurrency,
+  });
+  const sessions =
+    opts.sessions === null
+      ? undefined
+      : (opts.sessions ??
+        createSessions({ secret: sessionSecret(config), ttlSeconds: config.sessions.ttlSeconds, idp: identityProvider(config.sessions) }));
+  const services = createServices({
+    prisma: db.prisma,
+    pool: db.pool,
+    box,
+    queue,
+    deliverer: outbound.deliverer,
+    sessions,
+    allowPrivateTargets: config.webhooks.allowPrivateTargets,
+    secretCacheMs: config.apiKeyCacheMs,
+  });
+
+  return {
+    config,
+    db,
+    embedded: opened?.embedded ?? false,
+    queue,
+    inbox,
+    box,
+    outbound,
+    sessions,
+    services,
+    /** The HTTP service over this composition. */
+    async app(extra: { logger?: Logger; redis?: Redis; registry?: Registry; now?: () => number; version?: string } = {}) {
+      if (!sessions) throw new Error('the HTTP app needs sessions');
+      // Loaded on demand: the CLI composes too, and the HTTP stack and schema cost it seconds at every start.
+      const { buildApp } = await import('./app.ts');
+      return buildApp({ config, prisma: db.prisma, sessions, inbox, services, logger: extra.logger ?? log, ...extra });
+    },
+    /** The worker's consumers and scheduled passes over this composition. */
+    startWorker(extra: Partial<Omit<WorkerDeps, 'pool' | 'queue' | 'inbox' | 'deliverer'>> = {}) {
+      return startWorker({
+        pool: db.pool,
+        queue,
+        inbox,
+        deliverer: outbound.deliverer,
+        leaseSeconds: config.webhooks.leaseSeconds,
+        databaseUrl: db.url,
+        log,
+        prefetch: config.worker.prefetch,
+        sweepEveryMs: config.worker.sweepEveryMs,
+        scoring: config.scoring,
+        ...extra,
+      });
+    },
+    /** Closes what the composition opened, in dependency order; the HTTP app and worker are closed by their owner first. */
+    async close() {
+      await inbox.close();
+      outbound.close();
+      if (!opts.queue) await queue.close();
+      await opened?.close();
+    },
+  };
+}
+
+export type Composition = Awaited<ReturnType<typeof compose>>;

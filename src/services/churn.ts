@@ -1,0 +1,72 @@
+import type pg from 'pg';
+import type { Db } from '../db/prisma.ts';
+import { onPg, onPrisma, type Sql } from '../db/sql.ts';
+import { notFound, validationFailed } from '../errors.ts';
+import { queueTenant } from '../scoring/scoring-queue.ts';
+import { trainChurnModel } from '../scoring/training.ts';
+import { customerRows } from './customers.ts';
+
+const FUTURE_SKEW_MS = 5 * 60_000;
+
+export interface ChurnOutcomeInput {
+  tenantId: string;
+  customerId: string;
+  churned: boolean;
+  at: Date;
+  /** `api` for a label the tenant posts, the provider's name for one an event implies. */
+  source: string;
+}
+
+/** The churn_outcomes table: labels come from the API and from the worker (a cancelled subscription), so plain SQL. */
+export const churnOutcomeRows = {
+  async insert(sql: Sql, o: ChurnOutcomeInput): Promise<string> {
+    const [row] = await sql.query<{ id: string }>(
+      `INSERT INTO churn_outcomes (id, tenant_id, customer_id, churned, at, source) VALUES (gen_random_uuid(), $1, $2, $3, $4, $5) RETURNING id`,
+      [o.tenantId, o.customerId, o.churned, o.at, o.source],
+    );
+    return row!.id;
+  },
+};
+
+/** The stored model the API shows. */
+export interface ActiveModelRow {
+  version: string;
+  intercept: number;
+  coefficients: unknown;
+  baseline: unknown;
+  metrics: unknown;
+  trainedAt: Date;
+}
+
+/**
+ * Churn labels and the tenant's model: training and activation are the scoring engine's (src/scoring/training.ts),
+ * called from here; going back to the default model and refreshing every prediction commit together.
+ */
+export function createChurnService(deps: { pool: pg.Pool; prisma: Db }) {
+  const { pool, prisma } = deps;
+  return {
+    /** Labels a customer as churned (or not) for training; `at` defaults to now. Answers the label's id. */
+    async recordOutcome(tenantId: string, input: { customerId: string; churned: boolean; at?: Date | null }): Promise<string> {
+      const at = input.at ?? new Date();
+      if (at.getTime() > Date.now() + FUTURE_SKEW_MS) throw validationFailed([{ path: 'at', message: 'must not be in the future' }]);
+      const sql = onPg(pool);
+      if (!(await customerRows.exists(sql, tenantId, input.customerId))) throw notFound(`Customer ${input.customerId}`);
+      return churnOutcomeRows.insert(sql, { tenantId, customerId: input.customerId, churned: input.churned, at, source: 'api' });
+    },
+    /** Fits the tenant's model on its labelled customers; it is used only if it does at least as well as the default. */
+    train: (tenantId: string) => trainChurnModel(pool, tenantId),
+    async activeModel(tenantId: string): Promise<ActiveModelRow | null> {
+      const tenant = await prisma.tenant.findUniqueOrThrow({ where: { id: tenantId }, select: { activeChurnModel: true } });
+      return tenant.activeChurnModel;
+    },
+    /** Puts the default coefficients back in use (trained models are kept) and refreshes every prediction. */
+    async resetModel(tenantId: string): Promise<void> {
+      await prisma.$transaction(async (tx) => {
+        await tx.tenant.update({ where: { id: tenantId }, data: { activeChurnModelId: null } });
+        await queueTenant(onPrisma(tx), tenantId);
+      });
+    },
+  };
+}
+
+export type ChurnService = ReturnType<typeof createChurnService>;

@@ -1,0 +1,49 @@
+import type pg from 'pg';
+import type { Sessions } from '../auth/sessions.ts';
+import type { SecretBox } from '../crypto/secret-box.ts';
+import type { Db } from '../db/prisma.ts';
+import type { Deliverer } from '../outbox/deliverer.ts';
+import type { Queue } from '../queue/queue.ts';
+import { createAccountService } from './accounts.ts';
+import { createAlertService } from './alerts.ts';
+import { createApiKeyService } from './api-keys.ts';
+import { createChurnService } from './churn.ts';
+import { createCustomerService } from './customers.ts';
+import { createHealthSettingsService } from './health-settings.ts';
+import { createIntegrationService } from './integrations.ts';
+import { createUsageEventService } from './usage-events.ts';
+import { createWebhookDeliveryService } from './webhook-deliveries.ts';
+import { createWebhookEndpointService } from './webhook-endpoints.ts';
+
+export interface ServiceDeps {
+  prisma: Db;
+  pool: pg.Pool;
+  box: SecretBox;
+  queue: Queue;
+  /** Test deliveries are attempted at once, by the same deliverer the worker uses. */
+  deliverer: Deliverer;
+  sessions?: Sessions;
+  allowPrivateTargets: boolean;
+  /** How long a found inbound secret is remembered; 0 reads it every time. */
+  secretCacheMs: number;
+}
+
+/** The composition root of the domain: one service per domain, each owning its tables' writes. */
+export function createServices(deps: ServiceDeps) {
+  const { prisma, pool } = deps;
+  const webhookEndpoints = createWebhookEndpointService(prisma, deps.box, { allowPrivateTargets: deps.allowPrivateTargets });
+  return {
+    accounts: createAccountService({ prisma, sessions: deps.sessions }),
+    alerts: createAlertService({ pool }),
+    apiKeys: createApiKeyService({ prisma }),
+    churn: createChurnService({ pool, prisma }),
+    customers: createCustomerService({ pool, prisma }),
+    healthSettings: createHealthSettingsService({ prisma }),
+    integrations: createIntegrationService({ prisma, box: deps.box, cacheMs: deps.secretCacheMs }),
+    usageEvents: createUsageEventService(pool),
+    webhookEndpoints,
+    webhookDeliveries: createWebhookDeliveryService({ pool, endpoints: webhookEndpoints, deliverer: deps.deliverer, queue: deps.queue }),
+  };
+}
+
+export type Services = ReturnType<typeof createServices>;
