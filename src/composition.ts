@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { createSessions, identityProvider, type Sessions } from './auth/sessions.ts';
+import type { Sessions } from './auth/sessions.ts';
 import type { Config } from './config.ts';
 import type { SecretBox } from './crypto/secret-box.ts';
 import { createInbox } from './ingest/inbox.ts';
@@ -49,11 +49,7 @@ export async function compose(config: Config, opts: ComposeOptions) {
     leaseSeconds: config.webhooks.leaseSeconds,
     perEndpointConcurrency: config.webhooks.perEndpointConcurrency,
   });
-  const sessions =
-    opts.sessions === null
-      ? undefined
-      : (opts.sessions ??
-        createSessions({ secret: sessionSecret(config), ttlSeconds: config.sessions.ttlSeconds, idp: identityProvider(config.sessions) }));
+  const sessions = opts.sessions === null ? undefined : (opts.sessions ?? (await sessionsFor(config)));
   const services = createServices({
     prisma: db.prisma,
     pool: db.pool,
@@ -106,6 +102,12 @@ export async function compose(config: Config, opts: ComposeOptions) {
       await opened?.close();
     },
   };
+}
+
+/** Loaded on demand: the token library costs the CLI, which signs nobody in, a noticeable share of its start. */
+async function sessionsFor(config: Config): Promise<Sessions> {
+  const { createSessions, identityProvider } = await import('./auth/sessions.ts');
+  return createSessions({ secret: sessionSecret(config), ttlSeconds: config.sessions.ttlSeconds, idp: identityProvider(config.sessions) });
 }
 
 export type Composition = Awaited<ReturnType<typeof compose>>;

@@ -10,7 +10,7 @@ import { readRecordedRequest, replayable, signatureHeaders } from '../ingest/rec
 import { DomainError } from '../errors.ts';
 import { migrateDeploy } from '../db/migrate.ts';
 import { PLAN_VALUES, ROLE_VALUES } from '../schema/enums.ts';
-import { compose, type Composition } from '../composition.ts';
+import type { Composition } from '../composition.ts';
 import { createMemoryQueue } from '../queue/memory.ts';
 
 class UsageError extends Error {}
@@ -138,6 +138,8 @@ async function main() {
   const log = pino({ level: 'warn' }, pino.destination(2));
   // The CLI publishes nothing and signs nobody in: an in-process queue and no session secret.
   const queue = createMemoryQueue();
+  // Loaded after the arguments are checked, so usage errors and --help answer at once.
+  const { compose } = await import('../composition.ts');
   const c = await compose(config, { log, poolSize: 2, queue, sessions: null });
   try {
     // A brand-new database (first command before the first start) gets its schema first.
