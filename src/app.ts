@@ -13,7 +13,7 @@ import type { Inbox } from './ingest/inbox.ts';
 import type { WebhookService } from './outbox/service.ts';
 import type { ScoringService } from './scoring/service.ts';
 import type { UsageEventService } from './ingest/usage-events.ts';
-import { inboundRoutes } from './ingest/inbound-route.ts';
+import { inboundRoutes, isInboundPath } from './ingest/inbound-route.ts';
 import { createInboundSecretStore } from './ingest/secrets.ts';
 import { authHook } from './http/auth-hook.ts';
 import { defaultDashboardDir, registerDashboard } from './http/dashboard.ts';
@@ -99,7 +99,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerRequestDeadline(app, config.http.requestTimeoutMs);
   const admission = registerAdmission(app, { ...config.overload, unauthenticatedBodyTimeoutMs: config.http.unauthenticatedBodyTimeoutMs });
   for (const s of SHARED_SCHEMAS) app.addSchema(s);
-  await registerDocs(app, { version: deps.version ?? '1.0.0' });
+  await registerDocs(app, { version: deps.version ?? '1.0.0', notRateLimited: isInboundPath });
 
   const checks: ReadinessCheck[] = [{ name: 'database', check: () => prisma.$queryRaw`SELECT 1` }];
   if (deps.redis) checks.push({ name: 'redis', check: () => deps.redis!.ping() });

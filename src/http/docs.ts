@@ -1,9 +1,10 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { type DocumentOptions, finishDocument } from './openapi.ts';
 
 /** The OpenAPI description (from the route schemas) at /openapi.json, and Swagger UI at /docs, served offline. */
-export async function registerDocs(app: FastifyInstance, opts: { version: string }) {
+export async function registerDocs(app: FastifyInstance, opts: { version: string } & DocumentOptions) {
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -14,7 +15,10 @@ export async function registerDocs(app: FastifyInstance, opts: { version: string
           'Health scores across five dimensions, churn predictions and alerts for your customers.\n\n' +
           'Authenticate with a tenant API key (`sk_...`, Growth and Scale plans) as `Authorization: Bearer <key>` ' +
           'or `X-API-Key: <key>`. Errors are RFC 9457 problem details with a stable `code`. ' +
-          'Lists use cursor pagination: pass `next_cursor` back as `cursor`.',
+          'Lists use cursor pagination: pass `next_cursor` back as `cursor`. ' +
+          'Within `/api/v1` changes are additive only; see docs/api-versioning.md for what may change and how a retired operation is announced ' +
+          '(`Deprecation` and `Sunset` headers).',
+        license: { name: 'Proprietary' },
       },
       servers: [{ url: '/' }],
       components: {
@@ -34,10 +38,27 @@ export async function registerDocs(app: FastifyInstance, opts: { version: string
       ],
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transformObject: (document) =>
+      'openapiObject' in document ? finishDocument(document.openapiObject, opts) : document.swaggerObject,
   });
   await app.register(swaggerUi, {
     routePrefix: '/docs',
-    uiConfig: { persistAuthorization: true, displayRequestDuration: true, tryItOutEnabled: true },
+    uiConfig: {
+      persistAuthorization: true,
+      displayRequestDuration: true,
+      tryItOutEnabled: true,
+      // Swagger UI sends every scheme the user authorised; two different credentials are refused as
+      // conflicting (400). Send one: the Bearer header wins, X-API-Key goes only when it is alone.
+      // Serialised into the page as source text, so it may use nothing from this module.
+      requestInterceptor: (request) => {
+        const h = request.headers;
+        const names = Object.keys(h);
+        const auth = names.find((n) => n.toLowerCase() === 'authorization');
+        const key = names.find((n) => n.toLowerCase() === 'x-api-key');
+        if (auth && key) delete h[key];
+        return request;
+      },
+    },
     staticCSP: true,
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -29,11 +29,6 @@ export const problem = {
   required: ['type', 'title', 'status', 'detail', 'code'],
 } as const;
 
-export const problemResponses = (...statuses: number[]) =>
-  Object.fromEntries(
-    statuses.map((s) => [s, { description: 'Problem details', content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } } }]),
-  );
-
 export const pageQuery = {
   limit: { type: 'integer', minimum: 1, maximum: 100, default: 25, description: 'Page size (1-100).' },
   cursor: { type: 'string', minLength: 1, maxLength: 512, description: 'The next_cursor of the previous page.' },
@@ -126,7 +121,14 @@ export const health = {
           trend: nullable({ type: 'number' }),
           signals: {
             type: 'array',
-            items: { type: 'object', properties: { key: str, label: str, value: { nullable: true } } },
+            items: {
+              type: 'object',
+              properties: {
+                key: str,
+                label: str,
+                value: { anyOf: [{ type: 'number', nullable: true }, str], description: 'A number or a label; null when unknown.' },
+              },
+            },
           },
         },
       },

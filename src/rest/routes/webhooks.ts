@@ -15,6 +15,7 @@ import {
 } from '../generated/operations.ts';
 import * as map from '../mappers.ts';
 import type { RestDeps } from '../plugin.ts';
+import { problemResponses } from '../../http/openapi.ts';
 import * as s from '../schemas.ts';
 
 const tags = ['Webhook endpoints'];
@@ -44,7 +45,10 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags,
-        summary: 'The live list of subscribable events',
+        operationId: 'listWebhookEventTypes',
+        summary: 'List webhook event types',
+        description:
+          'The events an endpoint can subscribe to, with what each means.',
         response: { 200: s.listOf({ type: 'object', properties: { name: { type: 'string' }, description: { type: 'string' } } }) },
       },
     },
@@ -59,8 +63,11 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags,
+        operationId: 'listWebhookEndpoints',
         summary: 'List webhook endpoints',
-        response: { 200: s.listOf({ $ref: 'WebhookEndpoint#' }), ...s.problemResponses(401, 403, 429) },
+        description:
+          'Every webhook endpoint of the tenant (one page).',
+        response: { 200: s.listOf({ $ref: 'WebhookEndpoint#' }), ...problemResponses(401, 403, 429) },
       },
     },
     async (req) => {
@@ -74,9 +81,12 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags,
-        summary: 'Create a webhook endpoint; the answer alone carries its signing secret',
+        operationId: 'createWebhookEndpoint',
+        summary: 'Create a webhook endpoint',
+        description:
+          'Creates an endpoint subscribed to `events`. The answer alone carries its signing secret: store it to verify deliveries.',
         body: endpointBody(['url', 'events']),
-        response: { 201: withSecret, ...s.problemResponses(400, 401, 403, 409, 413, 415, 429) },
+        response: { 201: withSecret, ...problemResponses(400, 401, 403, 409, 413, 415, 429) },
       },
     },
     async (req, reply) => {
@@ -91,9 +101,12 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags,
+        operationId: 'getWebhookEndpoint',
         summary: 'Get a webhook endpoint',
+        description:
+          'One webhook endpoint (never its secret).',
         params: idParams,
-        response: { 200: { $ref: 'WebhookEndpoint#' }, ...s.problemResponses(400, 401, 403, 404, 429) },
+        response: { 200: { $ref: 'WebhookEndpoint#' }, ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req) => {
@@ -107,10 +120,13 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags,
-        summary: 'Update, disable or re-enable a webhook endpoint',
+        operationId: 'updateWebhookEndpoint',
+        summary: 'Update a webhook endpoint',
+        description:
+          'Changes the fields sent; `enabled: false` disables the endpoint and `enabled: true` re-enables it.',
         params: idParams,
         body: endpointBody([]),
-        response: { 200: { $ref: 'WebhookEndpoint#' }, ...s.problemResponses(400, 401, 403, 404, 413, 415, 429) },
+        response: { 200: { $ref: 'WebhookEndpoint#' }, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
       },
     },
     async (req) => {
@@ -124,9 +140,12 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags,
+        operationId: 'deleteWebhookEndpoint',
         summary: 'Delete a webhook endpoint',
+        description:
+          'Deletes the endpoint; pending deliveries to it are dropped.',
         params: idParams,
-        response: { 204: { type: 'null' }, ...s.problemResponses(400, 401, 403, 404, 429) },
+        response: { 204: { type: 'null' }, ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req, reply) => {
@@ -140,9 +159,12 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags,
-        summary: 'Issue a new signing secret (the old one keeps signing for 24 h)',
+        operationId: 'rotateWebhookEndpointSecret',
+        summary: 'Rotate a webhook endpoint’s secret',
+        description:
+          'Issues a new signing secret, shown in this answer only; the old one keeps signing beside it for 24 h.',
         params: idParams,
-        response: { 200: withSecret, ...s.problemResponses(400, 401, 403, 404, 429) },
+        response: { 200: withSecret, ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req) => {
@@ -156,7 +178,10 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags,
-        summary: 'Send a signed sample of a subscribed event (default: the first) and record the attempt',
+        operationId: 'testWebhookEndpoint',
+        summary: 'Send a test delivery',
+        description:
+          'Sends a signed sample of a subscribed event (default: the first) now and records the attempt. The body is optional.',
         params: idParams,
         body: { type: 'object', properties: { event: { type: 'string' } }, additionalProperties: false, nullable: true },
         response: {
@@ -171,7 +196,7 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
               duration_ms: { type: 'integer', nullable: true },
             },
           },
-          ...s.problemResponses(400, 401, 403, 404, 429),
+          ...problemResponses(400, 401, 403, 404, 429),
         },
       },
     },
@@ -193,10 +218,13 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags,
-        summary: 'The endpoint’s deliveries, newest first, with each attempt',
+        operationId: 'listWebhookDeliveries',
+        summary: 'List an endpoint’s deliveries',
+        description:
+          'The endpoint’s deliveries, newest first, with each attempt.',
         params: idParams,
         querystring: { type: 'object', properties: s.pageQuery },
-        response: { 200: s.listOf({ $ref: 'WebhookDelivery#' }), ...s.problemResponses(400, 401, 403, 404, 429) },
+        response: { 200: s.listOf({ $ref: 'WebhookDelivery#' }), ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req) => {
@@ -215,7 +243,10 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags,
-        summary: 'Resend the endpoint’s failed deliveries created since a time',
+        operationId: 'replayWebhookDeliveries',
+        summary: 'Replay failed deliveries',
+        description:
+          'Queues the endpoint’s failed deliveries created since a time for another attempt; answers how many.',
         params: idParams,
         body: {
           type: 'object',
@@ -225,7 +256,7 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         },
         response: {
           202: { type: 'object', properties: { replayed: { type: 'integer' } } },
-          ...s.problemResponses(400, 401, 403, 404, 429),
+          ...problemResponses(400, 401, 403, 404, 429),
         },
       },
     },
@@ -240,9 +271,12 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags,
-        summary: 'Make one more attempt at a delivery now',
+        operationId: 'resendWebhookDelivery',
+        summary: 'Resend a delivery',
+        description:
+          'Queues one more attempt at a delivery now.',
         params: idParams,
-        response: { 202: { type: 'object', properties: { resent: { type: 'boolean' } } }, ...s.problemResponses(400, 401, 403, 404, 429) },
+        response: { 202: { type: 'object', properties: { resent: { type: 'boolean' } } }, ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req, reply) => {
