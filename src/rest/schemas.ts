@@ -9,7 +9,12 @@ import {
 } from '../schema/enums.ts';
 import { DIMENSIONS } from '../scoring/dimensions.ts';
 
-const nullable = (schema: Record<string, unknown>) => ({ ...schema, nullable: true });
+// Under OpenAPI 3.0 `nullable` does not widen an `enum`: null must be listed too.
+const nullable = (schema: Record<string, unknown>) => ({
+  ...schema,
+  nullable: true,
+  ...(Array.isArray(schema.enum) ? { enum: [...schema.enum, null] } : {}),
+});
 const str = { type: 'string' } as const;
 const dateTime = { type: 'string', format: 'date-time' } as const;
 const uuid = { type: 'string', format: 'uuid' } as const;

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import type { Registry } from 'prom-client';
 import { afterAll, beforeAll, inject } from 'vitest';
+import { checkContract } from './contract.ts';
 import { fileDatabaseUrl } from './database.ts';
 import { buildApp } from '../../src/app.ts';
 import { createSessions, identityProvider, type Sessions } from '../../src/auth/sessions.ts';
@@ -123,6 +124,7 @@ export async function createTestApp(
     now: opts.now,
   });
   await app.ready();
+  checkContract(app);
   return {
     app,
     prisma,
