@@ -49,6 +49,7 @@ const STATUS_TEXT: Record<number, string> = {
   408: 'The request body did not arrive in time (`request_timeout`).',
   409: 'The change conflicts with the current state (`conflict`, `limit_reached`).',
   413: 'The request body is larger than the limit (`payload_too_large`).',
+  414: 'The URL is longer than the limit (`uri_too_long`).',
   415: 'The body is not sent as `application/json` (`unsupported_media_type`).',
   422: 'The request is understood but cannot be carried out (`not_enough_data`).',
   429: 'Too many requests: the tenant’s rate limit, or too many failed attempts from this address (`rate_limited`); wait `Retry-After` seconds.',
@@ -135,8 +136,8 @@ export function finishDocument<T extends object>(document: T, opts: DocumentOpti
         }
         out[status] = { ...response, headers };
       }
-      // Any operation can fail on the service's side or be shed under load.
-      for (const code of [500, 503]) out[code] ??= problemResponse(code, false);
+      // Any operation can be called with too long a URL, fail on the service's side or be shed under load.
+      for (const code of [414, 500, 503]) out[code] ??= problemResponse(code, false);
       op.responses = Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
     }
   }
