@@ -17,6 +17,7 @@ import { inboundRoutes, isInboundPath } from './ingest/inbound-route.ts';
 import { createInboundSecretStore } from './ingest/secrets.ts';
 import { authHook } from './http/auth-hook.ts';
 import { defaultDashboardDir, registerDashboard } from './http/dashboard.ts';
+import { registerDeprecation } from './http/deprecation.ts';
 import { registerDocs } from './http/docs.ts';
 import { registerAdmission } from './http/admission.ts';
 import { registerLoadShedding } from './http/load-shedding.ts';
@@ -95,6 +96,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerUrlCheck(app);
 
   registerProblemHandlers(app);
+  registerDeprecation(app);
   await registerLoadShedding(app, config.overload);
   registerRequestDeadline(app, config.http.requestTimeoutMs);
   const admission = registerAdmission(app, { ...config.overload, unauthenticatedBodyTimeoutMs: config.http.unauthenticatedBodyTimeoutMs });

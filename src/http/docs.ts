@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { markDeprecated } from './deprecation.ts';
 import { type DocumentOptions, finishDocument } from './openapi.ts';
 
 /** The OpenAPI description (from the route schemas) at /openapi.json, and Swagger UI at /docs, served offline. */
@@ -38,6 +39,7 @@ export async function registerDocs(app: FastifyInstance, opts: { version: string
       ],
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transform: markDeprecated,
     transformObject: (document) =>
       'openapiObject' in document ? finishDocument(document.openapiObject, opts) : document.swaggerObject,
   });

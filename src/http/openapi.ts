@@ -36,6 +36,7 @@ const DEPRECATION_HEADERS: Json = {
     schema: { type: 'string' },
   },
   Sunset: { description: 'Set on a deprecated operation: when it stops answering, an HTTP date (RFC 8594).', schema: { type: 'string' } },
+  Link: { description: 'On a deprecated operation: where its replacement is described (`rel="deprecation"`).', schema: { type: 'string' } },
 };
 
 const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
@@ -132,7 +133,7 @@ export function finishDocument<T extends object>(document: T, opts: DocumentOpti
         if (code === 201) headers.Location = header('Location');
         if (op.deprecated) {
           Object.assign(doc.components.headers, DEPRECATION_HEADERS);
-          Object.assign(headers, { Deprecation: header('Deprecation'), Sunset: header('Sunset') });
+          Object.assign(headers, { Deprecation: header('Deprecation'), Sunset: header('Sunset'), Link: header('Link') });
         }
         out[status] = { ...response, headers };
       }
