@@ -4,6 +4,19 @@ import type { FastifyInstance } from 'fastify';
 import { markDeprecated } from './deprecation.ts';
 import { type DocumentOptions, finishDocument } from './openapi.ts';
 
+/**
+ * Swagger UI sends every scheme the user authorised, and two different credentials are refused as
+ * conflicting (400). This keeps one: the Bearer header wins, X-API-Key goes only when it is alone.
+ * Swagger UI gets it as source text, so it may use nothing from outside its own body.
+ */
+export function oneCredential<R extends { headers?: Record<string, string> }>(request: R): R {
+  const h = request.headers ?? {};
+  const names = Object.keys(h);
+  const hasBearer = names.some((n) => n.toLowerCase() === 'authorization');
+  for (const n of names) if (hasBearer && n.toLowerCase() === 'x-api-key') delete h[n];
+  return request;
+}
+
 /** The OpenAPI description (from the route schemas) at /openapi.json, and Swagger UI at /docs, served offline. */
 export async function registerDocs(app: FastifyInstance, opts: { version: string } & DocumentOptions) {
   await app.register(swagger, {
@@ -49,17 +62,7 @@ export async function registerDocs(app: FastifyInstance, opts: { version: string
       persistAuthorization: true,
       displayRequestDuration: true,
       tryItOutEnabled: true,
-      // Swagger UI sends every scheme the user authorised; two different credentials are refused as
-      // conflicting (400). Send one: the Bearer header wins, X-API-Key goes only when it is alone.
-      // Serialised into the page as source text, so it may use nothing from this module.
-      requestInterceptor: (request) => {
-        const h = request.headers;
-        const names = Object.keys(h);
-        const auth = names.find((n) => n.toLowerCase() === 'authorization');
-        const key = names.find((n) => n.toLowerCase() === 'x-api-key');
-        if (auth && key) delete h[key];
-        return request;
-      },
+      requestInterceptor: oneCredential,
     },
     staticCSP: true,
   });
