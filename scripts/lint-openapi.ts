@@ -3,7 +3,10 @@ import { execFileSync } from 'node:child_process';
 
 let out: string;
 try {
-  out = execFileSync('npx', ['redocly', 'lint', 'openapi.json', '--format=json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  out = execFileSync('npx', ['redocly', 'lint', 'openapi.json', '--format=json'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
 } catch (e) {
   // redocly exits non-zero on errors; its report is still on stdout.
   out = String((e as { stdout?: string }).stdout ?? '');

@@ -44,7 +44,9 @@ export function breakingChanges(before: Json, after: Json): string[] {
     if (tb && ta) {
       const [from, to] = direction === 'request' ? [tb, ta] : [ta, tb];
       // A request type must still admit every type it admitted; a response may not start sending new ones.
-      for (const t of from) if (!to.has(t) && !(t === 'integer' && to.has('number'))) out.push(`${where}: type ${[...tb].join('|')} became ${[...ta].join('|')}`);
+      for (const t of from)
+        if (!to.has(t) && !(t === 'integer' && to.has('number')))
+          out.push(`${where}: type ${[...tb].join('|')} became ${[...ta].join('|')}`);
     }
     if (Array.isArray(b.enum) && Array.isArray(a.enum) && direction === 'request') {
       for (const v of b.enum) if (!a.enum.includes(v)) out.push(`${where}: no longer accepts ${JSON.stringify(v)}`);
@@ -76,7 +78,8 @@ export function breakingChanges(before: Json, after: Json): string[] {
         continue;
       }
       if (opB.operationId !== opA.operationId) out.push(`${name}: operationId ${opB.operationId} became ${opA.operationId}`);
-      const params = (op: Json, r: typeof rb) => new Map<string, Json>((op.parameters ?? []).map((p: Json) => r(p)).map((p: Json) => [`${p.in}:${p.name}`, p]));
+      const params = (op: Json, r: typeof rb) =>
+        new Map<string, Json>((op.parameters ?? []).map((p: Json) => r(p)).map((p: Json) => [`${p.in}:${p.name}`, p]));
       const pb = params(opB, rb);
       const pa = params(opA, ra);
       for (const [key, p] of pa) {

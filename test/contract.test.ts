@@ -31,7 +31,11 @@ const doc = {
   },
 };
 const answer = (statusCode: number, payload: string, headers: Record<string, string> = {}) =>
-  ({ statusCode, payload, headers: { 'content-type': 'application/json; charset=utf-8', 'x-must': 'yes', ...headers } }) as unknown as LightMyRequestResponse;
+  ({
+    statusCode,
+    payload,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'x-must': 'yes', ...headers },
+  }) as unknown as LightMyRequestResponse;
 const problems = (res: LightMyRequestResponse) => {
   takeContractResults();
   checkAnswer(doc, compile(doc), 'GET', '/things/7?x=1', res);
@@ -64,7 +68,9 @@ describe('the contract check of test traffic', () => {
   });
 
   it('reports an undeclared content type', () => {
-    expect(problems(answer(200, 'hello', { 'content-type': 'text/plain' }))).toEqual([expect.stringMatching(/text\/plain is not declared/)]);
+    expect(problems(answer(200, 'hello', { 'content-type': 'text/plain' }))).toEqual([
+      expect.stringMatching(/text\/plain is not declared/),
+    ]);
   });
 
   it('reports a missing required header and a malformed declared one', () => {

@@ -35,7 +35,9 @@ describe('/docs', () => {
 
 describe('Swagger UI with both schemes authorised', () => {
   it('sends the Bearer credential alone, and X-API-Key when it is the only one', () => {
-    expect(oneCredential({ headers: { Authorization: 'Bearer jwt', 'X-API-Key': 'sk_1' } }).headers).toEqual({ Authorization: 'Bearer jwt' });
+    expect(oneCredential({ headers: { Authorization: 'Bearer jwt', 'X-API-Key': 'sk_1' } }).headers).toEqual({
+      Authorization: 'Bearer jwt',
+    });
     expect(oneCredential({ headers: { 'X-API-Key': 'sk_1' } }).headers).toEqual({ 'X-API-Key': 'sk_1' });
   });
 
@@ -52,7 +54,12 @@ const operations = () =>
     Object.entries<Record<string, any>>(item).map(([method, op]) => ({ path, method, op })),
   );
 const deref = (node: Record<string, any>) =>
-  node.$ref ? node.$ref.slice(2).split('/').reduce((acc: any, k: string) => acc[k], spec) : node;
+  node.$ref
+    ? node.$ref
+        .slice(2)
+        .split('/')
+        .reduce((acc: any, k: string) => acc[k], spec)
+    : node;
 
 describe('the operations of /openapi.json', () => {
   it('each have a unique operationId, a summary, a description and a tag', () => {
@@ -79,7 +86,8 @@ describe('the operations of /openapi.json', () => {
       if (op.responses['401']) expect(Object.keys(deref(op.responses['401']).headers)).toContain('WWW-Authenticate');
       const success = deref(op.responses[statuses.find((s) => s.startsWith('2'))!]);
       if (path.startsWith('/api/v1/webhooks/in/')) expect(success.headers['RateLimit-Limit']).toBeUndefined();
-      else expect(Object.keys(success.headers)).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
+      else
+        expect(Object.keys(success.headers)).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
     }
   });
 

@@ -39,14 +39,20 @@ describe('breaking changes between two descriptions', () => {
   it('reports a removed operation, a renamed operationId and a new required parameter', () => {
     const param = { parameters: [{ in: 'query', name: 'q', required: true, schema: { type: 'string' } }] };
     expect(breakingChanges(doc({}), { ...doc({}), paths: {} })).toEqual(['GET /things/{id}: removed']);
-    expect(breakingChanges(doc({}), doc({ operationId: 'fetchThing' }))).toEqual(['GET /things/{id}: operationId getThing became fetchThing']);
+    expect(breakingChanges(doc({}), doc({ operationId: 'fetchThing' }))).toEqual([
+      'GET /things/{id}: operationId getThing became fetchThing',
+    ]);
     expect(breakingChanges(doc({}), doc(param))).toEqual(['GET /things/{id}: new required parameter query:q']);
   });
 
   it('reports a request enum value no longer accepted and a newly required body field', () => {
     const body = (status: string[], required: string[]) => ({
       requestBody: {
-        content: { 'application/json': { schema: { type: 'object', properties: { s: { type: 'string', enum: status }, n: { type: 'string' } }, required } } },
+        content: {
+          'application/json': {
+            schema: { type: 'object', properties: { s: { type: 'string', enum: status }, n: { type: 'string' } }, required },
+          },
+        },
       },
     });
     expect(breakingChanges(doc(body(['a', 'b'], [])), doc(body(['a'], ['n'])))).toEqual([

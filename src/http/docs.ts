@@ -53,8 +53,7 @@ export async function registerDocs(app: FastifyInstance, opts: { version: string
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transform: markDeprecated,
-    transformObject: (document) =>
-      'openapiObject' in document ? finishDocument(document.openapiObject, opts) : document.swaggerObject,
+    transformObject: (document) => ('openapiObject' in document ? finishDocument(document.openapiObject, opts) : document.swaggerObject),
   });
   await app.register(swaggerUi, {
     routePrefix: '/docs',

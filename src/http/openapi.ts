@@ -23,7 +23,8 @@ const HEADERS: Json = {
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
   'WWW-Authenticate': { description: 'The Bearer challenge (RFC 6750).', schema: { type: 'string' }, example: 'Bearer realm="api"' },
   'X-Request-Id': {
-    description: 'The request id: the caller’s own X-Request-Id when it is 8-64 of [A-Za-z0-9._-], else a new UUID. Quote it in support requests.',
+    description:
+      'The request id: the caller’s own X-Request-Id when it is 8-64 of [A-Za-z0-9._-], else a new UUID. Quote it in support requests.',
     schema: { type: 'string' },
   },
   Location: { description: 'The URL of the created resource.', schema: { type: 'string' } },
@@ -113,11 +114,7 @@ export function finishDocument<T extends object>(document: T, opts: DocumentOpti
         op.requestBody.required = false;
         delete body.schema.nullable;
       }
-      const common = [
-        ...(limited ? [400, 429] : []),
-        ...(secured ? [401, 403] : []),
-        ...(op.requestBody ? [408, 413, 415] : []),
-      ];
+      const common = [...(limited ? [400, 429] : []), ...(secured ? [401, 403] : []), ...(op.requestBody ? [408, 413, 415] : [])];
       const declared: Json = { ...op.responses };
       for (const code of common) declared[code] ??= { content: { [PROBLEM_MEDIA]: {} } };
       const out: Json = {};

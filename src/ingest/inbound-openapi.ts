@@ -36,20 +36,42 @@ export const signatureHeaders = {
 const EXAMPLES: Record<(typeof PROVIDERS)[number], { summary: string; value: Record<string, unknown> }> = {
   stripe: {
     summary: 'Stripe: invoice.payment_failed',
-    value: { id: 'evt_1P2', object: 'event', type: 'invoice.payment_failed', created: 1767225600, data: { object: { id: 'in_1', customer: 'cus_123', amount_due: 4900 } } },
+    value: {
+      id: 'evt_1P2',
+      object: 'event',
+      type: 'invoice.payment_failed',
+      created: 1767225600,
+      data: { object: { id: 'in_1', customer: 'cus_123', amount_due: 4900 } },
+    },
   },
   github: {
     summary: 'GitHub: issues.opened',
-    value: { action: 'opened', issue: { number: 7, title: 'Export fails' }, repository: { full_name: 'acme/app' }, sender: { login: 'octocat' } },
+    value: {
+      action: 'opened',
+      issue: { number: 7, title: 'Export fails' },
+      repository: { full_name: 'acme/app' },
+      sender: { login: 'octocat' },
+    },
   },
   slack: {
     summary: 'Slack: Events API message',
-    value: { type: 'event_callback', event_id: 'Ev0PV52K25', team_id: 'T123', event: { type: 'message', user: 'U123', text: 'Thanks!', ts: '1767225600.000100' } },
+    value: {
+      type: 'event_callback',
+      event_id: 'Ev0PV52K25',
+      team_id: 'T123',
+      event: { type: 'message', user: 'U123', text: 'Thanks!', ts: '1767225600.000100' },
+    },
   },
   discord: { summary: 'Discord: Interactions PING', value: { type: 1, id: '1234567890', application_id: '987654321' } },
   intercom: {
     summary: 'Intercom: conversation.user.created',
-    value: { type: 'notification_event', id: 'notif_1', topic: 'conversation.user.created', created_at: 1767225600, data: { item: { type: 'conversation', id: '42' } } },
+    value: {
+      type: 'notification_event',
+      id: 'notif_1',
+      topic: 'conversation.user.created',
+      created_at: 1767225600,
+      data: { item: { type: 'conversation', id: '42' } },
+    },
   },
   meta_ads: {
     summary: 'Meta: ad account change',

@@ -53,7 +53,12 @@ export function compile(doc: Json) {
   const paths: Operation[] = Object.entries<Json>(doc.paths ?? {}).map(([path, item]) => ({
     path,
     item,
-    regex: new RegExp(`^${path.split(/\{[^}]+\}/).map(escape).join('[^/]+')}$`),
+    regex: new RegExp(
+      `^${path
+        .split(/\{[^}]+\}/)
+        .map(escape)
+        .join('[^/]+')}$`,
+    ),
     literal: path.replace(/\{[^}]+\}/g, '').length,
   }));
   // The most literal template wins: /webhooks/in/meta_ads/{tenant_id} before /webhooks/in/{provider}/{tenant_id}.
@@ -118,7 +123,10 @@ export function checkAnswer(doc: Json, compiled: ReturnType<typeof compile>, met
     return;
   }
   if (!content) return fail('the body is not empty but the description declares no content');
-  const mediaType = String(res.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  const mediaType = String(res.headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
   if (!(mediaType in content)) return fail(`content type ${mediaType} is not declared (declared: ${Object.keys(content).join(', ')})`);
   if (!content[mediaType].schema) return;
   let data: unknown = body;

@@ -52,7 +52,7 @@ export async function alertRoutes(app: FastifyInstance, { run, context }: RestDe
         description:
           'Acknowledge, snooze until a time (`snoozed_until`), resolve, or reopen (`open`) an alert. The answer is the alert as it now is.',
         params: { type: 'object', properties: { alert_id: { type: 'string', format: 'uuid' } }, required: ['alert_id'] },
-        body: s.alertUpdate,
+        body: { ...s.alertUpdate, examples: [{ status: 'snoozed', snoozed_until: '2027-01-15T09:00:00Z' }] },
         response: { 200: { $ref: 'Alert#' }, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
       },
     },

@@ -19,6 +19,7 @@ export async function authRoutes(app: FastifyInstance, { run, context }: RestDep
           properties: { email: { type: 'string', maxLength: 320 }, password: { type: 'string', maxLength: 1024 } },
           required: ['email', 'password'],
           additionalProperties: false,
+          examples: [{ email: 'admin@acme.example', password: 'correct horse battery staple' }],
         },
         response: {
           200: { type: 'object', properties: { token: { type: 'string' }, expires_at: { type: 'string', format: 'date-time' } } },

@@ -80,7 +80,18 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
         summary: 'Create a customer',
         description:
           'Creates a customer, optionally with its identities at providers (so inbound webhooks attribute to it). `external_id` and identities are unique per tenant (409 otherwise). The answer carries `Location`.',
-        body: s.customerCreate,
+        body: {
+          ...s.customerCreate,
+          examples: [
+            {
+              name: 'Acme Corp',
+              external_id: 'acme-42',
+              email: 'ops@acme.example',
+              domain: 'acme.example',
+              identities: [{ provider: 'stripe', external_id: 'cus_123' }],
+            },
+          ],
+        },
         response: { 201: { $ref: 'Customer#' }, ...problemResponses(400, 401, 403, 409, 413, 415, 429) },
       },
     },
@@ -112,8 +123,7 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
         tags,
         operationId: 'getCustomer',
         summary: 'Get a customer',
-        description:
-          'One customer with its current score, churn risk and provider identities.',
+        description: 'One customer with its current score, churn risk and provider identities.',
         params: idParams,
         response: { 200: { $ref: 'Customer#' }, ...problemResponses(400, 401, 403, 404, 429) },
       },
@@ -131,10 +141,9 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
         tags,
         operationId: 'updateCustomer',
         summary: 'Update a customer',
-        description:
-          'Changes the fields sent (at least one); `null` clears a nullable field.',
+        description: 'Changes the fields sent (at least one); `null` clears a nullable field.',
         params: idParams,
-        body: s.customerUpdate,
+        body: { ...s.customerUpdate, examples: [{ email: 'billing@acme.example', domain: null }] },
         response: { 200: { $ref: 'Customer#' }, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
       },
     },
@@ -174,8 +183,7 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
         tags,
         operationId: 'getCustomerChurnPrediction',
         summary: 'Get a customer’s churn prediction',
-        description:
-          'The latest churn probability, risk level, risk factors and recommended interventions.',
+        description: 'The latest churn probability, risk level, risk factors and recommended interventions.',
         params: idParams,
         response: { 200: { $ref: 'ChurnPrediction#' }, ...problemResponses(400, 401, 403, 404, 429) },
       },
@@ -193,8 +201,7 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
         tags,
         operationId: 'listCustomerHealthHistory',
         summary: 'List a customer’s health history',
-        description:
-          'The health score’s history: one point per day, newest first.',
+        description: 'The health score’s history: one point per day, newest first.',
         params: idParams,
         querystring: { type: 'object', properties: s.pageQuery },
         response: { 200: s.listOf({ $ref: 'HealthHistoryPoint#' }), ...problemResponses(400, 401, 403, 404, 429) },

@@ -40,6 +40,19 @@ export async function eventRoutes(app: FastifyInstance, { run, context }: RestDe
           },
           required: ['events'],
           additionalProperties: false,
+          examples: [
+            {
+              events: [
+                {
+                  external_id: 'acme-42',
+                  event: 'report.exported',
+                  timestamp: '2026-11-23T10:00:00Z',
+                  user_id: 'u_7',
+                  properties: { format: 'csv' },
+                },
+              ],
+            },
+          ],
         },
         response: {
           202: {

@@ -24,8 +24,7 @@ export async function scoringRoutes(app: FastifyInstance, { run, context }: Rest
         tags: ['Scoring'],
         operationId: 'getHealthWeights',
         summary: 'Get the health weights',
-        description:
-          'The dimension weights of the tenant’s health scores; `is_default` tells whether they are the defaults.',
+        description: 'The dimension weights of the tenant’s health scores; `is_default` tells whether they are the defaults.',
         response: { ...weights, ...problemResponses(401, 403, 429) },
       },
     },
@@ -39,9 +38,8 @@ export async function scoringRoutes(app: FastifyInstance, { run, context }: Rest
         tags: ['Scoring'],
         operationId: 'setHealthWeights',
         summary: 'Set the health weights',
-        description:
-          'Sets the dimension weights (each 0-1, summing to 1); every customer is recomputed.',
-        body: s.healthWeightsInput,
+        description: 'Sets the dimension weights (each 0-1, summing to 1); every customer is recomputed.',
+        body: { ...s.healthWeightsInput, examples: [{ usage: 0.3, engagement: 0.25, support: 0.15, billing: 0.2, growth: 0.1 }] },
         response: { ...weights, ...problemResponses(400, 401, 403, 413, 415, 429) },
       },
     },
@@ -55,8 +53,7 @@ export async function scoringRoutes(app: FastifyInstance, { run, context }: Rest
         tags: ['Scoring'],
         operationId: 'resetHealthWeights',
         summary: 'Reset the health weights',
-        description:
-          'Goes back to the default weights; every customer is recomputed.',
+        description: 'Goes back to the default weights; every customer is recomputed.',
         response: { ...weights, ...problemResponses(401, 403, 429) },
       },
     },
@@ -70,8 +67,7 @@ export async function scoringRoutes(app: FastifyInstance, { run, context }: Rest
         tags: ['Scoring'],
         operationId: 'getChurnModel',
         summary: 'Get the churn model',
-        description:
-          'The churn model in use, with its coefficients and, when trained, its held-out metrics.',
+        description: 'The churn model in use, with its coefficients and, when trained, its held-out metrics.',
         response: { 200: { $ref: 'ChurnModel#' }, ...problemResponses(401, 403, 429) },
       },
     },
@@ -85,8 +81,7 @@ export async function scoringRoutes(app: FastifyInstance, { run, context }: Rest
         tags: ['Scoring'],
         operationId: 'resetChurnModel',
         summary: 'Reset the churn model',
-        description:
-          'Puts the default coefficients back in use (trained models are kept); predictions refresh.',
+        description: 'Puts the default coefficients back in use (trained models are kept); predictions refresh.',
         response: { 200: { $ref: 'ChurnModel#' }, ...problemResponses(401, 403, 429) },
       },
     },
@@ -115,14 +110,14 @@ export async function scoringRoutes(app: FastifyInstance, { run, context }: Rest
         tags: ['Scoring'],
         operationId: 'recordChurnOutcome',
         summary: 'Record a churn outcome',
-        description:
-          'Labels a customer as churned (or retained) at a time, for churn training.',
+        description: 'Labels a customer as churned (or retained) at a time, for churn training.',
         params: { type: 'object', properties: { customer_id: { type: 'string', format: 'uuid' } }, required: ['customer_id'] },
         body: {
           type: 'object',
           properties: { churned: { type: 'boolean' }, at: { type: 'string', format: 'date-time', description: 'Default now.' } },
           required: ['churned'],
           additionalProperties: false,
+          examples: [{ churned: true, at: '2026-11-01T00:00:00Z' }],
         },
         response: { 201: { $ref: 'ChurnOutcome#' }, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
       },

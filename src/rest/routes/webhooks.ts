@@ -47,8 +47,7 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         tags,
         operationId: 'listWebhookEventTypes',
         summary: 'List webhook event types',
-        description:
-          'The events an endpoint can subscribe to, with what each means.',
+        description: 'The events an endpoint can subscribe to, with what each means.',
         response: { 200: s.listOf({ type: 'object', properties: { name: { type: 'string' }, description: { type: 'string' } } }) },
       },
     },
@@ -65,8 +64,7 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         tags,
         operationId: 'listWebhookEndpoints',
         summary: 'List webhook endpoints',
-        description:
-          'Every webhook endpoint of the tenant (one page).',
+        description: 'Every webhook endpoint of the tenant (one page).',
         response: { 200: s.listOf({ $ref: 'WebhookEndpoint#' }), ...problemResponses(401, 403, 429) },
       },
     },
@@ -85,7 +83,12 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         summary: 'Create a webhook endpoint',
         description:
           'Creates an endpoint subscribed to `events`. The answer alone carries its signing secret: store it to verify deliveries.',
-        body: endpointBody(['url', 'events']),
+        body: {
+          ...endpointBody(['url', 'events']),
+          examples: [
+            { url: 'https://hooks.acme.example/chs', events: ['alert.created', 'customer.health_changed'], description: 'Ops channel' },
+          ],
+        },
         response: { 201: withSecret, ...problemResponses(400, 401, 403, 409, 413, 415, 429) },
       },
     },
@@ -103,8 +106,7 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         tags,
         operationId: 'getWebhookEndpoint',
         summary: 'Get a webhook endpoint',
-        description:
-          'One webhook endpoint (never its secret).',
+        description: 'One webhook endpoint (never its secret).',
         params: idParams,
         response: { 200: { $ref: 'WebhookEndpoint#' }, ...problemResponses(400, 401, 403, 404, 429) },
       },
@@ -122,10 +124,9 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         tags,
         operationId: 'updateWebhookEndpoint',
         summary: 'Update a webhook endpoint',
-        description:
-          'Changes the fields sent; `enabled: false` disables the endpoint and `enabled: true` re-enables it.',
+        description: 'Changes the fields sent; `enabled: false` disables the endpoint and `enabled: true` re-enables it.',
         params: idParams,
-        body: endpointBody([]),
+        body: { ...endpointBody([]), examples: [{ enabled: false }] },
         response: { 200: { $ref: 'WebhookEndpoint#' }, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
       },
     },
@@ -142,8 +143,7 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         tags,
         operationId: 'deleteWebhookEndpoint',
         summary: 'Delete a webhook endpoint',
-        description:
-          'Deletes the endpoint; pending deliveries to it are dropped.',
+        description: 'Deletes the endpoint; pending deliveries to it are dropped.',
         params: idParams,
         response: { 204: { type: 'null' }, ...problemResponses(400, 401, 403, 404, 429) },
       },
@@ -161,8 +161,7 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         tags,
         operationId: 'rotateWebhookEndpointSecret',
         summary: 'Rotate a webhook endpoint’s secret',
-        description:
-          'Issues a new signing secret, shown in this answer only; the old one keeps signing beside it for 24 h.',
+        description: 'Issues a new signing secret, shown in this answer only; the old one keeps signing beside it for 24 h.',
         params: idParams,
         response: { 200: withSecret, ...problemResponses(400, 401, 403, 404, 429) },
       },
@@ -180,10 +179,15 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         tags,
         operationId: 'testWebhookEndpoint',
         summary: 'Send a test delivery',
-        description:
-          'Sends a signed sample of a subscribed event (default: the first) now and records the attempt. The body is optional.',
+        description: 'Sends a signed sample of a subscribed event (default: the first) now and records the attempt. The body is optional.',
         params: idParams,
-        body: { type: 'object', properties: { event: { type: 'string' } }, additionalProperties: false, nullable: true },
+        body: {
+          type: 'object',
+          properties: { event: { type: 'string' } },
+          additionalProperties: false,
+          nullable: true,
+          examples: [{ event: 'alert.created' }],
+        },
         response: {
           200: {
             type: 'object',
@@ -220,8 +224,7 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         tags,
         operationId: 'listWebhookDeliveries',
         summary: 'List an endpoint’s deliveries',
-        description:
-          'The endpoint’s deliveries, newest first, with each attempt.',
+        description: 'The endpoint’s deliveries, newest first, with each attempt.',
         params: idParams,
         querystring: { type: 'object', properties: s.pageQuery },
         response: { 200: s.listOf({ $ref: 'WebhookDelivery#' }), ...problemResponses(400, 401, 403, 404, 429) },
@@ -245,14 +248,14 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         tags,
         operationId: 'replayWebhookDeliveries',
         summary: 'Replay failed deliveries',
-        description:
-          'Queues the endpoint’s failed deliveries created since a time for another attempt; answers how many.',
+        description: 'Queues the endpoint’s failed deliveries created since a time for another attempt; answers how many.',
         params: idParams,
         body: {
           type: 'object',
           properties: { since: { type: 'string', format: 'date-time' } },
           required: ['since'],
           additionalProperties: false,
+          examples: [{ since: '2026-11-20T00:00:00Z' }],
         },
         response: {
           202: { type: 'object', properties: { replayed: { type: 'integer' } } },
@@ -273,8 +276,7 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         tags,
         operationId: 'resendWebhookDelivery',
         summary: 'Resend a delivery',
-        description:
-          'Queues one more attempt at a delivery now.',
+        description: 'Queues one more attempt at a delivery now.',
         params: idParams,
         response: { 202: { type: 'object', properties: { resent: { type: 'boolean' } } }, ...problemResponses(400, 401, 403, 404, 429) },
       },
