@@ -22,7 +22,11 @@ export async function authRoutes(app: FastifyInstance, { run, context }: RestDep
           examples: [{ email: 'admin@acme.example', password: 'correct horse battery staple' }],
         },
         response: {
-          200: { type: 'object', properties: { token: { type: 'string' }, expires_at: { type: 'string', format: 'date-time' } } },
+          200: {
+            type: 'object',
+            properties: { token: { type: 'string' }, expires_at: { type: 'string', format: 'date-time' } },
+            required: ['token', 'expires_at'],
+          },
           ...problemResponses(400, 401, 429),
         },
       },

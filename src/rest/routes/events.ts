@@ -64,9 +64,11 @@ export async function eventRoutes(app: FastifyInstance, { run, context }: RestDe
                 items: {
                   type: 'object',
                   properties: { index: { type: 'integer' }, code: { type: 'string' }, message: { type: 'string' } },
+                  required: ['index', 'code', 'message'],
                 },
               },
             },
+            required: ['accepted', 'errors'],
           },
           ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429),
         },

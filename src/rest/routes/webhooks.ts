@@ -35,7 +35,10 @@ const endpointBody = (required: string[]) =>
     additionalProperties: false,
   }) as const;
 const withSecret = {
-  allOf: [{ $ref: 'WebhookEndpoint#' }, { type: 'object', properties: { secret: { type: 'string', description: 'Shown this once.' } } }],
+  allOf: [
+    { $ref: 'WebhookEndpoint#' },
+    { type: 'object', properties: { secret: { type: 'string', description: 'Shown this once.' } }, required: ['secret'] },
+  ],
 };
 type Body = { url?: string; events?: string[]; description?: string | null; enabled?: boolean };
 
@@ -48,7 +51,13 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         operationId: 'listWebhookEventTypes',
         summary: 'List webhook event types',
         description: 'The events an endpoint can subscribe to, with what each means.',
-        response: { 200: s.listOf({ type: 'object', properties: { name: { type: 'string' }, description: { type: 'string' } } }) },
+        response: {
+          200: s.listOf({
+            type: 'object',
+            properties: { name: { type: 'string' }, description: { type: 'string' } },
+            required: ['name', 'description'],
+          }),
+        },
       },
     },
     async (req) => {
@@ -199,6 +208,7 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
               error: { type: 'string', nullable: true },
               duration_ms: { type: 'integer', nullable: true },
             },
+            required: ['delivery_id', 'event', 'success', 'status_code', 'error', 'duration_ms'],
           },
           ...problemResponses(400, 401, 403, 404, 429),
         },
@@ -258,7 +268,7 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
           examples: [{ since: '2026-11-20T00:00:00Z' }],
         },
         response: {
-          202: { type: 'object', properties: { replayed: { type: 'integer' } } },
+          202: { type: 'object', properties: { replayed: { type: 'integer' } }, required: ['replayed'] },
           ...problemResponses(400, 401, 403, 404, 429),
         },
       },
@@ -278,7 +288,10 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         summary: 'Resend a delivery',
         description: 'Queues one more attempt at a delivery now.',
         params: idParams,
-        response: { 202: { type: 'object', properties: { resent: { type: 'boolean' } } }, ...problemResponses(400, 401, 403, 404, 429) },
+        response: {
+          202: { type: 'object', properties: { resent: { type: 'boolean' } }, required: ['resent'] },
+          ...problemResponses(400, 401, 403, 404, 429),
+        },
       },
     },
     async (req, reply) => {
