@@ -73,6 +73,19 @@ describe('the contract check of test traffic', () => {
     ]);
   });
 
+  it('reads an OpenAPI 3.1 description: a type union with null', () => {
+    const doc31 = structuredClone(doc) as Record<string, any>;
+    doc31.openapi = '3.1.0';
+    doc31.paths['/things/{id}'].get.responses['200'].content['application/json'].schema.properties.n = { type: ['integer', 'null'] };
+    const check = (payload: string) => {
+      takeContractResults();
+      checkAnswer(doc31, compile(doc31), 'GET', '/things/7', answer(200, payload));
+      return takeContractResults().mismatches.map((m) => m.problem);
+    };
+    expect(check('{"n":null}')).toEqual([]);
+    expect(check('{"n":"x"}')).toEqual([expect.stringMatching(/\/n must be integer,null/)]);
+  });
+
   it('reports a missing required header and a malformed declared one', () => {
     const res = answer(200, '{"n":1}', { 'ratelimit-limit': 'many' });
     delete (res.headers as Record<string, unknown>)['x-must'];

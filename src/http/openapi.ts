@@ -108,11 +108,16 @@ export function finishDocument<T extends object>(document: T, opts: DocumentOpti
       const op = item[method];
       if (!op) continue;
       const secured = (op.security ?? doc.security ?? []).length > 0;
-      // A body schema that admits null: the operation takes no body as well.
+      // A body schema that admits null (3.0 `nullable`, or a 3.1 type union): the operation takes no body as well.
       const body = op.requestBody?.content?.['application/json'];
-      if (body?.schema?.nullable) {
+      const types = body?.schema?.type;
+      if (body?.schema?.nullable || (Array.isArray(types) && types.includes('null'))) {
         op.requestBody.required = false;
         delete body.schema.nullable;
+        if (Array.isArray(types)) {
+          const rest = types.filter((t: string) => t !== 'null');
+          body.schema.type = rest.length === 1 ? rest[0] : rest;
+        }
       }
       const common = [...(limited ? [400, 429] : []), ...(secured ? [401, 403] : []), ...(op.requestBody ? [408, 413, 415] : [])];
       const declared: Json = { ...op.responses };
