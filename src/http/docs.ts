@@ -53,7 +53,9 @@ export async function registerDocs(app: FastifyInstance, opts: { version: string
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transform: markDeprecated,
-    transformObject: (document) => ('openapiObject' in document ? finishDocument(document.openapiObject, opts) : document.swaggerObject),
+    // A copy is rewritten: the schemas the routes validate and serialise with stay as they are.
+    transformObject: (document) =>
+      'openapiObject' in document ? finishDocument(structuredClone(document.openapiObject), opts) : document.swaggerObject,
   });
   await app.register(swaggerUi, {
     routePrefix: '/docs',

@@ -82,6 +82,7 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
 /** Applies the shared answers and headers to every operation of the document (in place) and returns it. */
 export function finishDocument<T extends object>(document: T, opts: DocumentOptions): T {
   const doc = document as Json;
+  if (String(doc.openapi).startsWith('3.1')) nullToTypeUnion(doc);
   doc.components ??= {};
   doc.components.headers = { ...HEADERS, ...doc.components.headers };
   const responses: Json = (doc.components.responses ??= {});
@@ -152,3 +153,21 @@ const rateLimitHeaders = () => ({
   'RateLimit-Remaining': header('RateLimit-Remaining'),
   'RateLimit-Reset': header('RateLimit-Reset'),
 });
+
+/**
+ * OpenAPI 3.1 has no `nullable`: a schema written with it (the route schemas are shared by the 3.0 and
+ * 3.1 descriptions) says null in its type instead, or in an anyOf when it has no type.
+ */
+function nullToTypeUnion(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(nullToTypeUnion);
+  if (!node || typeof node !== 'object') return;
+  const n = node as Json;
+  if (n.nullable === true) {
+    delete n.nullable;
+    if (typeof n.type === 'string') n.type = [n.type, 'null'];
+    else if (Array.isArray(n.type)) n.type = [...new Set([...n.type, 'null'])];
+    else if (Array.isArray(n.anyOf)) n.anyOf = [...n.anyOf, { type: 'null' }];
+    else if (Array.isArray(n.oneOf)) n.oneOf = [...n.oneOf, { type: 'null' }];
+  } else if (n.nullable === false) delete n.nullable;
+  for (const v of Object.values(n)) nullToTypeUnion(v);
+}
