@@ -45,8 +45,8 @@ const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
 /** Why a status happens, said once for every operation that can answer it. */
 const STATUS_TEXT: Record<number, string> = {
   400: 'The request is malformed: a field fails validation, or credentials conflict (`validation_failed`, `conflicting_credentials`, `bad_request`).',
-  401: 'Credentials are missing or invalid (`missing_credentials`, `invalid_credentials`).',
-  403: 'The credentials are valid but may not do this (`plan_without_api_access`, `forbidden`).',
+  401: 'Credentials are missing or invalid, or (inbound webhooks) the signature does not verify (`missing_credentials`, `invalid_credentials`, `invalid_signature`).',
+  403: 'Not allowed: the plan has no API access, the caller may not do this, or (inbound webhooks) no signing secret is set for the provider (`plan_without_api_access`, `forbidden`, `inbound_secret_not_set`).',
   404: 'No such resource in this tenant (`not_found`).',
   408: 'The request body did not arrive in time (`request_timeout`).',
   409: 'The change conflicts with the current state (`conflict`, `limit_reached`).',
@@ -59,14 +59,30 @@ const STATUS_TEXT: Record<number, string> = {
   503: 'The service is overloaded or a dependency is unavailable (`service_unavailable`); retry after `Retry-After` seconds.',
 };
 
+const EXAMPLE_DETAIL: Partial<Record<keyof typeof ERROR_CATALOG, string>> = {
+  validation_failed: 'The request is not valid: see errors.',
+  invalid_credentials: 'The API key is not valid.',
+  forbidden: 'This key may not do that.',
+  not_found: 'No such customer.',
+  rate_limited: 'Rate limit of 100 requests per minute exceeded; retry in 12 seconds.',
+};
+
+/** The code an example shows for a status that several codes share. */
+const EXAMPLE_CODE: Partial<Record<number, keyof typeof ERROR_CATALOG>> = {
+  400: 'validation_failed',
+  401: 'invalid_credentials',
+  403: 'forbidden',
+};
+
 const problemExample = (status: number) => {
-  const code = (Object.keys(ERROR_CATALOG) as (keyof typeof ERROR_CATALOG)[]).find((c) => ERROR_CATALOG[c].status === status);
+  const code =
+    EXAMPLE_CODE[status] ?? (Object.keys(ERROR_CATALOG) as (keyof typeof ERROR_CATALOG)[]).find((c) => ERROR_CATALOG[c].status === status);
   if (!code) return undefined;
   return {
     type: `/problems/${code}`,
     title: ERROR_CATALOG[code].title,
     status,
-    detail: STATUS_TEXT[status]?.split(' (')[0] ?? ERROR_CATALOG[code].title,
+    detail: EXAMPLE_DETAIL[code] ?? ERROR_CATALOG[code].title,
     code,
     ...(status === 400 ? { errors: [{ path: 'name', message: 'is required' }] } : {}),
   };
