@@ -9,6 +9,8 @@ export default defineConfig({
     // The fault suite restarts PostgreSQL; it runs on its own with `npm run test:faults`.
     exclude: ['test/faults/**', '**/node_modules/**'],
     globalSetup: ['test/support/global-setup.ts'],
+    // Every answer a test receives is checked against the OpenAPI description (test/support/contract.ts).
+    setupFiles: ['test/support/contract-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: 'forks',

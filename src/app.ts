@@ -9,9 +9,10 @@ import type { Sessions } from './auth/sessions.ts';
 import type { Config } from './config.ts';
 import type { Db } from './db/prisma.ts';
 import type { Inbox } from './ingest/inbox.ts';
-import { inboundRoutes } from './ingest/inbound-route.ts';
+import { inboundRoutes, isInboundPath } from './ingest/inbound-route.ts';
 import { authHook } from './http/auth-hook.ts';
 import { defaultDashboardDir, registerDashboard } from './http/dashboard.ts';
+import { registerDeprecation } from './http/deprecation.ts';
 import { registerDocs } from './http/docs.ts';
 import { registerAdmission } from './http/admission.ts';
 import { registerLoadShedding } from './http/load-shedding.ts';
@@ -88,11 +89,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerUrlCheck(app);
 
   registerProblemHandlers(app);
+  registerDeprecation(app);
   await registerLoadShedding(app, config.overload);
   registerRequestDeadline(app, config.http.requestTimeoutMs);
   const admission = registerAdmission(app, { ...config.overload, unauthenticatedBodyTimeoutMs: config.http.unauthenticatedBodyTimeoutMs });
   for (const s of SHARED_SCHEMAS) app.addSchema(s);
-  await registerDocs(app, { version: deps.version ?? '1.0.0' });
+  await registerDocs(app, { version: deps.version ?? '1.0.0', notRateLimited: isInboundPath });
 
   const checks: ReadinessCheck[] = [{ name: 'database', check: () => prisma.$queryRaw`SELECT 1` }];
   if (deps.redis) checks.push({ name: 'redis', check: () => deps.redis!.ping() });

@@ -6,6 +6,7 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { scoredCustomer, tenantWithKey } from './support/factories.ts';
+import { oneCredential } from '../src/http/docs.ts';
 
 let t: TestApp;
 let spec: Record<string, any>;
@@ -29,6 +30,93 @@ describe('/docs', () => {
     expect(external).toEqual([]);
     const bundle = await t.app.inject({ method: 'GET', url: '/docs/static/swagger-ui-bundle.js' });
     expect(bundle.statusCode).toBe(200);
+  });
+});
+
+describe('Swagger UI with both schemes authorised', () => {
+  it('sends the Bearer credential alone, and X-API-Key when it is the only one', () => {
+    expect(oneCredential({ headers: { Authorization: 'Bearer jwt', 'X-API-Key': 'sk_1' } }).headers).toEqual({
+      Authorization: 'Bearer jwt',
+    });
+    expect(oneCredential({ headers: { 'X-API-Key': 'sk_1' } }).headers).toEqual({ 'X-API-Key': 'sk_1' });
+  });
+
+  it('is given that interceptor by the page', async () => {
+    const init = await t.app.inject({ method: 'GET', url: '/docs/static/swagger-initializer.js' });
+    expect(init.statusCode).toBe(200);
+    expect(init.body).toContain('requestInterceptor');
+    expect(init.body).toMatch(/x-api-key/);
+  });
+});
+
+const operations = () =>
+  Object.entries<Record<string, any>>(spec.paths).flatMap(([path, item]) =>
+    Object.entries<Record<string, any>>(item).map(([method, op]) => ({ path, method, op })),
+  );
+const deref = (node: Record<string, any>) =>
+  node.$ref
+    ? node.$ref
+        .slice(2)
+        .split('/')
+        .reduce((acc: any, k: string) => acc[k], spec)
+    : node;
+
+describe('the operations of /openapi.json', () => {
+  it('each have a unique operationId, a summary, a description and a tag', () => {
+    const ops = operations();
+    expect(ops.length).toBe(31);
+    for (const { op } of ops) {
+      expect(op.operationId).toMatch(/^[a-z][A-Za-z]+$/);
+      expect(op.summary).toBeTruthy();
+      expect(op.description).toBeTruthy();
+      expect(op.tags).toHaveLength(1);
+    }
+    expect(new Set(ops.map((o) => o.op.operationId)).size).toBe(ops.length);
+  });
+
+  it('declare their problem answers with the headers the service sends', () => {
+    for (const { path, op } of operations()) {
+      const statuses = Object.keys(op.responses);
+      expect(statuses.some((s) => s.startsWith('4'))).toBe(true);
+      expect(statuses).toEqual(expect.arrayContaining(['500', '503']));
+      for (const s of statuses.filter((x) => Number(x) >= 400)) {
+        expect(deref(op.responses[s]).content['application/problem+json'].schema).toEqual({ $ref: '#/components/schemas/Problem' });
+      }
+      expect(Object.keys(deref(op.responses['429'] ?? op.responses['503']).headers)).toContain('Retry-After');
+      if (op.responses['401']) expect(Object.keys(deref(op.responses['401']).headers)).toContain('WWW-Authenticate');
+      const success = deref(op.responses[statuses.find((s) => s.startsWith('2'))!]);
+      if (path.startsWith('/api/v1/webhooks/in/')) expect(success.headers['RateLimit-Limit']).toBeUndefined();
+      else
+        expect(Object.keys(success.headers)).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
+    }
+  });
+
+  it('describe the inbound webhook: provider, signature headers, a JSON body with an example per provider, every answer', () => {
+    const op = spec.paths['/api/v1/webhooks/in/{provider}/{tenant_id}'].post;
+    const param = (name: string) => op.parameters.find((p: { name: string }) => p.name === name);
+    expect(param('provider').schema.enum).toEqual(['stripe', 'github', 'slack', 'discord', 'intercom', 'meta_ads']);
+    for (const h of ['stripe-signature', 'x-hub-signature-256', 'x-slack-signature', 'x-signature-ed25519', 'x-hub-signature']) {
+      expect(param(h)).toMatchObject({ in: 'header' });
+    }
+    const body = op.requestBody.content['application/json'];
+    expect(body.schema.type).toBe('object');
+    expect(Object.keys(body.examples)).toEqual(['stripe', 'github', 'slack', 'discord', 'intercom', 'meta_ads']);
+    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '202', '204', '401', '403', '404', '413', '415']));
+  });
+
+  it('describe the Meta verification: its hub.* query parameters and its plain-text answer', () => {
+    const op = spec.paths['/api/v1/webhooks/in/meta_ads/{tenant_id}'].get;
+    expect(op.parameters.filter((p: { in: string }) => p.in === 'query').map((p: { name: string }) => p.name)).toEqual([
+      'hub.mode',
+      'hub.verify_token',
+      'hub.challenge',
+    ]);
+    expect(Object.keys(op.responses['200'].content)).toEqual(['text/plain']);
+    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['403', '404']));
+  });
+
+  it('let the webhook Test be called without a body', () => {
+    expect(spec.paths['/api/v1/webhook-endpoints/{id}/test'].post.requestBody.required).toBe(false);
   });
 });
 

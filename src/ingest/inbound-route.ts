@@ -5,8 +5,9 @@ import type { Db } from '../db/prisma.ts';
 import { DomainError } from '../errors.ts';
 import { jsonContentTypeRefusal } from '../http/media-type.ts';
 import { isUuid } from '../uuid.ts';
-import { problemResponses } from '../rest/schemas.ts';
+import { problemResponses } from '../http/openapi.ts';
 import { parseEventJson } from './event-json.ts';
+import * as doc from './inbound-openapi.ts';
 import type { Inbox } from './inbox.ts';
 import { PROVIDER_SPECS } from './providers/index.ts';
 import { isProvider } from './providers/types.ts';
@@ -26,6 +27,13 @@ export interface InboundDeps {
 
 // Long enough to absorb a flood of one made-up address, short enough that a new tenant is reachable at once in practice.
 const UNKNOWN_TENANT_TTL_MS = 5_000;
+
+const PREFIX = '/api/v1/webhooks/in/';
+/** Whether an OpenAPI path is one of these routes (they pass no rate limiter). */
+export const isInboundPath = (path: string) => path.startsWith(PREFIX);
+
+// The handler checks every part itself (see inbound-openapi.ts): the schemas are documentation only.
+const documentedOnly = () => () => true;
 
 const notFound = () => new DomainError('not_found', 'No such inbound webhook address: check the provider name and tenant id.');
 
@@ -76,21 +84,18 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
   app.post<{ Params: { provider: string; tenant_id: string } }>(
     '/webhooks/in/:provider/:tenant_id',
     {
+      validatorCompiler: documentedOnly,
       schema: {
         tags: ['Inbound webhooks'],
-        summary: 'Receive a provider webhook for a tenant',
+        operationId: 'receiveInboundWebhook',
+        summary: 'Receive a provider webhook',
         description:
-          'Signed by the provider with the tenant’s inbound secret. Answers 202 `{received, id, duplicate: false}` once the event is stored and queued, 200 `{duplicate: true}` for a replay, the provider’s handshake answer for set-up requests, and, for Discord, the answer Discord expects (204 for Webhook Events, an interaction response for Interactions).',
+          'Signed by the provider with the tenant’s inbound secret. Answers 202 `{received, id, duplicate: false}` once the event is stored and queued, 200 `{duplicate: true}` for a replay, the provider’s handshake answer for set-up requests, and, for Discord, the answer Discord expects (204 for Webhook Events, an interaction response for Interactions). An unknown provider or tenant is 404, a missing or wrong signature 401, a provider without a generated secret 403. Not rate limited.',
         security: [],
-        response: {
-          200: { type: 'object', additionalProperties: true },
-          204: { type: 'null', description: 'Discord Webhook Events: acknowledged with no body.' },
-          202: {
-            type: 'object',
-            properties: { received: { type: 'boolean' }, id: { type: 'string', format: 'uuid' }, duplicate: { type: 'boolean' } },
-          },
-          ...problemResponses(400, 401, 403, 404, 413, 415, 429),
-        },
+        params: doc.inboundParams,
+        headers: doc.signatureHeaders,
+        body: doc.inboundBody,
+        response: { ...doc.inboundResponses, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
       },
     },
     async (req, reply) => {
@@ -127,7 +132,20 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
   // Meta's subscription check: echo hub.challenge when hub.verify_token is the tenant's token.
   app.get<{ Params: { tenant_id: string }; Querystring: Record<string, string> }>(
     '/webhooks/in/meta_ads/:tenant_id',
-    { schema: { tags: ['Inbound webhooks'], summary: 'Meta webhook verification (hub.challenge)', security: [] } },
+    {
+      validatorCompiler: documentedOnly,
+      schema: {
+        tags: ['Inbound webhooks'],
+        operationId: 'verifyMetaWebhook',
+        summary: 'Verify a Meta webhook subscription',
+        description:
+          'Meta’s subscription check: echoes `hub.challenge` as text when `hub.mode` is `subscribe` and `hub.verify_token` is the tenant’s verify token; 403 otherwise. An unknown tenant is 404, a tenant without a Meta secret 403.',
+        security: [],
+        params: doc.metaParams,
+        querystring: doc.metaVerificationQuery,
+        response: { ...doc.metaVerificationResponse, ...problemResponses(403, 404, 429) },
+      },
+    },
     async (req, reply) => {
       const { active } = await addressOf('meta_ads', req.params.tenant_id, req.ip);
       const q = req.query;

@@ -9,7 +9,12 @@ import {
 } from '../schema/enums.ts';
 import { DIMENSIONS } from '../scoring/dimensions.ts';
 
-const nullable = (schema: Record<string, unknown>) => ({ ...schema, nullable: true });
+// Under OpenAPI 3.0 `nullable` does not widen an `enum`: null must be listed too.
+const nullable = (schema: Record<string, unknown>) => ({
+  ...schema,
+  nullable: true,
+  ...(Array.isArray(schema.enum) ? { enum: [...schema.enum, null] } : {}),
+});
 const str = { type: 'string' } as const;
 const dateTime = { type: 'string', format: 'date-time' } as const;
 const uuid = { type: 'string', format: 'uuid' } as const;
@@ -28,11 +33,6 @@ export const problem = {
   },
   required: ['type', 'title', 'status', 'detail', 'code'],
 } as const;
-
-export const problemResponses = (...statuses: number[]) =>
-  Object.fromEntries(
-    statuses.map((s) => [s, { description: 'Problem details', content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } } }]),
-  );
 
 export const pageQuery = {
   limit: { type: 'integer', minimum: 1, maximum: 100, default: 25, description: 'Page size (1-100).' },
@@ -126,7 +126,14 @@ export const health = {
           trend: nullable({ type: 'number' }),
           signals: {
             type: 'array',
-            items: { type: 'object', properties: { key: str, label: str, value: { nullable: true } } },
+            items: {
+              type: 'object',
+              properties: {
+                key: str,
+                label: str,
+                value: { anyOf: [{ type: 'number', nullable: true }, str], description: 'A number or a label; null when unknown.' },
+              },
+            },
           },
         },
       },

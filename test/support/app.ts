@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import type { Registry } from 'prom-client';
 import { afterAll, beforeAll, inject } from 'vitest';
+import { checkContract } from './contract.ts';
 import { fileDatabaseUrl } from './database.ts';
 import { createSessions, identityProvider, type Sessions } from '../../src/auth/sessions.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
@@ -108,6 +109,7 @@ export async function createTestApp(
   });
   const app = await c.app({ redis, registry: opts.registry, now: opts.now });
   await app.ready();
+  checkContract(app);
   return {
     app,
     prisma,

@@ -3,6 +3,7 @@ import type { RestDeps } from '../plugin.ts';
 import { ListAlertsDocument, UpdateAlertDocument } from '../generated/operations.ts';
 import type { AlertSeverity, AlertStatus, AlertType } from '../generated/operations.ts';
 import * as map from '../mappers.ts';
+import { problemResponses } from '../../http/openapi.ts';
 import * as s from '../schemas.ts';
 
 type AlertQuery = {
@@ -22,10 +23,11 @@ export async function alertRoutes(app: FastifyInstance, { run, context }: RestDe
     {
       schema: {
         tags,
-        summary: 'Alerts matching the filters (they combine), newest first',
+        operationId: 'listAlerts',
+        summary: 'List alerts',
         description: 'Example: `status=open&severity=high` returns open high-severity alerts.',
         querystring: s.alertQuery,
-        response: { 200: s.listOf({ $ref: 'Alert#' }), ...s.problemResponses(400, 401, 403, 429) },
+        response: { 200: s.listOf({ $ref: 'Alert#' }), ...problemResponses(400, 401, 403, 429) },
       },
     },
     async (req) => {
@@ -45,10 +47,13 @@ export async function alertRoutes(app: FastifyInstance, { run, context }: RestDe
     {
       schema: {
         tags,
-        summary: 'Acknowledge, snooze until a time, resolve or reopen an alert',
+        operationId: 'updateAlert',
+        summary: 'Change an alert’s status',
+        description:
+          'Acknowledge, snooze until a time (`snoozed_until`), resolve, or reopen (`open`) an alert. The answer is the alert as it now is.',
         params: { type: 'object', properties: { alert_id: { type: 'string', format: 'uuid' } }, required: ['alert_id'] },
-        body: s.alertUpdate,
-        response: { 200: { $ref: 'Alert#' }, ...s.problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
+        body: { ...s.alertUpdate, examples: [{ status: 'snoozed', snoozed_until: '2027-01-15T09:00:00Z' }] },
+        response: { 200: { $ref: 'Alert#' }, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
       },
     },
     async (req) => {

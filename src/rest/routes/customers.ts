@@ -10,6 +10,7 @@ import {
   UpdateCustomerDocument,
 } from '../generated/operations.ts';
 import * as map from '../mappers.ts';
+import { problemResponses } from '../../http/openapi.ts';
 import * as s from '../schemas.ts';
 import { HEALTH_STATUS_VALUES, RISK_LEVEL_VALUES } from '../../schema/enums.ts';
 
@@ -43,7 +44,10 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
     {
       schema: {
         tags,
-        summary: 'List customers with their current health score and churn risk level',
+        operationId: 'listCustomers',
+        summary: 'List customers',
+        description:
+          'Customers with their current health score and churn risk level, filtered by `risk_level` and `health_status`, one page at a time.',
         querystring: {
           type: 'object',
           properties: {
@@ -52,7 +56,7 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
             health_status: { type: 'string', enum: HEALTH_STATUS_VALUES },
           },
         },
-        response: { 200: s.listOf({ $ref: 'CustomerListItem#' }), ...s.problemResponses(400, 401, 403, 429) },
+        response: { 200: s.listOf({ $ref: 'CustomerListItem#' }), ...problemResponses(400, 401, 403, 429) },
       },
     },
     async (req) => {
@@ -72,9 +76,23 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
     {
       schema: {
         tags,
+        operationId: 'createCustomer',
         summary: 'Create a customer',
-        body: s.customerCreate,
-        response: { 201: { $ref: 'Customer#' }, ...s.problemResponses(400, 401, 403, 409, 413, 415, 429) },
+        description:
+          'Creates a customer, optionally with its identities at providers (so inbound webhooks attribute to it). `external_id` and identities are unique per tenant (409 otherwise). The answer carries `Location`.',
+        body: {
+          ...s.customerCreate,
+          examples: [
+            {
+              name: 'Acme Corp',
+              external_id: 'acme-42',
+              email: 'ops@acme.example',
+              domain: 'acme.example',
+              identities: [{ provider: 'stripe', external_id: 'cus_123' }],
+            },
+          ],
+        },
+        response: { 201: { $ref: 'Customer#' }, ...problemResponses(400, 401, 403, 409, 413, 415, 429) },
       },
     },
     async (req, reply) => {
@@ -103,9 +121,11 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
     {
       schema: {
         tags,
+        operationId: 'getCustomer',
         summary: 'Get a customer',
+        description: 'One customer with its current score, churn risk and provider identities.',
         params: idParams,
-        response: { 200: { $ref: 'Customer#' }, ...s.problemResponses(400, 401, 403, 404, 429) },
+        response: { 200: { $ref: 'Customer#' }, ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req) => {
@@ -119,10 +139,12 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
     {
       schema: {
         tags,
+        operationId: 'updateCustomer',
         summary: 'Update a customer',
+        description: 'Changes the fields sent (at least one); `null` clears a nullable field.',
         params: idParams,
-        body: s.customerUpdate,
-        response: { 200: { $ref: 'Customer#' }, ...s.problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
+        body: { ...s.customerUpdate, examples: [{ email: 'billing@acme.example', domain: null }] },
+        response: { 200: { $ref: 'Customer#' }, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
       },
     },
     async (req) => {
@@ -140,9 +162,12 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
     {
       schema: {
         tags,
-        summary: 'Full health score breakdown across five dimensions',
+        operationId: 'getCustomerHealth',
+        summary: 'Get a customer’s health',
+        description:
+          'The full health score breakdown across the five dimensions: each dimension’s score, weight, contribution, trend and the signals it came from. Scores are null until the first computation.',
         params: idParams,
-        response: { 200: { $ref: 'CustomerHealth#' }, ...s.problemResponses(400, 401, 403, 404, 429) },
+        response: { 200: { $ref: 'CustomerHealth#' }, ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req) => {
@@ -156,9 +181,11 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
     {
       schema: {
         tags,
-        summary: 'Latest churn probability, risk level, risk factors and recommended interventions',
+        operationId: 'getCustomerChurnPrediction',
+        summary: 'Get a customer’s churn prediction',
+        description: 'The latest churn probability, risk level, risk factors and recommended interventions.',
         params: idParams,
-        response: { 200: { $ref: 'ChurnPrediction#' }, ...s.problemResponses(400, 401, 403, 404, 429) },
+        response: { 200: { $ref: 'ChurnPrediction#' }, ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req) => {
@@ -172,10 +199,12 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
     {
       schema: {
         tags,
-        summary: 'The health score’s history: one point per day, newest first',
+        operationId: 'listCustomerHealthHistory',
+        summary: 'List a customer’s health history',
+        description: 'The health score’s history: one point per day, newest first.',
         params: idParams,
         querystring: { type: 'object', properties: s.pageQuery },
-        response: { 200: s.listOf({ $ref: 'HealthHistoryPoint#' }), ...s.problemResponses(400, 401, 403, 404, 429) },
+        response: { 200: s.listOf({ $ref: 'HealthHistoryPoint#' }), ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req) => {

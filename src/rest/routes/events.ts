@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { MAX_BATCH } from '../../services/usage-events.ts';
 import { RecordUsageEventsDocument } from '../generated/operations.ts';
 import type { RestDeps } from '../plugin.ts';
-import * as s from '../schemas.ts';
+import { problemResponses } from '../../http/openapi.ts';
 
 type Event = { customer_id?: string; external_id?: string; event?: string; timestamp?: string; properties?: unknown; user_id?: string };
 
@@ -12,7 +12,8 @@ export async function eventRoutes(app: FastifyInstance, { run, context }: RestDe
     {
       schema: {
         tags: ['Events'],
-        summary: 'Record product usage events (1 to 500); they feed the usage dimension',
+        operationId: 'recordUsageEvents',
+        summary: 'Record usage events',
         description:
           'Valid events are kept and the rest listed by index in `errors`. A single event that fails is a 400 or 404. With an `Idempotency-Key` header, a retried batch answers the first answer and records nothing again.',
         headers: { type: 'object', properties: { 'idempotency-key': { type: 'string', minLength: 1, maxLength: 255 } } },
@@ -39,6 +40,19 @@ export async function eventRoutes(app: FastifyInstance, { run, context }: RestDe
           },
           required: ['events'],
           additionalProperties: false,
+          examples: [
+            {
+              events: [
+                {
+                  external_id: 'acme-42',
+                  event: 'report.exported',
+                  timestamp: '2026-11-23T10:00:00Z',
+                  user_id: 'u_7',
+                  properties: { format: 'csv' },
+                },
+              ],
+            },
+          ],
         },
         response: {
           202: {
@@ -50,11 +64,13 @@ export async function eventRoutes(app: FastifyInstance, { run, context }: RestDe
                 items: {
                   type: 'object',
                   properties: { index: { type: 'integer' }, code: { type: 'string' }, message: { type: 'string' } },
+                  required: ['index', 'code', 'message'],
                 },
               },
             },
+            required: ['accepted', 'errors'],
           },
-          ...s.problemResponses(400, 401, 403, 404, 409, 413, 415, 429),
+          ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429),
         },
       },
     },

@@ -10,6 +10,7 @@ import {
 } from '../generated/operations.ts';
 import * as map from '../mappers.ts';
 import type { RestDeps } from '../plugin.ts';
+import { problemResponses } from '../../http/openapi.ts';
 import * as s from '../schemas.ts';
 
 type WeightsBody = { usage: number; engagement: number; support: number; billing: number; growth: number };
@@ -21,8 +22,10 @@ export async function scoringRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags: ['Scoring'],
-        summary: 'The dimension weights of the tenant’s health scores',
-        response: { ...weights, ...s.problemResponses(401, 403, 429) },
+        operationId: 'getHealthWeights',
+        summary: 'Get the health weights',
+        description: 'The dimension weights of the tenant’s health scores; `is_default` tells whether they are the defaults.',
+        response: { ...weights, ...problemResponses(401, 403, 429) },
       },
     },
     async (req) => map.weights((await run(HealthWeightsDocument, {}, context(req))).healthWeights),
@@ -33,9 +36,11 @@ export async function scoringRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags: ['Scoring'],
-        summary: 'Set the dimension weights (each 0-1, summing to 1); every customer is recomputed',
-        body: s.healthWeightsInput,
-        response: { ...weights, ...s.problemResponses(400, 401, 403, 413, 415, 429) },
+        operationId: 'setHealthWeights',
+        summary: 'Set the health weights',
+        description: 'Sets the dimension weights (each 0-1, summing to 1); every customer is recomputed.',
+        body: { ...s.healthWeightsInput, examples: [{ usage: 0.3, engagement: 0.25, support: 0.15, billing: 0.2, growth: 0.1 }] },
+        response: { ...weights, ...problemResponses(400, 401, 403, 413, 415, 429) },
       },
     },
     async (req) => map.weights((await run(SetHealthWeightsDocument, { input: req.body }, context(req))).setHealthWeights),
@@ -46,8 +51,10 @@ export async function scoringRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags: ['Scoring'],
-        summary: 'Go back to the default weights; every customer is recomputed',
-        response: { ...weights, ...s.problemResponses(401, 403, 429) },
+        operationId: 'resetHealthWeights',
+        summary: 'Reset the health weights',
+        description: 'Goes back to the default weights; every customer is recomputed.',
+        response: { ...weights, ...problemResponses(401, 403, 429) },
       },
     },
     async (req) => map.weights((await run(ResetHealthWeightsDocument, {}, context(req))).resetHealthWeights),
@@ -58,8 +65,10 @@ export async function scoringRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags: ['Scoring'],
-        summary: 'The churn model in use, with its coefficients (and, when trained, its held-out metrics)',
-        response: { 200: { $ref: 'ChurnModel#' }, ...s.problemResponses(401, 403, 429) },
+        operationId: 'getChurnModel',
+        summary: 'Get the churn model',
+        description: 'The churn model in use, with its coefficients and, when trained, its held-out metrics.',
+        response: { 200: { $ref: 'ChurnModel#' }, ...problemResponses(401, 403, 429) },
       },
     },
     async (req) => map.churnModel((await run(ChurnModelDocument, {}, context(req))).churnModel),
@@ -70,8 +79,10 @@ export async function scoringRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags: ['Scoring'],
-        summary: 'Put the default coefficients back in use (trained models are kept); predictions refresh',
-        response: { 200: { $ref: 'ChurnModel#' }, ...s.problemResponses(401, 403, 429) },
+        operationId: 'resetChurnModel',
+        summary: 'Reset the churn model',
+        description: 'Puts the default coefficients back in use (trained models are kept); predictions refresh.',
+        response: { 200: { $ref: 'ChurnModel#' }, ...problemResponses(401, 403, 429) },
       },
     },
     async (req) => map.churnModel((await run(ResetChurnModelDocument, {}, context(req))).resetChurnModel),
@@ -82,10 +93,11 @@ export async function scoringRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags: ['Scoring'],
-        summary: 'Fit the churn model on the tenant’s labelled customers',
+        operationId: 'trainChurnModel',
+        summary: 'Train the churn model',
         description:
           'Uses the latest label of each customer (`POST /customers/{id}/churn-outcome`, or a cancelled subscription). Needs 20 churned and 20 retained customers (else 422 `not_enough_data`). A quarter of each class is held out to measure AUC and Brier score, beside the default model on the same customers; the new model is put in use only when its AUC is at least the default’s, and every prediction is refreshed within a minute.',
-        response: { 200: { $ref: 'ChurnTraining#' }, ...s.problemResponses(401, 403, 422, 429) },
+        response: { 200: { $ref: 'ChurnTraining#' }, ...problemResponses(401, 403, 422, 429) },
       },
     },
     async (req) => map.training((await run(TrainChurnModelDocument, {}, context(req))).trainChurnModel),
@@ -96,15 +108,18 @@ export async function scoringRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags: ['Scoring'],
-        summary: 'Label a customer as churned (or retained) for churn training',
+        operationId: 'recordChurnOutcome',
+        summary: 'Record a churn outcome',
+        description: 'Labels a customer as churned (or retained) at a time, for churn training.',
         params: { type: 'object', properties: { customer_id: { type: 'string', format: 'uuid' } }, required: ['customer_id'] },
         body: {
           type: 'object',
           properties: { churned: { type: 'boolean' }, at: { type: 'string', format: 'date-time', description: 'Default now.' } },
           required: ['churned'],
           additionalProperties: false,
+          examples: [{ churned: true, at: '2026-11-01T00:00:00Z' }],
         },
-        response: { 201: { $ref: 'ChurnOutcome#' }, ...s.problemResponses(400, 401, 403, 404, 413, 415, 429) },
+        response: { 201: { $ref: 'ChurnOutcome#' }, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
       },
     },
     async (req, reply) => {

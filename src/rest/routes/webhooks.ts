@@ -15,6 +15,7 @@ import {
 } from '../generated/operations.ts';
 import * as map from '../mappers.ts';
 import type { RestDeps } from '../plugin.ts';
+import { problemResponses } from '../../http/openapi.ts';
 import * as s from '../schemas.ts';
 
 const tags = ['Webhook endpoints'];
@@ -34,7 +35,10 @@ const endpointBody = (required: string[]) =>
     additionalProperties: false,
   }) as const;
 const withSecret = {
-  allOf: [{ $ref: 'WebhookEndpoint#' }, { type: 'object', properties: { secret: { type: 'string', description: 'Shown this once.' } } }],
+  allOf: [
+    { $ref: 'WebhookEndpoint#' },
+    { type: 'object', properties: { secret: { type: 'string', description: 'Shown this once.' } }, required: ['secret'] },
+  ],
 };
 type Body = { url?: string; events?: string[]; description?: string | null; enabled?: boolean };
 
@@ -44,8 +48,16 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags,
-        summary: 'The live list of subscribable events',
-        response: { 200: s.listOf({ type: 'object', properties: { name: { type: 'string' }, description: { type: 'string' } } }) },
+        operationId: 'listWebhookEventTypes',
+        summary: 'List webhook event types',
+        description: 'The events an endpoint can subscribe to, with what each means.',
+        response: {
+          200: s.listOf({
+            type: 'object',
+            properties: { name: { type: 'string' }, description: { type: 'string' } },
+            required: ['name', 'description'],
+          }),
+        },
       },
     },
     async (req) => {
@@ -59,8 +71,10 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags,
+        operationId: 'listWebhookEndpoints',
         summary: 'List webhook endpoints',
-        response: { 200: s.listOf({ $ref: 'WebhookEndpoint#' }), ...s.problemResponses(401, 403, 429) },
+        description: 'Every webhook endpoint of the tenant (one page).',
+        response: { 200: s.listOf({ $ref: 'WebhookEndpoint#' }), ...problemResponses(401, 403, 429) },
       },
     },
     async (req) => {
@@ -74,9 +88,17 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags,
-        summary: 'Create a webhook endpoint; the answer alone carries its signing secret',
-        body: endpointBody(['url', 'events']),
-        response: { 201: withSecret, ...s.problemResponses(400, 401, 403, 409, 413, 415, 429) },
+        operationId: 'createWebhookEndpoint',
+        summary: 'Create a webhook endpoint',
+        description:
+          'Creates an endpoint subscribed to `events`. The answer alone carries its signing secret: store it to verify deliveries.',
+        body: {
+          ...endpointBody(['url', 'events']),
+          examples: [
+            { url: 'https://hooks.acme.example/chs', events: ['alert.created', 'customer.health_changed'], description: 'Ops channel' },
+          ],
+        },
+        response: { 201: withSecret, ...problemResponses(400, 401, 403, 409, 413, 415, 429) },
       },
     },
     async (req, reply) => {
@@ -91,9 +113,11 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags,
+        operationId: 'getWebhookEndpoint',
         summary: 'Get a webhook endpoint',
+        description: 'One webhook endpoint (never its secret).',
         params: idParams,
-        response: { 200: { $ref: 'WebhookEndpoint#' }, ...s.problemResponses(400, 401, 403, 404, 429) },
+        response: { 200: { $ref: 'WebhookEndpoint#' }, ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req) => {
@@ -107,10 +131,12 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags,
-        summary: 'Update, disable or re-enable a webhook endpoint',
+        operationId: 'updateWebhookEndpoint',
+        summary: 'Update a webhook endpoint',
+        description: 'Changes the fields sent; `enabled: false` disables the endpoint and `enabled: true` re-enables it.',
         params: idParams,
-        body: endpointBody([]),
-        response: { 200: { $ref: 'WebhookEndpoint#' }, ...s.problemResponses(400, 401, 403, 404, 413, 415, 429) },
+        body: { ...endpointBody([]), examples: [{ enabled: false }] },
+        response: { 200: { $ref: 'WebhookEndpoint#' }, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
       },
     },
     async (req) => {
@@ -124,9 +150,11 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags,
+        operationId: 'deleteWebhookEndpoint',
         summary: 'Delete a webhook endpoint',
+        description: 'Deletes the endpoint; pending deliveries to it are dropped.',
         params: idParams,
-        response: { 204: { type: 'null' }, ...s.problemResponses(400, 401, 403, 404, 429) },
+        response: { 204: { type: 'null' }, ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req, reply) => {
@@ -140,9 +168,11 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags,
-        summary: 'Issue a new signing secret (the old one keeps signing for 24 h)',
+        operationId: 'rotateWebhookEndpointSecret',
+        summary: 'Rotate a webhook endpoint’s secret',
+        description: 'Issues a new signing secret, shown in this answer only; the old one keeps signing beside it for 24 h.',
         params: idParams,
-        response: { 200: withSecret, ...s.problemResponses(400, 401, 403, 404, 429) },
+        response: { 200: withSecret, ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req) => {
@@ -156,9 +186,17 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags,
-        summary: 'Send a signed sample of a subscribed event (default: the first) and record the attempt',
+        operationId: 'testWebhookEndpoint',
+        summary: 'Send a test delivery',
+        description: 'Sends a signed sample of a subscribed event (default: the first) now and records the attempt. The body is optional.',
         params: idParams,
-        body: { type: 'object', properties: { event: { type: 'string' } }, additionalProperties: false, nullable: true },
+        body: {
+          type: 'object',
+          properties: { event: { type: 'string' } },
+          additionalProperties: false,
+          nullable: true,
+          examples: [{ event: 'alert.created' }],
+        },
         response: {
           200: {
             type: 'object',
@@ -170,8 +208,9 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
               error: { type: 'string', nullable: true },
               duration_ms: { type: 'integer', nullable: true },
             },
+            required: ['delivery_id', 'event', 'success', 'status_code', 'error', 'duration_ms'],
           },
-          ...s.problemResponses(400, 401, 403, 404, 429),
+          ...problemResponses(400, 401, 403, 404, 429),
         },
       },
     },
@@ -193,10 +232,12 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags,
-        summary: 'The endpoint’s deliveries, newest first, with each attempt',
+        operationId: 'listWebhookDeliveries',
+        summary: 'List an endpoint’s deliveries',
+        description: 'The endpoint’s deliveries, newest first, with each attempt.',
         params: idParams,
         querystring: { type: 'object', properties: s.pageQuery },
-        response: { 200: s.listOf({ $ref: 'WebhookDelivery#' }), ...s.problemResponses(400, 401, 403, 404, 429) },
+        response: { 200: s.listOf({ $ref: 'WebhookDelivery#' }), ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req) => {
@@ -215,17 +256,20 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags,
-        summary: 'Resend the endpoint’s failed deliveries created since a time',
+        operationId: 'replayWebhookDeliveries',
+        summary: 'Replay failed deliveries',
+        description: 'Queues the endpoint’s failed deliveries created since a time for another attempt; answers how many.',
         params: idParams,
         body: {
           type: 'object',
           properties: { since: { type: 'string', format: 'date-time' } },
           required: ['since'],
           additionalProperties: false,
+          examples: [{ since: '2026-11-20T00:00:00Z' }],
         },
         response: {
-          202: { type: 'object', properties: { replayed: { type: 'integer' } } },
-          ...s.problemResponses(400, 401, 403, 404, 429),
+          202: { type: 'object', properties: { replayed: { type: 'integer' } }, required: ['replayed'] },
+          ...problemResponses(400, 401, 403, 404, 429),
         },
       },
     },
@@ -240,9 +284,14 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
     {
       schema: {
         tags,
-        summary: 'Make one more attempt at a delivery now',
+        operationId: 'resendWebhookDelivery',
+        summary: 'Resend a delivery',
+        description: 'Queues one more attempt at a delivery now.',
         params: idParams,
-        response: { 202: { type: 'object', properties: { resent: { type: 'boolean' } } }, ...s.problemResponses(400, 401, 403, 404, 429) },
+        response: {
+          202: { type: 'object', properties: { resent: { type: 'boolean' } }, required: ['resent'] },
+          ...problemResponses(400, 401, 403, 404, 429),
+        },
       },
     },
     async (req, reply) => {
