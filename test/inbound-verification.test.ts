@@ -240,6 +240,11 @@ describe('other providers', () => {
       url: `/api/v1/webhooks/in/meta_ads/${tenantId}?hub.mode=subscribe&hub.verify_token=nope&hub.challenge=987`,
     });
     expect(wrong.statusCode).toBe(403);
+    const repeated = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/webhooks/in/meta_ads/${tenantId}?hub.mode=subscribe&hub.verify_token=my-verify-token&hub.verify_token=my-verify-token&hub.challenge=987`,
+    });
+    expect(repeated.statusCode).toBe(403);
     expect((await post('meta_ads', tenantId, p.signMeta(secret, p.metaLead('PAGE1', 'L1')))).statusCode).toBe(202);
     expectProblem(await post('meta_ads', tenantId, p.signMeta('x', p.metaLead('PAGE1', 'L2'))), 401, 'invalid_signature');
   });

@@ -130,7 +130,7 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
   );
 
   // Meta's subscription check: echo hub.challenge when hub.verify_token is the tenant's token.
-  app.get<{ Params: { tenant_id: string }; Querystring: Record<string, string> }>(
+  app.get<{ Params: { tenant_id: string }; Querystring: Record<string, string | string[] | undefined> }>(
     '/webhooks/in/meta_ads/:tenant_id',
     {
       validatorCompiler: documentedOnly,
@@ -150,10 +150,11 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
       const { active } = await addressOf('meta_ads', req.params.tenant_id, req.ip);
       const q = req.query;
       const token = q['hub.verify_token'];
-      if (q['hub.mode'] !== 'subscribe' || !active.verifyToken || !token || !hexEqual(token, active.verifyToken)) {
+      // A repeated parameter arrives as an array: it is not a token.
+      if (q['hub.mode'] !== 'subscribe' || !active.verifyToken || typeof token !== 'string' || !hexEqual(token, active.verifyToken)) {
         throw new DomainError('forbidden', 'hub.verify_token does not match the verify token set for this tenant.');
       }
-      return reply.type('text/plain; charset=utf-8').send(String(q['hub.challenge'] ?? ''));
+      return reply.type('text/plain; charset=utf-8').send(typeof q['hub.challenge'] === 'string' ? q['hub.challenge'] : '');
     },
   );
 }
