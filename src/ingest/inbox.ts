@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { onPg } from '../db/sql.ts';
+import { DomainError } from '../errors.ts';
 import { publishIds } from '../queue/publish-ids.ts';
 import type { Queue } from '../queue/queue.ts';
 
@@ -71,7 +72,8 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
         );
       // Both unique indexes decide, so two concurrent copies cannot both get in (no check-then-insert).
       let inserted = await insert();
-      if (inserted.length === 0) {
+      // The conflicting copy can be removed between the two statements (retention): then insert again.
+      for (let attempt = 0; inserted.length === 0 && attempt < 3; attempt++) {
         const [seen] = await sql.query<{ id: string; by_key: boolean; expired: boolean }>(
           `SELECT id, dedup_key = $3 AS by_key, received_at < now() - make_interval(days => $5) AS expired
            FROM inbox_events
@@ -79,13 +81,12 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
            ORDER BY (dedup_key = $3) DESC LIMIT 1`,
           [tenantId, provider, key, hashBody ? bodyHash : null, BODY_DEDUP_DAYS],
         );
-        if (!seen) throw new Error('inbox insert conflicted but no conflicting row was found');
-        if (seen.by_key || !seen.expired) return { id: seen.id, duplicate: true };
+        if (seen && (seen.by_key || !seen.expired)) return { id: seen.id, duplicate: true };
         // The same body seen longer ago than the window: that copy stops counting, this one is new.
-        await sql.query('UPDATE inbox_events SET body_sha256 = NULL WHERE id = $1', [seen.id]);
+        if (seen) await sql.query('UPDATE inbox_events SET body_sha256 = NULL WHERE id = $1', [seen.id]);
         inserted = await insert();
-        if (inserted.length === 0) return { id: seen.id, duplicate: true };
       }
+      if (inserted.length === 0) throw new DomainError('service_unavailable', 'The event could not be stored; send it again.');
       const id = inserted[0]!.id;
       // Stored is what matters for the provider (202 means stored durably): if the broker is down or does
       // not confirm promptly, the sweeper publishes the event later.
