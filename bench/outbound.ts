@@ -58,7 +58,15 @@ for (let i = 0; i < EVENTS; i += 500) {
     Array.from({ length: Math.min(500, EVENTS - i) }, (_, j) => ({
       tenantId: tenant.id,
       type: 'invoice.created',
-      payload: { tenant_id: tenant.id, total: `t${i + j}` },
+      payload: {
+        tenant_id: tenant.id,
+        invoice_id: randomUUID(),
+        status: 'draft' as const,
+        total: `${i + j}.00`,
+        currency: 'usd',
+        customer_id: null,
+        due_at: null,
+      },
       dedupKey: `b${i + j}`,
     })),
   );

@@ -14,6 +14,7 @@ import { authHook } from './http/auth-hook.ts';
 import { defaultDashboardDir, registerDashboard } from './http/dashboard.ts';
 import { registerDeprecation } from './http/deprecation.ts';
 import { registerDocs } from './http/docs.ts';
+import { webhooksSection } from './outbox/webhooks-openapi.ts';
 import { registerAdmission } from './http/admission.ts';
 import { registerLoadShedding } from './http/load-shedding.ts';
 import { registerRequestDeadline } from './http/request-deadline.ts';
@@ -94,7 +95,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerRequestDeadline(app, config.http.requestTimeoutMs);
   const admission = registerAdmission(app, { ...config.overload, unauthenticatedBodyTimeoutMs: config.http.unauthenticatedBodyTimeoutMs });
   for (const s of SHARED_SCHEMAS) app.addSchema(s);
-  await registerDocs(app, { version: deps.version ?? '1.0.0', notRateLimited: isInboundPath });
+  await registerDocs(app, { version: deps.version ?? '1.0.0', notRateLimited: isInboundPath, webhooks: webhooksSection() });
 
   const checks: ReadinessCheck[] = [{ name: 'database', check: () => prisma.$queryRaw`SELECT 1` }];
   if (deps.redis) checks.push({ name: 'redis', check: () => deps.redis!.ping() });

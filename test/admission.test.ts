@@ -1,3 +1,4 @@
+import { operator } from '../src/services/audit.ts';
 import net, { type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createInboundSecretStore } from '../src/services/integrations.ts';
@@ -56,7 +57,7 @@ const settle = () => new Promise((r) => setTimeout(r, 400));
 
 async function stripeAddress(t: TestApp) {
   const { tenantId } = await tenantWithKey(t.prisma, 'free');
-  const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider: 'stripe' });
+  const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider: 'stripe' }, operator(tenantId));
   return { tenantId, secret, path: `/api/v1/webhooks/in/stripe/${tenantId}` };
 }
 

@@ -1,3 +1,4 @@
+import { operator } from '../src/services/audit.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInboundSecretStore } from '../src/services/integrations.ts';
 import { createMemoryQueue } from '../src/queue/memory.ts';
@@ -37,7 +38,7 @@ afterAll(async () => {
 describe('inbound webhooks while the broker is down', () => {
   it('stores and answers 202 without trying the broker again for each event, and the sweeper publishes them once it is back', async () => {
     const { tenantId } = await tenantWithKey(t.prisma, 'free');
-    const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider: 'stripe' });
+    const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider: 'stripe' }, operator(tenantId));
     const post = (i: number) => {
       const s = p.signStripe(secret, p.stripeEvent('customer.created', p.stripeCustomer(`cus_out${i}`)));
       return t.app.inject({ method: 'POST', url: `/api/v1/webhooks/in/stripe/${tenantId}`, headers: s.headers, payload: s.body });

@@ -1,3 +1,4 @@
+import { operator } from '../src/services/audit.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileDatabaseUrl } from './support/database.ts';
 import { randomBytes } from 'node:crypto';
@@ -118,7 +119,7 @@ describe('npm run admin -- inbound:replay', () => {
   });
   const tenantWith = async (provider: 'github' | 'slack' | 'stripe') => {
     const { tenantId } = await tenantWithKey(t.prisma);
-    await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider });
+    await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider }, operator(tenantId));
     return tenantId;
   };
 

@@ -91,6 +91,7 @@ export async function callEveryGet(baseUrl: string, apiKey: string, unknownTenan
   seen.listWebhookDeliveries = (await c.GET('/api/v1/webhook-endpoints/{id}/deliveries', { params: { path: { id: endpoint.id } } })).response.status;
   seen.getHealthWeights = (await c.GET('/api/v1/health-weights')).response.status;
   seen.getChurnModel = (await c.GET('/api/v1/churn-model')).response.status;
+  seen.listAuditEvents = (await c.GET('/api/v1/audit-events', { params: { query: { limit: 5 } } })).response.status;
   const meta = await c.GET('/api/v1/webhooks/in/meta_ads/{tenant_id}', {
     params: { path: { tenant_id: unknownTenant }, query: { 'hub.mode': 'subscribe', 'hub.verify_token': 'x', 'hub.challenge': '1' } },
     parseAs: 'text',
@@ -130,6 +131,7 @@ export async function callEveryGet(baseUrl: string, apiKey: string, unknownTenan
   seen.listWebhookDeliveries = status(await sdk.listWebhookDeliveries({ client, path: { id: endpoint.id } }));
   seen.getHealthWeights = status(await sdk.getHealthWeights({ client }));
   seen.getChurnModel = status(await sdk.getChurnModel({ client }));
+  seen.listAuditEvents = status(await sdk.listAuditEvents({ client, query: { limit: 5 } }));
   const meta = await sdk.verifyMetaWebhook({
     client,
     path: { tenant_id: unknownTenant },

@@ -1,3 +1,4 @@
+import { operator } from '../src/services/audit.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInboundSecretStore } from '../src/services/integrations.ts';
 import { createTestApp, type TestApp, testSecretBox } from './support/app.ts';
@@ -99,7 +100,7 @@ describe('JSON bodies on GraphQL', () => {
 describe('JSON bodies on inbound webhooks', () => {
   async function stripeTenant() {
     const { tenantId } = await tenantWithKey(t.prisma, 'free');
-    const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider: 'stripe' });
+    const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider: 'stripe' }, operator(tenantId));
     return { tenantId, secret };
   }
   const post = (tenantId: string, s: p.Signed, contentType: string) =>

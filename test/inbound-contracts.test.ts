@@ -1,3 +1,4 @@
+import { operator } from '../src/services/audit.ts';
 import { randomUUID } from 'node:crypto';
 import { verifyKey } from 'discord-interactions';
 import { describe, expect, it } from 'vitest';
@@ -12,7 +13,7 @@ const t = appWithWorker();
 type Provider = 'github' | 'slack' | 'discord' | 'intercom' | 'meta_ads';
 async function setup(provider: Provider, secret?: string) {
   const { tenantId } = await tenantWithKey(t.prisma);
-  const s = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider, secret });
+  const s = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider, secret }, operator(tenantId));
   return { tenantId, secret: s.secret };
 }
 const post = (provider: Provider, tenantId: string, s: p.Signed) =>

@@ -1,3 +1,4 @@
+import { operator } from '../src/services/audit.ts';
 import { sign } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -65,7 +66,7 @@ async function replay(name: string) {
     tenantId,
     provider,
     secret: keys?.publicHex,
-  });
+  }, operator(tenantId));
   const { headers, body } = replayable(await readRecordedRequest(join(DIR, name)));
   const ts = nowS();
   const signature = keys

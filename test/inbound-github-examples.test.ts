@@ -1,3 +1,4 @@
+import { operator } from '../src/services/audit.ts';
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { sign } from '@octokit/webhooks-methods';
@@ -25,7 +26,7 @@ const all = [...bodies].map(([body, { event, version }]) => ({ event, version, b
 describe('GitHub: every example payload of @octokit/webhooks-examples', () => {
   it(`accepts all ${all.length} examples, signed as GitHub signs them, and processes each without a failure`, async () => {
     const { tenantId } = await tenantWithKey(t.prisma);
-    const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider: 'github' });
+    const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider: 'github' }, operator(tenantId));
     const answers: { event: string; version: string; status: number; body: string }[] = [];
     for (let from = 0; from < all.length; from += 25) {
       await Promise.all(

@@ -1,3 +1,4 @@
+import { operator } from '../src/services/audit.ts';
 import { describe, expect, it } from 'vitest';
 import { markOverdueInvoices } from '../src/ingest/overdue.ts';
 import { createInboundSecretStore } from '../src/services/integrations.ts';
@@ -10,7 +11,7 @@ const t = appWithWorker();
 type Provider = 'stripe' | 'github' | 'slack' | 'discord' | 'intercom' | 'meta_ads';
 async function setup(provider: Provider, secret?: string) {
   const k = await tenantWithKey(t.prisma);
-  const s = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId: k.tenantId, provider, secret });
+  const s = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId: k.tenantId, provider, secret }, operator(k.tenantId));
   return { ...k, secret: s.secret };
 }
 async function send(provider: Provider, tenantId: string, s: p.Signed) {

@@ -1,3 +1,4 @@
+import { operator } from '../src/services/audit.ts';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInboundSecretStore } from '../src/services/integrations.ts';
@@ -22,7 +23,7 @@ async function tenantWith(
 ) {
   const { tenantId } = await tenantWithKey(t.prisma, 'free');
   const store = createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 });
-  const r = await store.put({ tenantId, provider, secret, verifyToken });
+  const r = await store.put({ tenantId, provider, secret, verifyToken }, operator(tenantId));
   return { tenantId, secret: r.secret, store };
 }
 
@@ -209,8 +210,8 @@ describe('other providers', () => {
   it('discord: refuses a secret that is not a public key', async () => {
     const { tenantId } = await tenantWithKey(t.prisma);
     const store = createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 });
-    await expect(store.put({ tenantId, provider: 'discord', secret: 'not-a-key' })).rejects.toMatchObject({ code: 'validation_failed' });
-    await expect(store.put({ tenantId, provider: 'discord' })).rejects.toMatchObject({ code: 'validation_failed' });
+    await expect(store.put({ tenantId, provider: 'discord', secret: 'not-a-key' }, operator(tenantId))).rejects.toMatchObject({ code: 'validation_failed' });
+    await expect(store.put({ tenantId, provider: 'discord' }, operator(tenantId))).rejects.toMatchObject({ code: 'validation_failed' });
   });
 
   it('intercom: verifies X-Hub-Signature sha1 and answers ping', async () => {
@@ -253,7 +254,7 @@ describe('other providers', () => {
 describe('secret rotation', () => {
   it('keeps the previous secret verifying for 24 hours after a rotation, then only the new one', async () => {
     const { tenantId, secret: old, store } = await tenantWith('github');
-    const { secret: fresh, rotated } = await store.put({ tenantId, provider: 'github' });
+    const { secret: fresh, rotated } = await store.put({ tenantId, provider: 'github' }, operator(tenantId));
     expect(rotated).toBe(true);
     expect(fresh).not.toBe(old);
     expect((await post('github', tenantId, p.signGithub(old, 'push', p.githubPush('o')))).statusCode).toBe(202);

@@ -1,3 +1,4 @@
+import { operator } from '../src/services/audit.ts';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,7 +27,7 @@ afterAll(async () => {
 describe('inbound to outbound', () => {
   it('a signed Stripe invoice.created becomes a signed invoice.created delivery with the invoice payload of docs/decisions.md §5', async () => {
     const { tenantId, apiKey } = await tenantWithKey(t.prisma);
-    const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider: 'stripe' });
+    const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider: 'stripe' }, operator(tenantId));
     const ep = (
       await t.app.inject({
         method: 'POST',
@@ -56,7 +57,7 @@ describe('inbound to outbound', () => {
 
   it('a trial_end moved later becomes subscription.trial_extended, exactly once', async () => {
     const { tenantId, apiKey } = await tenantWithKey(t.prisma);
-    const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider: 'stripe' });
+    const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider: 'stripe' }, operator(tenantId));
     await t.app.inject({
       method: 'POST',
       url: '/api/v1/webhook-endpoints',

@@ -8,7 +8,8 @@ import { MAX_ATTEMPTS, nextAttemptAt, RETRY_DELAYS_MS } from '../src/outbox/retr
 import { checkEndpointUrl, isPublicAddress } from '../src/outbox/ssrf.ts';
 import { verifyWebhookSignature } from '../src/outbox/verify.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
-import { tenantWithKey } from './support/factories.ts';
+import { exampleEvent, tenantWithKey } from './support/factories.ts';
+import type { EventName } from '../src/outbox/events.ts';
 import { startReceiver, testCertificate } from './support/receiver.ts';
 
 const tls = testCertificate();
@@ -39,12 +40,8 @@ async function endpointFor(events = ['invoice.created', 'invoice.paid']) {
 }
 
 /** Writes an outbox event as the domain would, fans it out, and returns the delivery id. */
-async function emit(
-  tenantId: string,
-  type = 'invoice.created',
-  payload: Record<string, unknown> = { tenant_id: tenantId, invoice_id: 'x', status: 'draft', total: '123.45', currency: 'usd' },
-) {
-  await enqueueEvents(onPg(t.pool), [{ tenantId, type, payload, dedupKey: `${type}:${globalThis.crypto.randomUUID()}` }]);
+async function emit(tenantId: string, type: EventName = 'invoice.created') {
+  await enqueueEvents(onPg(t.pool), [exampleEvent(tenantId, type)]);
   await relayOutbox(t.pool, t.queue);
   const d = await t.prisma.webhookDelivery.findFirstOrThrow({
     where: { tenantId, eventType: type, isTest: false },
@@ -264,7 +261,7 @@ describe('deliveries', () => {
       data: { payload: { total: '123.45' } },
     });
     expect(hitsFor(id)[0]!.json).toEqual((d.envelope as { data: { payload: unknown } }).data.payload);
-    await enqueueEvents(onPg(t.pool), [{ tenantId, type: 'payment.failed', payload: {}, dedupKey: 'pf-unsubscribed' }]);
+    await enqueueEvents(onPg(t.pool), [exampleEvent(tenantId, 'payment.failed', 'pf-unsubscribed')]);
     await relayOutbox(t.pool, t.queue);
     expect(await t.prisma.webhookDelivery.count({ where: { endpointId: endpoint.id, eventType: 'payment.failed' } })).toBe(0);
   });
@@ -438,7 +435,7 @@ describe('delivering many at once', () => {
     }
     await enqueueEvents(
       onPg(t.pool),
-      Array.from({ length: 15 }, (_, i) => ({ tenantId: k.tenantId, type: 'invoice.created', payload: { n: i }, dedupKey: `many:${i}` })),
+      Array.from({ length: 15 }, (_, i) => exampleEvent(k.tenantId, 'invoice.created', `many:${i}`)),
     );
     await relayOutbox(t.pool, t.queue);
     const ids = (await t.prisma.webhookDelivery.findMany({ where: { tenantId: k.tenantId }, select: { id: true } })).map((d) => d.id);
@@ -458,7 +455,7 @@ describe('delivering many at once', () => {
     const { tenantId, endpoint } = await endpointFor(['invoice.created']);
     await enqueueEvents(
       onPg(t.pool),
-      Array.from({ length: 20 }, (_, i) => ({ tenantId, type: 'invoice.created', payload: { n: i }, dedupKey: `cap:${i}` })),
+      Array.from({ length: 20 }, (_, i) => exampleEvent(tenantId, 'invoice.created', `cap:${i}`)),
     );
     await relayOutbox(t.pool, t.queue);
     const ids = (await t.prisma.webhookDelivery.findMany({ where: { endpointId: endpoint.id }, select: { id: true } })).map((d) => d.id);

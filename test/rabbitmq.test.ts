@@ -1,3 +1,4 @@
+import { operator } from '../src/services/audit.ts';
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
@@ -7,7 +8,7 @@ import { createInboundSecretStore } from '../src/services/integrations.ts';
 import { createRabbitQueue } from '../src/queue/rabbitmq.ts';
 import { startWorker } from '../src/worker.ts';
 import { createTestApp, type TestApp, testSecretBox } from './support/app.ts';
-import { tenantWithKey } from './support/factories.ts';
+import { exampleEvent, tenantWithKey } from './support/factories.ts';
 import * as p from './support/providers.ts';
 import { startReceiver, testCertificate } from './support/receiver.ts';
 import { join } from 'node:path';
@@ -44,7 +45,7 @@ afterAll(async () => {
 
 async function githubTenant() {
   const { tenantId } = await tenantWithKey(t.prisma);
-  const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider: 'github' });
+  const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider: 'github' }, operator(tenantId));
   return { tenantId, secret };
 }
 function post(tenantId: string, secret: string, i: number) {
@@ -195,12 +196,7 @@ describe('delivery faults', () => {
   const emit = (tenantId: string, from: number, n: number) =>
     enqueueEvents(
       onPg(t.pool),
-      Array.from({ length: n }, (_, i) => ({
-        tenantId,
-        type: 'invoice.paid',
-        payload: { tenant_id: tenantId, n: from + i },
-        dedupKey: `paid:${from + i}`,
-      })),
+      Array.from({ length: n }, (_, i) => exampleEvent(tenantId, 'invoice.paid', `paid:${from + i}`)),
     );
   /** Every delivery succeeded, each reached the receiver, and any repeat carried the same id and bytes. */
   async function expectAllDelivered(endpointId: string, total: number) {

@@ -1,3 +1,4 @@
+import { operator } from '../src/services/audit.ts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createInboundSecretStore } from '../src/services/integrations.ts';
 import { appWithWorker, testSecretBox } from './support/app.ts';
@@ -13,7 +14,7 @@ const t = appWithWorker();
 
 async function stripeTenant() {
   const { tenantId } = await tenantWithKey(t.prisma);
-  const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider: 'stripe' });
+  const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider: 'stripe' }, operator(tenantId));
   return { tenantId, secret };
 }
 

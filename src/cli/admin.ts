@@ -11,6 +11,7 @@ import { DomainError } from '../errors.ts';
 import { migrateDeploy } from '../db/migrate.ts';
 import { PLAN_VALUES, ROLE_VALUES } from '../schema/enums.ts';
 import type { Composition } from '../composition.ts';
+import { operator } from '../services/audit.ts';
 import { createMemoryQueue } from '../queue/memory.ts';
 
 class UsageError extends Error {}
@@ -43,7 +44,7 @@ const commands: Record<string, { options: string[]; files?: boolean; run: Comman
     run: async (c, v) => {
       const tenantId = option(v, 'tenant', uuid);
       if (!(await c.services.accounts.tenantExists(tenantId))) throw new UsageError(`no tenant ${tenantId}`);
-      const { key, secret } = await c.services.apiKeys.issue({ tenantId, name: typeof v.name === 'string' ? v.name : 'CLI key' });
+      const { key, secret } = await c.services.apiKeys.issue(operator(tenantId), { name: typeof v.name === 'string' ? v.name : 'CLI key' });
       return { api_key_id: key.id, api_key: secret };
     },
   },
@@ -51,7 +52,7 @@ const commands: Record<string, { options: string[]; files?: boolean; run: Comman
     options: ['key-id'],
     run: async (c, v) => {
       const keyId = option(v, 'key-id', uuid);
-      if (!(await c.services.apiKeys.revoke({ keyId }))) throw new UsageError(`no API key ${keyId}`);
+      if (!(await c.services.apiKeys.revokeAsOperator(keyId))) throw new UsageError(`no API key ${keyId}`);
       return { revoked: true };
     },
   },
@@ -64,7 +65,7 @@ const commands: Record<string, { options: string[]; files?: boolean; run: Comman
       const role = option(v, 'role', z.enum(ROLE_VALUES)) as (typeof ROLE_VALUES)[number];
       if (!(await c.services.accounts.tenantExists(tenantId))) throw new UsageError(`no tenant ${tenantId}`);
       if (await c.services.accounts.emailTaken(email)) throw new UsageError(`a user with email ${email} exists`);
-      const user = await c.services.accounts.createUser({ tenantId, email, password, role });
+      const user = await c.services.accounts.createUser(operator(tenantId), { email, password, role });
       return { user_id: user.id };
     },
   },
@@ -74,12 +75,15 @@ const commands: Record<string, { options: string[]; files?: boolean; run: Comman
       const tenantId = option(v, 'tenant', uuid);
       const provider = option(v, 'provider', z.enum(PROVIDERS)) as (typeof PROVIDERS)[number];
       if (!(await c.services.accounts.tenantExists(tenantId))) throw new UsageError(`no tenant ${tenantId}`);
-      const { secret } = await c.services.integrations.secrets.put({
-        tenantId,
-        provider,
-        secret: typeof v.secret === 'string' ? v.secret : null,
-        verifyToken: typeof v['verify-token'] === 'string' ? v['verify-token'] : null,
-      });
+      const { secret } = await c.services.integrations.secrets.put(
+        {
+          tenantId,
+          provider,
+          secret: typeof v.secret === 'string' ? v.secret : null,
+          verifyToken: typeof v['verify-token'] === 'string' ? v['verify-token'] : null,
+        },
+        operator(tenantId),
+      );
       return { provider, secret };
     },
   },

@@ -21,7 +21,7 @@ export function oneCredential<R extends { headers?: Record<string, string> }>(re
 export async function registerDocs(app: FastifyInstance, opts: { version: string } & DocumentOptions) {
   await app.register(swagger, {
     openapi: {
-      openapi: '3.0.3',
+      openapi: '3.1.0',
       info: {
         title: 'Customer Health Service API',
         version: opts.version,
@@ -49,6 +49,7 @@ export async function registerDocs(app: FastifyInstance, opts: { version: string
         { name: 'Webhook endpoints', description: 'Signed outbound webhooks: endpoints, Test, deliveries' },
         { name: 'Inbound webhooks', description: 'Provider webhooks, verified by signature' },
         { name: 'Authentication', description: 'Browser sessions' },
+        { name: 'Audit log', description: 'Who changed what in the workspace, and from where' },
       ],
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },

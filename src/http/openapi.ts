@@ -91,6 +91,8 @@ const problemExample = (status: number) => {
 export interface DocumentOptions {
   /** Paths whose operations pass no rate limiter: no RateLimit-* headers on their answers. */
   notRateLimited: (path: string) => boolean;
+  /** The requests the service sends to its users' endpoints (OpenAPI 3.1 `webhooks`). */
+  webhooks?: Record<string, unknown>;
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
@@ -160,6 +162,13 @@ export function finishDocument<T extends object>(document: T, opts: DocumentOpti
       for (const code of [414, 500, 503]) out[code] ??= problemResponse(code, false);
       op.responses = Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
     }
+  }
+  if (opts.webhooks) {
+    doc.webhooks = opts.webhooks;
+    doc.tags = [
+      ...(doc.tags ?? []),
+      { name: 'Outbound webhooks', description: 'What the service sends to your endpoints, signed (docs/receiving-webhooks.md)' },
+    ];
   }
   return document;
 }

@@ -14,7 +14,7 @@ const ALLOWED: Record<InvoiceStatus, readonly InvoiceStatus[]> = {
 export const canMove = (from: InvoiceStatus, to: InvoiceStatus) => ALLOWED[from].includes(to);
 
 /** The outbound event a status announces, where there is one. */
-export const EVENT_FOR_STATUS: Partial<Record<InvoiceStatus, string>> = {
+export const EVENT_FOR_STATUS: Partial<Record<InvoiceStatus, 'invoice.created' | 'invoice.sent' | 'invoice.paid' | 'invoice.overdue'>> = {
   draft: 'invoice.created',
   sent: 'invoice.sent',
   paid: 'invoice.paid',

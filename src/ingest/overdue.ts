@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { inTransaction } from '../db/sql.ts';
 import { enqueueEvents } from '../outbox/enqueue.ts';
-import { formatAmount } from '../outbox/money.ts';
+import { invoicePayload } from '../outbox/payloads.ts';
 import { recordSignals } from './signals.ts';
 
 interface Row {
@@ -33,18 +33,18 @@ export async function markOverdueInvoices(pool: pg.Pool, now = new Date(), limit
       sql,
       rows.map((r) => ({
         tenantId: r.tenant_id,
-        type: 'invoice.overdue',
+        type: 'invoice.overdue' as const,
         subject: r.id,
         dedupKey: `invoice.overdue:${r.id}`,
-        payload: {
-          tenant_id: r.tenant_id,
-          invoice_id: r.id,
+        payload: invoicePayload({
+          id: r.id,
+          tenantId: r.tenant_id,
           status: 'overdue',
-          total: formatAmount(BigInt(r.total_minor), r.currency),
+          totalMinor: BigInt(r.total_minor),
           currency: r.currency,
-          customer_id: r.customer_id,
-          due_at: r.due_at?.toISOString() ?? null,
-        },
+          customerId: r.customer_id,
+          dueAt: r.due_at,
+        }),
       })),
     );
     await recordSignals(

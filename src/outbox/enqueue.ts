@@ -1,16 +1,20 @@
 import type { Sql } from '../db/sql.ts';
+import type { EventName, PayloadOf } from './events.ts';
 
 /** The channel the relay LISTENs on for new outbox events. */
 export const OUTBOX_CHANNEL = 'chs_outbox';
 
-export interface OutboxInput {
-  tenantId: string;
-  type: string;
-  subject?: string | null;
-  payload: Record<string, unknown>;
-  /** Writing the same event twice (a redelivered message, a retried job) stays one event. */
-  dedupKey: string;
-}
+/** An event to send: its type names an entry of the registry (src/outbox/events.ts) and its payload has that entry's shape. */
+export type OutboxInput = {
+  [N in EventName]: {
+    tenantId: string;
+    type: N;
+    subject?: string | null;
+    payload: PayloadOf<N>;
+    /** Writing the same event twice (a redelivered message, a retried job) stays one event. */
+    dedupKey: string;
+  };
+}[EventName];
 
 /**
  * Writes events for the tenant's endpoints in the caller's transaction, so an event exists exactly when

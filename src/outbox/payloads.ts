@@ -1,7 +1,15 @@
-// Payloads of the record events (docs/decisions.md §5: "the record as the REST API returns it", with the
-// tenant_id), built from domain values in one place for every writer of the outbox.
+// Payloads of the events sent for records (docs/decisions.md §5: the record as the REST API returns it, with the
+// tenant_id), built from domain values for every writer of the outbox. Their shapes are the registry's
+// (src/outbox/events.ts): a field added here and not there, or the other way round, does not compile.
+import type { OutboxInput } from './enqueue.ts';
+import type { PayloadOf } from './events.ts';
+import { formatAmount } from './money.ts';
 
-const iso = (d: Date | string | null) => (d === null ? null : typeof d === 'string' ? d : d.toISOString());
+type CustomerPayload = PayloadOf<'customer.created'>;
+type AlertPayload = PayloadOf<'alert.created'>;
+
+const iso = <T extends Date | string | null>(d: T): T extends null ? null : string =>
+  (d === null ? null : typeof d === 'string' ? d : (d as Date).toISOString()) as T extends null ? null : string;
 
 export interface CustomerRecord {
   id: string;
@@ -11,14 +19,14 @@ export interface CustomerRecord {
   email: string | null;
   domain: string | null;
   healthScore: number | null;
-  healthStatus: string | null;
+  healthStatus: CustomerPayload['health_status'];
   churnProbability: number | null;
-  churnRiskLevel: string | null;
+  churnRiskLevel: CustomerPayload['churn_risk_level'];
   createdAt: Date | string;
   updatedAt: Date | string;
 }
 
-export const customerPayload = (c: CustomerRecord) => ({
+export const customerPayload = (c: CustomerRecord): CustomerPayload => ({
   tenant_id: c.tenantId,
   id: c.id,
   external_id: c.externalId,
@@ -37,12 +45,12 @@ export interface AlertRecord {
   id: string;
   tenantId: string;
   customerId: string;
-  alertType: string;
-  severity: string;
-  status: string;
+  alertType: AlertPayload['alert_type'];
+  severity: AlertPayload['severity'];
+  status: AlertPayload['status'];
   title: string;
   message: string;
-  details: unknown;
+  details: AlertPayload['details'];
   snoozedUntil: Date | null;
   acknowledgedAt: Date | null;
   resolvedAt: Date | null;
@@ -50,7 +58,7 @@ export interface AlertRecord {
   updatedAt: Date;
 }
 
-export const alertPayload = (a: AlertRecord) => ({
+export const alertPayload = (a: AlertRecord): AlertPayload => ({
   tenant_id: a.tenantId,
   id: a.id,
   customer_id: a.customerId,
@@ -67,11 +75,29 @@ export const alertPayload = (a: AlertRecord) => ({
   updated_at: iso(a.updatedAt),
 });
 
-export const alertEvent = (type: 'alert.created' | 'alert.resolved', a: AlertRecord) => ({
-  tenantId: a.tenantId,
-  type,
-  subject: a.id,
-  // A reopened alert can resolve again: each resolution is its own event.
-  dedupKey: type === 'alert.created' ? `${type}:${a.id}` : `${type}:${a.id}:${iso(a.resolvedAt)}`,
-  payload: alertPayload(a),
+export const alertEvent = (type: 'alert.created' | 'alert.resolved', a: AlertRecord): OutboxInput =>
+  type === 'alert.created'
+    ? { tenantId: a.tenantId, type, subject: a.id, dedupKey: `${type}:${a.id}`, payload: alertPayload(a) }
+    : // A reopened alert can resolve again: each resolution is its own event.
+      { tenantId: a.tenantId, type, subject: a.id, dedupKey: `${type}:${a.id}:${iso(a.resolvedAt)}`, payload: alertPayload(a) };
+
+export interface InvoiceRecord {
+  id: string;
+  tenantId: string;
+  status: PayloadOf<'invoice.created'>['status'];
+  totalMinor: bigint;
+  currency: string;
+  customerId: string | null;
+  dueAt: Date | null;
+}
+
+/** The invoice events' payload, for the provider's changes and the overdue pass alike. */
+export const invoicePayload = (inv: InvoiceRecord): PayloadOf<'invoice.created'> => ({
+  tenant_id: inv.tenantId,
+  invoice_id: inv.id,
+  status: inv.status,
+  total: formatAmount(inv.totalMinor, inv.currency),
+  currency: inv.currency,
+  customer_id: inv.customerId,
+  due_at: iso(inv.dueAt),
 });

@@ -1,5 +1,6 @@
 import type {
   AlertItemFragment,
+  AuditEventItemFragment,
   ChurnModelDetailFragment,
   CustomerHealthHistoryQuery,
   RecordChurnOutcomeMutation,
@@ -170,4 +171,18 @@ export const churnOutcome = (o: RecordChurnOutcomeMutation['recordChurnOutcome']
   at: o.at,
   source: o.source,
   created_at: o.createdAt,
+});
+
+export const auditEvent = (e: AuditEventItemFragment) => ({
+  id: e.id,
+  occurred_at: e.occurredAt,
+  action: e.action,
+  actor_type: e.actorType,
+  actor_id: e.actorId ?? null,
+  actor_label: e.actorLabel ?? null,
+  client_address: e.clientAddress ?? null,
+  request_id: e.requestId ?? null,
+  target_type: e.targetType ?? null,
+  target_id: e.targetId ?? null,
+  changes: e.changes,
 });

@@ -3,6 +3,7 @@ import { missingCredentials } from '../errors.ts';
 import type { Context } from '../schema/context.ts';
 import type { Run } from './executor.ts';
 import { alertRoutes } from './routes/alerts.ts';
+import { auditRoutes } from './routes/audit.ts';
 import { authRoutes } from './routes/auth.ts';
 import { customerRoutes } from './routes/customers.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
@@ -28,5 +29,6 @@ export async function restApi(v1: FastifyInstance, opts: RestDeps) {
     await authed.register(webhookRoutes, deps);
     await authed.register(eventRoutes, deps);
     await authed.register(scoringRoutes, deps);
+    await authed.register(auditRoutes, deps);
   });
 }

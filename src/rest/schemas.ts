@@ -318,6 +318,52 @@ export const churnOutcome = {
   properties: { customer_id: uuid, churned: { type: 'boolean' }, at: dateTime, source: str, created_at: dateTime },
 } as const;
 
+export const auditEvent = {
+  $id: 'AuditEvent',
+  type: 'object',
+  description: 'A security-relevant change to the workspace: who made it, when, from where, and what changed (never a secret).',
+  properties: {
+    id: uuid,
+    occurred_at: dateTime,
+    action: { ...str, description: 'What happened, as `<thing>.<what happened>`, e.g. `api_key.created`.' },
+    actor_type: { type: 'string', enum: ['user', 'api_key', 'operator'] },
+    actor_id: nullable(uuid),
+    actor_label: nullable({ ...str, description: "The user's email or the key's name and prefix at the time." }),
+    client_address: nullable(str),
+    request_id: nullable(str),
+    target_type: nullable(str),
+    target_id: nullable(str),
+    changes: { type: 'object', additionalProperties: true, description: 'Edits as `{ field: { from, to } }`, or facts of the action.' },
+  },
+} as const;
+
+export const auditQuery = {
+  type: 'object',
+  properties: {
+    ...pageQuery,
+    action: { type: 'string', pattern: '^[a-z_]+\\.[a-z_]+$', maxLength: 100, description: 'Only this action, e.g. `api_key.created`.' },
+    actor_id: { ...uuid, description: 'Only changes made by this user or API key.' },
+    target_id: { type: 'string', minLength: 1, maxLength: 200, description: 'Only changes to this object.' },
+    since: { ...dateTime, description: 'Events at or after this time.' },
+    until: { ...dateTime, description: 'Events before this time.' },
+  },
+} as const;
+
+/**
+ * Every property of a response object is always sent (null when it has no value), so each object
+ * schema lists all its properties as required, nested objects included: generated clients then type
+ * them as present. Objects that list `required` themselves keep their own list.
+ */
+function allRequired<T>(schema: T): T {
+  if (Array.isArray(schema)) return schema.map(allRequired) as T;
+  if (!schema || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) out[k] = k === 'examples' || k === 'enum' ? v : allRequired(v);
+  const props = out.properties as Record<string, unknown> | undefined;
+  if (props && typeof props === 'object' && !('required' in out)) out.required = Object.keys(props);
+  return out as T;
+}
+
 export const SHARED_SCHEMAS = [
   problem,
   customerItem,
@@ -332,4 +378,5 @@ export const SHARED_SCHEMAS = [
   alert,
   webhookEndpoint,
   webhookDelivery,
-];
+  auditEvent,
+].map(allRequired);

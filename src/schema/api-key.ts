@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { DEFAULT_ROTATION_GRACE_HOURS } from '../services/api-keys.ts';
 import { notFound } from '../errors.ts';
 import { builder } from './builder.ts';
-import { requireCapability } from './guards.ts';
+import { actorOf, requireCapability } from './guards.ts';
 import { parseInput } from './validate.ts';
 
 const ApiKey = builder.prismaObject('ApiKey', {
@@ -61,12 +61,7 @@ builder.mutationFields((t) => ({
     resolve: async (_root, args, ctx) => {
       const p = requireCapability(ctx, 'manage_credentials');
       const input = parseInput(createInput, args);
-      return ctx.services.apiKeys.issue({
-        tenantId: p.tenantId,
-        name: input.name,
-        expiresAt: input.expiresAt ?? null,
-        createdById: p.kind === 'session' ? p.userId : null,
-      });
+      return ctx.services.apiKeys.issue(actorOf(ctx, p), { name: input.name, expiresAt: input.expiresAt ?? null });
     },
   }),
   revokeApiKey: t.prismaField({
@@ -74,7 +69,7 @@ builder.mutationFields((t) => ({
     args: { id: t.arg({ type: 'UUID' }) },
     resolve: async (query, _root, args, ctx) => {
       const p = requireCapability(ctx, 'manage_credentials');
-      if (!(await ctx.services.apiKeys.revoke({ tenantId: p.tenantId, keyId: args.id }))) throw notFound(`API key ${args.id}`);
+      if (!(await ctx.services.apiKeys.revoke(actorOf(ctx, p), args.id))) throw notFound(`API key ${args.id}`);
       return ctx.prisma.apiKey.findUniqueOrThrow({ ...query, where: { id: args.id } });
     },
   }),
@@ -95,12 +90,7 @@ builder.mutationFields((t) => ({
           .max(24 * 30),
         args.gracePeriodHours ?? DEFAULT_ROTATION_GRACE_HOURS,
       );
-      const r = await ctx.services.apiKeys.rotate({
-        tenantId: p.tenantId,
-        keyId: args.id,
-        graceHours,
-        createdById: p.kind === 'session' ? p.userId : null,
-      });
+      const r = await ctx.services.apiKeys.rotate(actorOf(ctx, p), { keyId: args.id, graceHours });
       if (!r) throw notFound(`API key ${args.id}`);
       return r;
     },

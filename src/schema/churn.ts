@@ -3,7 +3,7 @@ import type { TrainResult as TrainResultView } from '../scoring/training.ts';
 import type { ActiveModelRow } from '../services/churn.ts';
 import { builder } from './builder.ts';
 import { RiskLevel } from './enums.ts';
-import { requireCapability } from './guards.ts';
+import { actorOf, requireCapability } from './guards.ts';
 
 interface RiskFactorView {
   code: string;
@@ -207,14 +207,14 @@ builder.mutationFields((t) => ({
     type: TrainResult,
     description: 'Fits the tenant’s churn model on its labelled customers; needs 20 churned and 20 retained.',
     resolve: async (_r, _a, ctx) => {
-      return ctx.services.churn.train(requireCapability(ctx, 'manage').tenantId);
+      return ctx.services.churn.train(actorOf(ctx, requireCapability(ctx, 'manage')));
     },
   }),
   resetChurnModel: t.field({
     type: ChurnModelRef,
     description: 'Puts the default coefficients back in use (trained models are kept) and refreshes every prediction.',
     resolve: async (_r, _a, ctx) => {
-      await ctx.services.churn.resetModel(requireCapability(ctx, 'manage').tenantId);
+      await ctx.services.churn.resetModel(actorOf(ctx, requireCapability(ctx, 'manage')));
       return DEFAULT_VIEW;
     },
   }),

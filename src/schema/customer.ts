@@ -3,7 +3,7 @@ import { notFound, validationFailed } from '../errors.ts';
 import type { Customer as CustomerRow } from '../generated/prisma/client.ts';
 import { builder } from './builder.ts';
 import { HealthStatus, Provider, PROVIDER_VALUES, RiskLevel } from './enums.ts';
-import { requireCapability } from './guards.ts';
+import { actorOf, requireCapability } from './guards.ts';
 import { connectionOf, DEFAULT_PAGE_SIZE, keysetPage, MAX_PAGE_SIZE, NEWEST_FIRST, type Sort } from './pagination.ts';
 import { parseInput } from './validate.ts';
 
@@ -140,6 +140,14 @@ const CreateCustomerInput = builder.inputType('CreateCustomerInput', {
   }),
 });
 
+const ErasedCustomer = builder.objectRef<{ id: string; externalId: string | null }>('ErasedCustomer').implement({
+  description: 'What remains of an erased customer: its ids, to match it in your own systems.',
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID' }),
+    externalId: t.exposeString('externalId', { nullable: true }),
+  }),
+});
+
 const UpdateCustomerInput = builder.inputType('UpdateCustomerInput', {
   fields: (t) => ({
     name: t.string({ required: false }),
@@ -169,5 +177,12 @@ builder.mutationFields((t) => ({
       await ctx.services.customers.update(p.tenantId, args.id, input);
       return ctx.prisma.customer.findUniqueOrThrow({ ...query, where: { id: args.id } });
     },
+  }),
+  deleteCustomer: t.field({
+    type: ErasedCustomer,
+    description:
+      'Erases a customer for good: its identities, signals, history, predictions, alerts, outcomes, and the raw inbound events that name it; invoices and subscriptions stay, unlinked. Cannot be undone.',
+    args: { id: t.arg({ type: 'UUID' }) },
+    resolve: (_root, args, ctx) => ctx.services.customers.erase(actorOf(ctx, requireCapability(ctx, 'manage')), args.id),
   }),
 }));

@@ -1,4 +1,5 @@
 import { can, type Capability, type Principal } from '../auth/principal.ts';
+import type { Actor } from '../services/audit.ts';
 import { forbidden, missingCredentials } from '../errors.ts';
 import type { Context } from './context.ts';
 
@@ -14,4 +15,15 @@ export function requireCapability(ctx: Context, capability: Capability = 'read')
     );
   }
   return p;
+}
+
+/** The caller as the audit log names it: whose principal, from which address, in which request. */
+export function actorOf(ctx: Context, p: Principal): Actor {
+  return {
+    tenantId: p.tenantId,
+    type: p.kind === 'session' ? 'user' : 'api_key',
+    id: p.kind === 'session' ? p.userId : p.apiKeyId,
+    clientAddress: ctx.clientAddress,
+    requestId: ctx.requestId,
+  };
 }

@@ -4,7 +4,7 @@ import { DIMENSIONS, type DimensionKey, tenantWeights } from '../scoring/dimensi
 import { weightsView, type WeightsView as WeightsShape } from '../services/health-settings.ts';
 import { builder } from './builder.ts';
 import { Dimension, HealthStatus } from './enums.ts';
-import { requireCapability } from './guards.ts';
+import { actorOf, requireCapability } from './guards.ts';
 import { PageInfo, pageSize } from './pagination.ts';
 
 export interface SignalView {
@@ -223,14 +223,14 @@ builder.mutationFields((t) => ({
     description: 'Sets the tenant’s dimension weights (each 0-1, summing to 1) and recomputes every customer.',
     args: { input: t.arg({ type: WeightsInput }) },
     resolve: async (_r, { input }, ctx) => {
-      return ctx.services.healthSettings.setWeights(requireCapability(ctx, 'manage').tenantId, input);
+      return ctx.services.healthSettings.setWeights(actorOf(ctx, requireCapability(ctx, 'manage')), input);
     },
   }),
   resetHealthWeights: t.field({
     type: WeightsView,
     description: 'Returns to the default weights and recomputes every customer.',
     resolve: async (_r, _a, ctx) => {
-      return ctx.services.healthSettings.resetWeights(requireCapability(ctx, 'manage').tenantId);
+      return ctx.services.healthSettings.resetWeights(actorOf(ctx, requireCapability(ctx, 'manage')));
     },
   }),
 }));

@@ -8,6 +8,7 @@ import './health.ts';
 import './churn.ts';
 import './alert.ts';
 import './api-key.ts';
+import './audit.ts';
 import './integration.ts';
 import './webhook.ts';
 import './usage-event.ts';

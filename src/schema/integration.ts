@@ -2,7 +2,7 @@ import type { ProviderName } from '../ingest/providers/types.ts';
 import type { IntegrationCard } from '../services/integrations.ts';
 import { builder } from './builder.ts';
 import { Provider } from './enums.ts';
-import { requireCapability } from './guards.ts';
+import { actorOf, requireCapability } from './guards.ts';
 
 const LastEvent = builder.objectRef<NonNullable<IntegrationCard['lastEvent']>>('InboundEventSummary').implement({
   fields: (t) => ({
@@ -59,12 +59,15 @@ builder.mutationField('setInboundSecret', (t) =>
     },
     resolve: async (_root, args, ctx) => {
       const p = requireCapability(ctx, 'manage_credentials');
-      const r = await ctx.services.integrations.secrets.put({
-        tenantId: p.tenantId,
-        provider: args.provider,
-        secret: args.secret,
-        verifyToken: args.verifyToken,
-      });
+      const r = await ctx.services.integrations.secrets.put(
+        {
+          tenantId: p.tenantId,
+          provider: args.provider,
+          secret: args.secret,
+          verifyToken: args.verifyToken,
+        },
+        actorOf(ctx, p),
+      );
       return { provider: args.provider, ...r };
     },
   }),

@@ -23,7 +23,7 @@ builder.mutationField('login', (t) =>
     resolve: async (_root, args, ctx) => {
       const { email, password } = parseInput(loginInput, args);
       await ctx.loginGuard.attempt(ctx.clientAddress, email);
-      return ctx.services.accounts.login(email, password);
+      return ctx.services.accounts.login(email, password, { clientAddress: ctx.clientAddress, requestId: ctx.requestId });
     },
   }),
 );

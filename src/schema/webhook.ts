@@ -1,13 +1,37 @@
 import { z } from 'zod';
-import { EVENT_TYPES } from '../outbox/catalog.ts';
+import { EVENT_NAMES, EVENTS, payloadJsonSchema } from '../outbox/events.ts';
 import type { WebhookDelivery as WebhookDeliveryRow } from '../generated/prisma/client.ts';
 import { builder } from './builder.ts';
-import { requireCapability } from './guards.ts';
+import { actorOf, requireCapability } from './guards.ts';
 import { connectionOf, DEFAULT_PAGE_SIZE, keysetPage, MAX_PAGE_SIZE } from './pagination.ts';
 import { parseInput } from './validate.ts';
 
-const EventTypeRef = builder.objectRef<(typeof EVENT_TYPES)[number]>('WebhookEventType').implement({
-  fields: (t) => ({ name: t.exposeString('name'), description: t.exposeString('description') }),
+interface EventTypeView {
+  name: string;
+  description: string;
+  schema: Record<string, unknown>;
+  example: unknown;
+}
+// Built once: the registry does not change while the process runs.
+let catalog: EventTypeView[] | undefined;
+const eventTypes = () =>
+  (catalog ??= EVENT_NAMES.map((name) => ({
+    name,
+    description: EVENTS[name].description,
+    schema: payloadJsonSchema(name),
+    example: EVENTS[name].example,
+  })));
+
+const EventTypeRef = builder.objectRef<EventTypeView>('WebhookEventType').implement({
+  fields: (t) => ({
+    name: t.exposeString('name'),
+    description: t.exposeString('description'),
+    schema: t.expose('schema', {
+      type: 'JSON',
+      description: 'The JSON Schema (2020-12) of the payload, which is the body of every delivery of this type.',
+    }),
+    example: t.expose('example', { type: 'JSON', description: 'An example payload; a Test delivery sends it with your tenant id.' }),
+  }),
 });
 
 export const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
@@ -88,7 +112,7 @@ builder.queryFields((t) => ({
     description: 'The live list of subscribable events.',
     resolve: (_r, _a, ctx) => {
       requireCapability(ctx, 'read');
-      return EVENT_TYPES;
+      return eventTypes();
     },
   }),
   webhookEndpoints: t.prismaField({
@@ -159,7 +183,7 @@ builder.mutationFields((t) => ({
         events: args.input.events ?? undefined,
         description: args.input.description,
       });
-      return ctx.services.webhookEndpoints.create(p.tenantId, input);
+      return ctx.services.webhookEndpoints.create(actorOf(ctx, p), input);
     },
   }),
   updateWebhookEndpoint: t.prismaField({
@@ -176,13 +200,13 @@ builder.mutationFields((t) => ({
           enabled: args.input.enabled ?? undefined,
         }),
       );
-      return ctx.services.webhookEndpoints.update(p.tenantId, args.id, input);
+      return ctx.services.webhookEndpoints.update(actorOf(ctx, p), args.id, input);
     },
   }),
   deleteWebhookEndpoint: t.boolean({
     args: { id: t.arg({ type: 'UUID' }) },
     resolve: async (_r, args, ctx) => {
-      await ctx.services.webhookEndpoints.remove(requireCapability(ctx, 'manage').tenantId, args.id);
+      await ctx.services.webhookEndpoints.remove(actorOf(ctx, requireCapability(ctx, 'manage')), args.id);
       return true;
     },
   }),
@@ -190,7 +214,7 @@ builder.mutationFields((t) => ({
     type: WithSecret,
     description: 'Issues a new signing secret; for 24 hours deliveries carry both signatures, the new one first.',
     args: { id: t.arg({ type: 'UUID' }) },
-    resolve: (_r, args, ctx) => ctx.services.webhookEndpoints.rotateSecret(requireCapability(ctx, 'manage').tenantId, args.id),
+    resolve: (_r, args, ctx) => ctx.services.webhookEndpoints.rotateSecret(actorOf(ctx, requireCapability(ctx, 'manage')), args.id),
   }),
   testWebhookEndpoint: t.field({
     type: TestResult,

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { inTransaction, onPg, type Sql } from '../db/sql.ts';
 import { enqueueEvents, type OutboxInput } from '../outbox/enqueue.ts';
 import { alertEvent, type AlertRecord, customerPayload } from '../outbox/payloads.ts';
+import type { HealthStatus } from '../generated/prisma/enums.ts';
 import {
   type AlertChange,
   type AlertType,
@@ -383,7 +384,7 @@ async function write(sql: Sql, batch: Computed[], now: Date): Promise<Omit<Recom
         payload: {
           ...customerPayload(record),
           previous_health_score: c.row.announced_score,
-          previous_health_status: c.row.announced_status,
+          previous_health_status: c.row.announced_status as HealthStatus | null,
         },
       });
     }

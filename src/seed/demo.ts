@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { Db } from '../db/prisma.ts';
 import { onPg } from '../db/sql.ts';
 import { createAccountService } from '../services/accounts.ts';
+import { operator } from '../services/audit.ts';
 import { customerRows, identityRows } from '../services/customers.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { createScorer } from '../scoring/recompute.ts';
@@ -189,7 +190,7 @@ export async function seedDemoTenant(db: Db, pool: pg.Pool, password: string, no
   const accounts = createAccountService({ prisma: db });
   const { tenant, apiKey: secret } = await accounts.createTenant({ name: 'Demo Co', plan: 'scale', keyName: 'Demo key' });
   const email = 'demo@example.com';
-  await accounts.createUser({ tenantId: tenant.id, email, password, role: 'owner' });
+  await accounts.createUser(operator(tenant.id), { email, password, role: 'owner' });
   const sql = onPg(pool);
 
   const r = lcg(7);

@@ -3,6 +3,8 @@ import type { Sessions } from '../auth/sessions.ts';
 import type { Db } from '../db/prisma.ts';
 import { DomainError } from '../errors.ts';
 import { issueApiKey } from './api-keys.ts';
+import { onPrisma } from '../db/sql.ts';
+import { recordAudit, type Actor } from './audit.ts';
 
 type Plan = 'free' | 'starter' | 'growth' | 'scale';
 type Role = 'owner' | 'admin' | 'member' | 'viewer';
@@ -23,21 +25,36 @@ export function createAccountService(deps: { prisma: Db; sessions?: Sessions }) 
     async emailTaken(email: string): Promise<boolean> {
       return Boolean(await prisma.user.findUnique({ where: { email }, select: { id: true } }));
     },
-    async createUser(input: { tenantId: string; email: string; password: string; role: Role }) {
-      return prisma.user.create({
-        data: { tenantId: input.tenantId, email: input.email, role: input.role, passwordHash: await hashPassword(input.password) },
+    async createUser(actor: Actor, input: { email: string; password: string; role: Role }) {
+      const passwordHash = await hashPassword(input.password);
+      return prisma.$transaction(async (tx) => {
+        const user = await tx.user.create({ data: { tenantId: actor.tenantId, email: input.email, role: input.role, passwordHash } });
+        await recordAudit(onPrisma(tx), actor, {
+          action: 'user.created',
+          targetType: 'user',
+          targetId: user.id,
+          changes: { email: user.email, role: user.role },
+        });
+        return user;
       });
     },
     /** A session for the right email and password; the same answer, after the same work, for an unknown email. */
-    async login(email: string, password: string) {
+    async login(email: string, password: string, from: { clientAddress: string; requestId: string }) {
       const user = await prisma.user.findUnique({
         where: { email },
         select: { id: true, tenantId: true, role: true, passwordHash: true },
       });
       const ok = await verifyPassword(user?.passwordHash ?? (await decoyHash()), password);
-      if (!user || !ok) throw new DomainError('invalid_credentials', 'The email or password is wrong.');
+      // Attempts on a known email are the tenant's to see; an unknown email belongs to no tenant.
+      const actor: Actor | null = user && { tenantId: user.tenantId, type: 'user', id: user.id, ...from };
+      if (!user || !ok) {
+        if (actor) await recordAudit(onPrisma(prisma), actor, { action: 'session.sign_in_failed', targetType: 'user', targetId: user!.id });
+        throw new DomainError('invalid_credentials', 'The email or password is wrong.');
+      }
       if (!deps.sessions) throw new Error('signing in needs the session issuer');
-      return deps.sessions.issue({ userId: user.id, tenantId: user.tenantId, role: user.role });
+      const session = await deps.sessions.issue({ userId: user.id, tenantId: user.tenantId, role: user.role });
+      await recordAudit(onPrisma(prisma), actor!, { action: 'session.signed_in', targetType: 'user', targetId: user.id });
+      return session;
     },
   };
 }

@@ -25,12 +25,12 @@ interface AlertRow {
   id: string;
   tenant_id: string;
   customer_id: string;
-  alert_type: string;
-  severity: string;
+  alert_type: AlertRecord['alertType'];
+  severity: AlertRecord['severity'];
   status: AlertStatus;
   title: string;
   message: string;
-  details: unknown;
+  details: AlertRecord['details'];
   snoozed_until: Date | null;
   acknowledged_at: Date | null;
   resolved_at: Date | null;

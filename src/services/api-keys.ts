@@ -1,6 +1,11 @@
 import type { Db } from '../db/prisma.ts';
+import type { Prisma } from '../generated/prisma/client.ts';
 import { DomainError } from '../errors.ts';
 import { displayPrefix, generateApiKey, hashApiKey } from '../auth/api-keys.ts';
+import { onPrisma } from '../db/sql.ts';
+import { operator, recordAudit, type Actor } from './audit.ts';
+
+type Tx = Pick<Prisma.TransactionClient, 'apiKey'>;
 
 export const DEFAULT_ROTATION_GRACE_HOURS = 24;
 
@@ -8,7 +13,7 @@ export const DEFAULT_ROTATION_GRACE_HOURS = 24;
 const secretColumns = (secret: string) => ({ prefix: displayPrefix(secret), hash: hashApiKey(secret) });
 
 /** Creates a key and returns its secret, the only time the secret exists outside the caller's hands. */
-export async function issueApiKey(db: Db, opts: { tenantId: string; name: string; createdById?: string | null; expiresAt?: Date | null }) {
+export async function issueApiKey(db: Tx, opts: { tenantId: string; name: string; createdById?: string | null; expiresAt?: Date | null }) {
   const secret = generateApiKey();
   const key = await db.apiKey.create({
     data: {
@@ -23,7 +28,7 @@ export async function issueApiKey(db: Db, opts: { tenantId: string; name: string
 }
 
 /** Revokes a key of the tenant; false when the tenant has no such key. Revoking twice keeps the first time. */
-export async function revokeApiKey(db: Db, opts: { tenantId?: string; keyId: string }): Promise<boolean> {
+export async function revokeApiKey(db: Tx, opts: { tenantId?: string; keyId: string }): Promise<boolean> {
   const where = { id: opts.keyId, ...(opts.tenantId ? { tenantId: opts.tenantId } : {}) };
   const found = await db.apiKey.findFirst({ where, select: { id: true } });
   if (!found) return false;
@@ -40,46 +45,87 @@ const cannotRotate = (why: string) =>
  * been rotated yet can be: rotating a revoked or expired key would bring its access back, and
  * rotating twice would leave two successors.
  */
-export async function rotateApiKey(db: Db, opts: { tenantId: string; keyId: string; graceHours: number; createdById?: string | null }) {
-  return db.$transaction(async (tx) => {
-    const old = await tx.apiKey.findFirst({ where: { id: opts.keyId, tenantId: opts.tenantId } });
-    if (!old) return null;
-    const now = new Date();
-    if (old.revokedAt && old.revokedAt <= now) throw cannotRotate('is revoked');
-    if (old.expiresAt && old.expiresAt <= now) throw cannotRotate('has expired');
-    if (old.replacedById) throw cannotRotate('has already been rotated (rotate its replacement)');
-    const secret = generateApiKey();
-    const key = await tx.apiKey.create({
-      data: {
-        tenantId: opts.tenantId,
-        name: old.name,
-        ...secretColumns(secret),
-        createdById: opts.createdById ?? null,
-      },
-    });
-    const graceEnd = new Date(now.getTime() + opts.graceHours * 3600_000);
-    // Conditional, so of two rotations racing for the same key only one commits.
-    const { count } = await tx.apiKey.updateMany({
-      where: { id: old.id, replacedById: null, revokedAt: null },
-      data: {
-        replacedById: key.id,
-        // Never extend a key's life: the grace end only shortens an existing expiry.
-        expiresAt: old.expiresAt && old.expiresAt < graceEnd ? old.expiresAt : graceEnd,
-        ...(opts.graceHours === 0 ? { revokedAt: now } : {}),
-      },
-    });
-    if (count === 0) throw cannotRotate('was rotated or revoked meanwhile');
-    return { key, secret };
+async function rotateApiKey(tx: Tx, opts: { tenantId: string; keyId: string; graceHours: number; createdById?: string | null }) {
+  const old = await tx.apiKey.findFirst({ where: { id: opts.keyId, tenantId: opts.tenantId } });
+  if (!old) return null;
+  const now = new Date();
+  if (old.revokedAt && old.revokedAt <= now) throw cannotRotate('is revoked');
+  if (old.expiresAt && old.expiresAt <= now) throw cannotRotate('has expired');
+  if (old.replacedById) throw cannotRotate('has already been rotated (rotate its replacement)');
+  const secret = generateApiKey();
+  const key = await tx.apiKey.create({
+    data: {
+      tenantId: opts.tenantId,
+      name: old.name,
+      ...secretColumns(secret),
+      createdById: opts.createdById ?? null,
+    },
   });
+  const graceEnd = new Date(now.getTime() + opts.graceHours * 3600_000);
+  // Conditional, so of two rotations racing for the same key only one commits.
+  const { count } = await tx.apiKey.updateMany({
+    where: { id: old.id, replacedById: null, revokedAt: null },
+    data: {
+      replacedById: key.id,
+      // Never extend a key's life: the grace end only shortens an existing expiry.
+      expiresAt: old.expiresAt && old.expiresAt < graceEnd ? old.expiresAt : graceEnd,
+      ...(opts.graceHours === 0 ? { revokedAt: now } : {}),
+    },
+  });
+  if (count === 0) throw cannotRotate('was rotated or revoked meanwhile');
+  return { key, secret, old };
 }
 
-/** API keys as the API manages them (Prisma: only the API and the CLI write them, a row at a time). */
+const createdBy = (actor: Actor) => (actor.type === 'user' ? actor.id : null);
+
+/**
+ * API keys as the API and the CLI manage them (Prisma: a row at a time), each change audited in its
+ * own transaction.
+ */
 export function createApiKeyService(deps: { prisma: Db }) {
   const { prisma } = deps;
   return {
-    issue: (opts: Parameters<typeof issueApiKey>[1]) => issueApiKey(prisma, opts),
-    revoke: (opts: Parameters<typeof revokeApiKey>[1]) => revokeApiKey(prisma, opts),
-    rotate: (opts: Parameters<typeof rotateApiKey>[1]) => rotateApiKey(prisma, opts),
+    issue: (actor: Actor, opts: { name: string; expiresAt?: Date | null }) =>
+      prisma.$transaction(async (tx) => {
+        const r = await issueApiKey(tx, {
+          tenantId: actor.tenantId,
+          name: opts.name,
+          expiresAt: opts.expiresAt,
+          createdById: createdBy(actor),
+        });
+        await recordAudit(onPrisma(tx), actor, {
+          action: 'api_key.created',
+          targetType: 'api_key',
+          targetId: r.key.id,
+          changes: { name: r.key.name, prefix: r.key.prefix, expires_at: r.key.expiresAt?.toISOString() ?? null },
+        });
+        return r;
+      }),
+    /** False when the tenant has no such key. */
+    revoke: (actor: Actor, keyId: string) =>
+      prisma.$transaction(async (tx) => {
+        if (!(await revokeApiKey(tx, { tenantId: actor.tenantId, keyId }))) return false;
+        await recordAudit(onPrisma(tx), actor, { action: 'api_key.revoked', targetType: 'api_key', targetId: keyId });
+        return true;
+      }),
+    /** The operator's revocation, by key id alone; audited in the key's tenant. */
+    async revokeAsOperator(keyId: string): Promise<boolean> {
+      const key = await prisma.apiKey.findUnique({ where: { id: keyId }, select: { tenantId: true } });
+      return key ? this.revoke(operator(key.tenantId), keyId) : false;
+    },
+    /** Null when the tenant has no such key. */
+    rotate: (actor: Actor, opts: { keyId: string; graceHours: number }) =>
+      prisma.$transaction(async (tx) => {
+        const r = await rotateApiKey(tx, { tenantId: actor.tenantId, ...opts, createdById: createdBy(actor) });
+        if (!r) return null;
+        await recordAudit(onPrisma(tx), actor, {
+          action: 'api_key.rotated',
+          targetType: 'api_key',
+          targetId: r.old.id,
+          changes: { replaced_by: r.key.id, grace_period_hours: opts.graceHours },
+        });
+        return { key: r.key, secret: r.secret };
+      }),
   };
 }
 

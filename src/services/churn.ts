@@ -4,6 +4,7 @@ import { onPg, onPrisma, type Sql } from '../db/sql.ts';
 import { notFound, validationFailed } from '../errors.ts';
 import { queueTenant } from '../scoring/scoring-queue.ts';
 import { trainChurnModel } from '../scoring/training.ts';
+import { recordAudit, type Actor } from './audit.ts';
 import { customerRows } from './customers.ts';
 
 const FUTURE_SKEW_MS = 5 * 60_000;
@@ -54,16 +55,35 @@ export function createChurnService(deps: { pool: pg.Pool; prisma: Db }) {
       return churnOutcomeRows.insert(sql, { tenantId, customerId: input.customerId, churned: input.churned, at, source: 'api' });
     },
     /** Fits the tenant's model on its labelled customers; it is used only if it does at least as well as the default. */
-    train: (tenantId: string) => trainChurnModel(pool, tenantId),
+    async train(actor: Actor) {
+      const r = await trainChurnModel(pool, actor.tenantId);
+      await recordAudit(onPrisma(prisma), actor, {
+        action: 'churn_model.trained',
+        targetType: 'churn_model',
+        targetId: r.modelVersion,
+        changes: { activated: r.activated, samples: r.samples, auc: r.auc, baseline_auc: r.baseline.auc },
+      });
+      return r;
+    },
     async activeModel(tenantId: string): Promise<ActiveModelRow | null> {
       const tenant = await prisma.tenant.findUniqueOrThrow({ where: { id: tenantId }, select: { activeChurnModel: true } });
       return tenant.activeChurnModel;
     },
     /** Puts the default coefficients back in use (trained models are kept) and refreshes every prediction. */
-    async resetModel(tenantId: string): Promise<void> {
+    async resetModel(actor: Actor): Promise<void> {
+      const { tenantId } = actor;
       await prisma.$transaction(async (tx) => {
+        const before = await tx.tenant.findUniqueOrThrow({
+          where: { id: tenantId },
+          select: { activeChurnModel: { select: { version: true } } },
+        });
         await tx.tenant.update({ where: { id: tenantId }, data: { activeChurnModelId: null } });
         await queueTenant(onPrisma(tx), tenantId);
+        await recordAudit(onPrisma(tx), actor, {
+          action: 'churn_model.reset',
+          targetType: 'churn_model',
+          targetId: before.activeChurnModel?.version ?? null,
+        });
       });
     },
   };

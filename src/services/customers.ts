@@ -1,9 +1,11 @@
 import type pg from 'pg';
 import { inTransaction, onPg, type Sql } from '../db/sql.ts';
 import { DomainError, notFound } from '../errors.ts';
-import { enqueueEvents } from '../outbox/enqueue.ts';
+import { enqueueEvents, type OutboxInput } from '../outbox/enqueue.ts';
 import { customerPayload, type CustomerRecord } from '../outbox/payloads.ts';
 import type { Db } from '../db/prisma.ts';
+import type { Actor } from './audit.ts';
+import { eraseCustomer } from './customer-erasure.ts';
 
 // The one home of the customers and customer_identities rows. Plain SQL over `Sql`: the API writes them in
 // its own transaction and the worker inside an inbound event's transaction, so one repository serves both.
@@ -41,9 +43,9 @@ interface CustomerRow {
   email: string | null;
   domain: string | null;
   health_score: number | null;
-  health_status: string | null;
+  health_status: CustomerRecord['healthStatus'];
   churn_probability: number | null;
-  churn_risk_level: string | null;
+  churn_risk_level: CustomerRecord['churnRiskLevel'];
   created_at: Date;
   updated_at: Date;
 }
@@ -178,7 +180,7 @@ export async function attributePending(
   }
 }
 
-const createdEvent = (c: CustomerRecord) => ({
+const createdEvent = (c: CustomerRecord): OutboxInput => ({
   tenantId: c.tenantId,
   type: 'customer.created',
   subject: c.id,
@@ -252,6 +254,8 @@ export function createCustomerService(deps: { pool: pg.Pool; prisma: Db }) {
         rethrowConflict(e, 'A customer with this external_id');
       }
     },
+    /** Removes the customer and every trace of it (src/services/customer-erasure.ts), in one transaction. */
+    erase: (actor: Actor, id: string) => inTransaction(pool, (sql) => eraseCustomer(sql, actor, id)),
     async requireExists(tenantId: string, id: string): Promise<void> {
       if (!(await customerRows.exists(onPg(pool), tenantId, id))) throw notFound(`Customer ${id}`);
     },

@@ -3,6 +3,7 @@ import { onPrisma } from '../db/sql.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { validationFailed } from '../errors.ts';
 import { DEFAULT_WEIGHTS, DIMENSIONS, type DimensionKey, tenantWeights, type Weights } from '../scoring/dimensions.ts';
+import { changedFields, recordAudit, type Actor } from './audit.ts';
 import { queueTenant } from '../scoring/scoring-queue.ts';
 
 export type WeightsView = Weights & { isDefault: boolean };
@@ -31,10 +32,18 @@ export function checkWeights(w: Record<DimensionKey, number>): Weights {
  */
 export function createHealthSettingsService(deps: { prisma: Db }) {
   const { prisma } = deps;
-  async function store(tenantId: string, weights: Weights | null) {
+  async function store(actor: Actor, weights: Weights | null) {
+    const { tenantId } = actor;
     await prisma.$transaction(async (tx) => {
+      const before = await tx.tenant.findUniqueOrThrow({ where: { id: tenantId }, select: { scoringWeights: true } });
       await tx.tenant.update({ where: { id: tenantId }, data: { scoringWeights: weights ?? Prisma.DbNull } });
       await queueTenant(onPrisma(tx), tenantId);
+      const { isDefault: _, ...from } = weightsView(before.scoringWeights);
+      await recordAudit(onPrisma(tx), actor, {
+        action: 'scoring_weights.changed',
+        targetType: 'scoring_weights',
+        changes: changedFields(from, weights ?? DEFAULT_WEIGHTS),
+      });
     });
   }
   return {
@@ -43,14 +52,14 @@ export function createHealthSettingsService(deps: { prisma: Db }) {
       return weightsView(tenant.scoringWeights);
     },
     /** Sets the weights and recomputes every customer. */
-    async setWeights(tenantId: string, input: Record<DimensionKey, number>): Promise<WeightsView> {
+    async setWeights(actor: Actor, input: Record<DimensionKey, number>): Promise<WeightsView> {
       const weights = checkWeights(input);
-      await store(tenantId, weights);
+      await store(actor, weights);
       return { ...weights, isDefault: false };
     },
     /** Returns to the default weights and recomputes every customer. */
-    async resetWeights(tenantId: string): Promise<WeightsView> {
-      await store(tenantId, null);
+    async resetWeights(actor: Actor): Promise<WeightsView> {
+      await store(actor, null);
       return { ...DEFAULT_WEIGHTS, isDefault: true };
     },
   };

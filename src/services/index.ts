@@ -7,6 +7,7 @@ import type { Queue } from '../queue/queue.ts';
 import { createAccountService } from './accounts.ts';
 import { createAlertService } from './alerts.ts';
 import { createApiKeyService } from './api-keys.ts';
+import { createAuditService } from './audit.ts';
 import { createChurnService } from './churn.ts';
 import { createCustomerService } from './customers.ts';
 import { createHealthSettingsService } from './health-settings.ts';
@@ -36,6 +37,7 @@ export function createServices(deps: ServiceDeps) {
     accounts: createAccountService({ prisma, sessions: deps.sessions }),
     alerts: createAlertService({ pool }),
     apiKeys: createApiKeyService({ prisma }),
+    audit: createAuditService({ prisma }),
     churn: createChurnService({ pool, prisma }),
     customers: createCustomerService({ pool, prisma }),
     healthSettings: createHealthSettingsService({ prisma }),

@@ -5,6 +5,8 @@ import type { Db } from '../db/prisma.ts';
 import { validationFailed } from '../errors.ts';
 import { isDiscordPublicKey } from '../ingest/providers/discord.ts';
 import { PROVIDERS, type ProviderName } from '../ingest/providers/types.ts';
+import { onPrisma } from '../db/sql.ts';
+import { recordAudit, type Actor } from './audit.ts';
 
 export const ROTATION_OVERLAP_HOURS = 24;
 
@@ -15,13 +17,16 @@ export interface ActiveSecrets {
 }
 
 export interface InboundSecretStore {
-  /** Generates (or sets, when given) the provider secret; an existing one keeps verifying for 24 h. */
-  put(opts: {
-    tenantId: string;
-    provider: ProviderName;
-    secret?: string | null;
-    verifyToken?: string | null;
-  }): Promise<{ secret: string; rotated: boolean }>;
+  /** Generates (or sets, when given) the provider secret; an existing one keeps verifying for 24 h. Audited as the actor's. */
+  put(
+    opts: {
+      tenantId: string;
+      provider: ProviderName;
+      secret?: string | null;
+      verifyToken?: string | null;
+    },
+    actor: Actor,
+  ): Promise<{ secret: string; rotated: boolean }>;
   active(tenantId: string, provider: ProviderName): Promise<ActiveSecrets | null>;
 }
 
@@ -31,7 +36,7 @@ export function createInboundSecretStore(db: Db, box: SecretBox, opts: { cacheMs
   // Only found secrets are remembered: one set by another process (the CLI, another API) must work at once.
   const cache = new LRUCache<string, ActiveSecrets>({ max: 10_000, ttl: Math.max(opts.cacheMs, 1) });
   return {
-    async put({ tenantId, provider, secret, verifyToken }) {
+    async put({ tenantId, provider, secret, verifyToken }, actor) {
       if (provider === 'discord' && !secret) {
         throw validationFailed([
           { path: 'secret', message: "Discord signs with the application's key pair: paste the application's public key" },
@@ -50,16 +55,29 @@ export function createInboundSecretStore(db: Db, box: SecretBox, opts: { cacheMs
       const sealed = keepSecret ? existing.secret : box.seal(clear);
       const token = verifyToken ? box.seal(verifyToken) : (existing?.verifyToken ?? null);
       const rotated = Boolean(existing && !keepSecret);
-      await db.inboundSecret.upsert({
-        where: { tenantId_provider: { tenantId, provider } },
-        create: { tenantId, provider, secret: sealed, verifyToken: token },
-        update: {
-          secret: sealed,
-          verifyToken: token,
-          ...(rotated
-            ? { previousSecret: existing!.secret, previousExpiresAt: new Date(Date.now() + ROTATION_OVERLAP_HOURS * 3600_000) }
-            : {}),
-        },
+      await db.$transaction(async (tx) => {
+        await tx.inboundSecret.upsert({
+          where: { tenantId_provider: { tenantId, provider } },
+          create: { tenantId, provider, secret: sealed, verifyToken: token },
+          update: {
+            secret: sealed,
+            verifyToken: token,
+            ...(rotated
+              ? { previousSecret: existing!.secret, previousExpiresAt: new Date(Date.now() + ROTATION_OVERLAP_HOURS * 3600_000) }
+              : {}),
+          },
+        });
+        // What changed, never the values.
+        await recordAudit(onPrisma(tx), actor, {
+          action: 'inbound_secret.set',
+          targetType: 'integration',
+          targetId: provider,
+          changes: {
+            secret: keepSecret ? 'kept' : existing ? 'rotated' : 'set',
+            ...(verifyToken ? { verify_token: 'set' } : {}),
+            generated: !keepSecret && !secret,
+          },
+        });
       });
       cache.delete(`${tenantId}:${provider}`);
       return { secret: clear, rotated };

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { onPg } from '../db/sql.ts';
 import { notFound, validationFailed } from '../errors.ts';
-import { eventType } from '../outbox/catalog.ts';
+import { EVENTS, isEventName } from '../outbox/events.ts';
 import type { AttemptOutcome, Deliverer } from '../outbox/deliverer.ts';
 import type { WebhookEndpointService } from './webhook-endpoints.ts';
 import { publishIds } from '../queue/publish-ids.ts';
@@ -46,7 +46,6 @@ export function createWebhookDeliveryService(deps: {
       const name = event ?? e.events[0]!;
       if (!e.events.includes(name))
         throw validationFailed([{ path: 'event', message: `must be one of the endpoint's events: ${e.events.join(', ')}` }]);
-      const type = eventType(name)!;
       const id = globalThis.crypto.randomUUID();
       const envelope = {
         specversion: '1.0',
@@ -56,7 +55,7 @@ export function createWebhookDeliveryService(deps: {
         subject: 'test',
         time: new Date().toISOString(),
         datacontenttype: 'application/json',
-        data: { payload: type.sample(tenantId) },
+        data: { payload: isEventName(name) ? { ...EVENTS[name].example, tenant_id: tenantId } : {} },
       };
       await sql.query(
         `INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_type, envelope, is_test, status, next_attempt_at, created_at, updated_at)

@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/prisma.ts';
 import { DomainError, notFound, validationFailed } from '../errors.ts';
-import { EVENT_NAMES } from '../outbox/catalog.ts';
+import { EVENT_NAMES, isEventName } from '../outbox/events.ts';
+import { onPrisma } from '../db/sql.ts';
+import { changedFields, recordAudit, type Actor } from './audit.ts';
 import { checkEndpointUrl } from '../outbox/ssrf.ts';
 
 export const MAX_ENDPOINTS_PER_TENANT = 20;
@@ -16,7 +18,7 @@ async function validUrl(url: string, allowPrivate: boolean) {
 }
 
 function validEvents(events: string[]) {
-  const unknown = events.filter((e) => !EVENT_NAMES.includes(e));
+  const unknown = events.filter((e) => !isEventName(e));
   if (events.length === 0) throw validationFailed([{ path: 'events', message: `choose at least one of: ${EVENT_NAMES.join(', ')}` }]);
   if (unknown.length)
     throw validationFailed([
@@ -36,7 +38,8 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
   };
   return {
     owned,
-    async create(tenantId: string, input: { url: string; events: string[]; description?: string | null }) {
+    async create(actor: Actor, input: { url: string; events: string[]; description?: string | null }) {
+      const { tenantId } = actor;
       await validUrl(input.url, opts.allowPrivateTargets);
       validEvents(input.events);
       const secret = newSecret();
@@ -46,7 +49,7 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
         if ((await tx.webhookEndpoint.count({ where: { tenantId } })) >= MAX_ENDPOINTS_PER_TENANT) {
           throw new DomainError('limit_reached', `A tenant can have at most ${MAX_ENDPOINTS_PER_TENANT} webhook endpoints.`);
         }
-        return tx.webhookEndpoint.create({
+        const created = await tx.webhookEndpoint.create({
           data: {
             tenantId,
             url: input.url,
@@ -55,39 +58,68 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
             secret: box.seal(secret),
           },
         });
+        await recordAudit(onPrisma(tx), actor, {
+          action: 'webhook_endpoint.created',
+          targetType: 'webhook_endpoint',
+          targetId: created.id,
+          changes: { url: created.url, events: created.events, description: created.description },
+        });
+        return created;
       });
       return { endpoint, secret };
     },
-    async update(tenantId: string, id: string, input: { url?: string; events?: string[]; description?: string | null; enabled?: boolean }) {
-      await owned(tenantId, id);
+    async update(actor: Actor, id: string, input: { url?: string; events?: string[]; description?: string | null; enabled?: boolean }) {
+      const before = await owned(actor.tenantId, id);
       if (input.url !== undefined) await validUrl(input.url, opts.allowPrivateTargets);
       if (input.events !== undefined) validEvents(input.events);
-      return db.webhookEndpoint.update({
-        where: { id },
-        data: {
-          ...(input.url !== undefined ? { url: input.url } : {}),
-          ...(input.events !== undefined ? { events: [...new Set(input.events)] } : {}),
-          ...(input.description !== undefined ? { description: input.description } : {}),
-          // Re-enabling clears the reason and gives the endpoint a fresh five days.
-          ...(input.enabled === true ? { enabled: true, disabledReason: null, failingSince: null } : {}),
-          ...(input.enabled === false ? { enabled: false, disabledReason: 'disabled by the tenant' } : {}),
-        },
+      const events = input.events && [...new Set(input.events)];
+      return db.$transaction(async (tx) => {
+        await recordAudit(onPrisma(tx), actor, {
+          action: 'webhook_endpoint.updated',
+          targetType: 'webhook_endpoint',
+          targetId: id,
+          changes: changedFields(before, { url: input.url, events, description: input.description, enabled: input.enabled }),
+        });
+        return tx.webhookEndpoint.update({
+          where: { id },
+          data: {
+            ...(input.url !== undefined ? { url: input.url } : {}),
+            ...(input.events !== undefined ? { events: [...new Set(input.events)] } : {}),
+            ...(input.description !== undefined ? { description: input.description } : {}),
+            // Re-enabling clears the reason and gives the endpoint a fresh five days.
+            ...(input.enabled === true ? { enabled: true, disabledReason: null, failingSince: null } : {}),
+            ...(input.enabled === false ? { enabled: false, disabledReason: 'disabled by the tenant' } : {}),
+          },
+        });
       });
     },
-    async remove(tenantId: string, id: string) {
-      await owned(tenantId, id);
-      await db.webhookEndpoint.delete({ where: { id } });
+    async remove(actor: Actor, id: string) {
+      const e = await owned(actor.tenantId, id);
+      await db.$transaction(async (tx) => {
+        await tx.webhookEndpoint.delete({ where: { id } });
+        await recordAudit(onPrisma(tx), actor, {
+          action: 'webhook_endpoint.deleted',
+          targetType: 'webhook_endpoint',
+          targetId: id,
+          changes: { url: e.url },
+        });
+      });
     },
-    async rotateSecret(tenantId: string, id: string) {
-      const e = await owned(tenantId, id);
+    async rotateSecret(actor: Actor, id: string) {
+      const e = await owned(actor.tenantId, id);
       const secret = newSecret();
-      const endpoint = await db.webhookEndpoint.update({
-        where: { id },
-        data: {
-          secret: box.seal(secret),
-          previousSecret: e.secret,
-          previousExpiresAt: new Date(Date.now() + SECRET_OVERLAP_HOURS * 3600_000),
-        },
+      const previousExpiresAt = new Date(Date.now() + SECRET_OVERLAP_HOURS * 3600_000);
+      const endpoint = await db.$transaction(async (tx) => {
+        await recordAudit(onPrisma(tx), actor, {
+          action: 'webhook_endpoint.secret_rotated',
+          targetType: 'webhook_endpoint',
+          targetId: id,
+          changes: { previous_secret_valid_until: previousExpiresAt.toISOString() },
+        });
+        return tx.webhookEndpoint.update({
+          where: { id },
+          data: { secret: box.seal(secret), previousSecret: e.secret, previousExpiresAt },
+        });
       });
       return { endpoint, secret };
     },

@@ -1,3 +1,4 @@
+import { operator } from '../../src/services/audit.ts';
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
@@ -8,7 +9,7 @@ import { onPg } from '../../src/db/sql.ts';
 import { createInboundSecretStore } from '../../src/services/integrations.ts';
 import { enqueueEvents } from '../../src/outbox/enqueue.ts';
 import { fileDatabaseUrl } from '../support/database.ts';
-import { tenantWithKey } from '../support/factories.ts';
+import { exampleEvent, tenantWithKey } from '../support/factories.ts';
 import * as p from '../support/providers.ts';
 import { startReceiver, testCertificate } from '../support/receiver.ts';
 import { freePort, startService, stop } from '../support/spawn.ts';
@@ -50,10 +51,7 @@ async function api() {
 
 async function githubTenant() {
   const { tenantId } = await tenantWithKey(prisma);
-  const { secret } = await createInboundSecretStore(prisma, createSecretBox([{ id: 'faults', key }]), { cacheMs: 0 }).put({
-    tenantId,
-    provider: 'github',
-  });
+  const { secret } = await createInboundSecretStore(prisma, createSecretBox([{ id: 'faults', key }]), { cacheMs: 0 }).put({ tenantId, provider: 'github' }, operator(tenantId));
   return { tenantId, secret };
 }
 
@@ -176,7 +174,7 @@ describe('process faults', () => {
     const emit = (from: number, n: number) =>
       enqueueEvents(
         onPg(pool),
-        Array.from({ length: n }, (_, i) => ({ tenantId, type: 'invoice.paid', payload: { n: from + i }, dedupKey: `fault:${from + i}` })),
+        Array.from({ length: n }, (_, i) => exampleEvent(tenantId, 'invoice.paid', `fault:${from + i}`)),
       );
     await emit(0, 40);
     await expect
@@ -212,7 +210,7 @@ describe('process faults', () => {
     const emit = (tenantId: string) =>
       enqueueEvents(
         onPg(pool),
-        Array.from({ length: 48 }, (_, i) => ({ tenantId, type: 'invoice.paid', payload: { n: i }, dedupKey: `slow-fast:${i}` })),
+        Array.from({ length: 48 }, (_, i) => exampleEvent(tenantId, 'invoice.paid', `slow-fast:${i}`)),
       );
     await emit(slowTenant.tenantId);
     await emit(fastTenant.tenantId);

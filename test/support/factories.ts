@@ -1,3 +1,5 @@
+import { EVENTS, type EventName } from '../../src/outbox/events.ts';
+import type { OutboxInput } from '../../src/outbox/enqueue.ts';
 import { randomUUID } from 'node:crypto';
 import { issueApiKey } from '../../src/services/api-keys.ts';
 import { hashPassword } from '../../src/auth/passwords.ts';
@@ -220,3 +222,7 @@ export async function historyPoint(
     },
   });
 }
+
+/** An outbox event of the given type with the registry's example payload for the tenant. */
+export const exampleEvent = (tenantId: string, type: EventName = 'invoice.created', dedupKey = `${type}:${randomUUID()}`): OutboxInput =>
+  ({ tenantId, type, payload: { ...EVENTS[type].example, tenant_id: tenantId }, dedupKey }) as OutboxInput;

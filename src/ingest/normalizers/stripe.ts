@@ -1,5 +1,6 @@
 import { enqueueEvents } from '../../outbox/enqueue.ts';
 import { formatAmount } from '../../outbox/money.ts';
+import { invoicePayload } from '../../outbox/payloads.ts';
 import { churnOutcomeRows } from '../../services/churn.ts';
 import { customerForProviderAccount, resolveCustomer } from '../../services/customers.ts';
 import { companyDomain } from '../email-domain.ts';
@@ -117,17 +118,16 @@ async function invoicePaymentPaid(ctx: NormalizeContext, o: any): Promise<Outcom
   return 'processed';
 }
 
-function invoicePayload(tenantId: string, inv: InvoiceRow) {
-  return {
-    tenant_id: tenantId,
-    invoice_id: inv.id,
+const invoiceOf = (tenantId: string, inv: InvoiceRow) =>
+  invoicePayload({
+    id: inv.id,
+    tenantId,
     status: inv.status,
-    total: formatAmount(BigInt(inv.total_minor), inv.currency),
+    totalMinor: BigInt(inv.total_minor),
     currency: inv.currency,
-    customer_id: inv.customer_id,
-    due_at: inv.due_at?.toISOString() ?? null,
-  };
-}
+    customerId: inv.customer_id,
+    dueAt: inv.due_at,
+  });
 
 /** Finds or creates our invoice for a Stripe invoice object (locked for this transaction), without changing its status. */
 async function invoiceRow(ctx: NormalizeContext, o: any, initial: InvoiceStatus): Promise<{ invoice: InvoiceRow; created: boolean }> {
@@ -181,7 +181,7 @@ async function invoiceTransition(ctx: NormalizeContext, o: any, target: InvoiceS
   const type = EVENT_FOR_STATUS[target];
   if (type && (target !== 'draft' || created)) {
     await enqueueEvents(sql, [
-      { tenantId, type, subject: current!.id, dedupKey: `${type}:${current!.id}`, payload: invoicePayload(tenantId, current!) },
+      { tenantId, type, subject: current!.id, dedupKey: `${type}:${current!.id}`, payload: invoiceOf(tenantId, current!) },
     ]);
   }
   if (target === 'paid' || target === 'overdue') {

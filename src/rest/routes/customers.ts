@@ -5,6 +5,7 @@ import {
   CustomerChurnPredictionDocument,
   CustomerHealthDocument,
   CustomerHealthHistoryDocument,
+  DeleteCustomerDocument,
   GetCustomerDocument,
   ListCustomersDocument,
   UpdateCustomerDocument,
@@ -113,6 +114,38 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
       );
       reply.code(201).header('location', `/api/v1/customers/${data.createCustomer.id}`);
       return map.customerDetail(data.createCustomer);
+    },
+  );
+
+  app.delete<{ Params: IdParams }>(
+    '/customers/:customer_id',
+    {
+      schema: {
+        tags,
+        operationId: 'deleteCustomer',
+        summary: 'Erase a customer',
+        description:
+          'Erases the customer for good, in one transaction: its identities, signals, health history, churn prediction, labels and alerts, the raw inbound events that name it (their metadata stays), and the outbound events about it; invoices and subscriptions stay as revenue facts without the link. A `customer.deleted` event announces it. Owners, admins and API keys. Cannot be undone.',
+        params: idParams,
+        response: {
+          200: {
+            type: 'object',
+            description: 'The erased customer’s ids, to match it in your own systems.',
+            properties: {
+              id: { type: 'string', format: 'uuid' },
+              external_id: { type: ['string', 'null'] },
+              deleted: { type: 'boolean', const: true },
+            },
+            required: ['id', 'external_id', 'deleted'],
+            additionalProperties: false,
+          },
+          ...problemResponses(400, 401, 403, 404, 429),
+        },
+      },
+    },
+    async (req) => {
+      const data = await run(DeleteCustomerDocument, { id: req.params.customer_id }, context(req));
+      return { id: data.deleteCustomer.id, external_id: data.deleteCustomer.externalId ?? null, deleted: true as const };
     },
   );
 

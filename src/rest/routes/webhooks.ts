@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { EVENT_NAMES } from '../../outbox/catalog.ts';
+import { EVENT_NAMES } from '../../outbox/events.ts';
 import {
   CreateWebhookEndpointDocument,
   DeleteWebhookEndpointDocument,
@@ -50,12 +50,18 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         tags,
         operationId: 'listWebhookEventTypes',
         summary: 'List webhook event types',
-        description: 'The events an endpoint can subscribe to, with what each means.',
+        description:
+          'The events an endpoint can subscribe to, with what each means, the JSON Schema of its payload (generate receiver types from it) and an example. The same schemas describe the deliveries in the `webhooks` section of this document.',
         response: {
           200: s.listOf({
             type: 'object',
-            properties: { name: { type: 'string' }, description: { type: 'string' } },
-            required: ['name', 'description'],
+            properties: {
+              name: { type: 'string' },
+              description: { type: 'string' },
+              schema: { type: 'object', additionalProperties: true, description: 'The payload’s JSON Schema (2020-12).' },
+              example: { type: 'object', additionalProperties: true, description: 'An example payload.' },
+            },
+            required: ['name', 'description', 'schema', 'example'],
           }),
         },
       },

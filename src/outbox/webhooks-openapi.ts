@@ -1,0 +1,55 @@
+import { EVENT_NAMES, EVENTS, payloadJsonSchema } from './events.ts';
+
+// The `webhooks` section of the OpenAPI description: one entry per event type, describing the request the
+// service sends to a tenant's endpoint, so a receiver can generate types for it. The body is the event's
+// payload alone, exactly as sent (the stored CloudEvents envelope stays in the delivery log).
+
+const header = (description: string, schema: Record<string, unknown> = { type: 'string' }) => ({ required: true, description, schema });
+
+const HEADERS = [
+  {
+    name: 'X-Webhook-Id',
+    in: 'header',
+    ...header('The delivery id; the same on every retry of a delivery. Use it to drop duplicates.', { type: 'string', format: 'uuid' }),
+  },
+  { name: 'X-Webhook-Event', in: 'header', ...header('The event type, as in the envelope’s `type`.') },
+  {
+    name: 'X-Webhook-Timestamp',
+    in: 'header',
+    ...header('Unix seconds when this attempt was signed; refuse one more than 300 s away from your clock.', {
+      type: 'string',
+      pattern: '^[0-9]+$',
+    }),
+  },
+  {
+    name: 'X-Webhook-Signature',
+    in: 'header',
+    ...header(
+      '`v0=` and the hex HMAC-SHA256 of `{timestamp}.{raw body}` under the endpoint secret; during a secret rotation two, space-separated, the new one first. Accept the request if any matches.',
+      { type: 'string', pattern: '^v0=[0-9a-f]{64}( v0=[0-9a-f]{64})*$' },
+    ),
+  },
+];
+
+export function webhooksSection(): Record<string, unknown> {
+  return Object.fromEntries(
+    EVENT_NAMES.map((name) => [
+      name,
+      {
+        post: {
+          operationId: `receive_${name.replace(/\./g, '_')}`,
+          summary: EVENTS[name].description,
+          description: `Sent to every enabled endpoint subscribed to \`${name}\`. Answer 2xx within 15 s; anything else is retried with backoff for about 27 hours (docs/receiving-webhooks.md).`,
+          tags: ['Outbound webhooks'],
+          parameters: HEADERS,
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: payloadJsonSchema(name), example: EVENTS[name].example } },
+          },
+          responses: { '2XX': { description: 'Received; any 2xx answer ends the delivery.' } },
+          security: [],
+        },
+      },
+    ]),
+  );
+}

@@ -1,0 +1,117 @@
+import type { Sql } from '../db/sql.ts';
+import { notFound } from '../errors.ts';
+import { enqueueEvents } from '../outbox/enqueue.ts';
+import { recordAudit, type Actor } from './audit.ts';
+
+// Erasure of one customer (docs/data-lifecycle.md): everything that names or describes the customer goes,
+// in one transaction, so a failure leaves the customer whole and a success leaves nothing behind.
+// Rows of the customer's own tables are removed by the foreign keys' ON DELETE CASCADE (identities,
+// snapshot, history, prediction, scoring queue, alerts, outcomes); the rest is done here because those
+// rows outlive a customer or hold the customer's data in text.
+
+/** Identifiers shorter than this are not searched for in raw bodies: they would match unrelated text. */
+const MIN_TERM_LENGTH = 4;
+
+export interface Erased {
+  id: string;
+  externalId: string | null;
+  signals: number;
+  inboundBodies: number;
+  outboxEvents: number;
+  deliveries: number;
+}
+
+export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string): Promise<Erased> {
+  const tenantId = actor.tenantId;
+  const [c] = await sql.query<{ external_id: string | null; name: string; email: string | null; domain: string | null }>(
+    'SELECT external_id, name, email, domain FROM customers WHERE tenant_id = $1 AND id = $2 FOR UPDATE',
+    [tenantId, customerId],
+  );
+  if (!c) throw notFound(`Customer ${customerId}`);
+  const identities = await sql.query<{ provider: string; external_id: string }>(
+    'SELECT provider, external_id FROM customer_identities WHERE tenant_id = $1 AND customer_id = $2',
+    [tenantId, customerId],
+  );
+  const accountIds = identities.map((i) => i.external_id);
+  const terms = [customerId, c.external_id, c.email, c.name, c.domain, ...accountIds].filter(
+    (t): t is string => typeof t === 'string' && t.length >= MIN_TERM_LENGTH,
+  );
+
+  // Raw inbound bodies: those that produced the customer's signals and any that mention it. The row stays
+  // (provider, type, dedup key, times) so a redelivery is still recognised as a duplicate; an event not yet
+  // processed is set aside, since its body is gone.
+  const bodies = await sql.query<{ id: string }>(
+    `UPDATE inbox_events SET body = '', body_sha256 = NULL,
+            status = CASE WHEN status = 'received' THEN 'ignored'::"InboxStatus" ELSE status END,
+            last_error = CASE WHEN status = 'received' THEN 'body erased with its customer' ELSE last_error END
+     WHERE tenant_id = $1 AND body <> ''
+       AND (id IN (SELECT inbox_event_id FROM signals WHERE customer_id = $2 AND inbox_event_id IS NOT NULL)
+            OR EXISTS (SELECT 1 FROM unnest($3::text[]) AS t(term) WHERE strpos(body, t.term) > 0))
+     RETURNING id`,
+    [tenantId, customerId, terms],
+  );
+  // Signals: the customer's, and those kept without a customer that would be attributed to it.
+  const signals = await sql.query<{ id: string }>(
+    `DELETE FROM signals WHERE tenant_id = $1
+       AND (customer_id = $2
+            OR (customer_id IS NULL AND (account_id = ANY($3::text[]) OR alt_account_id = ANY($3::text[])
+                                         OR (email_domain IS NOT NULL AND email_domain = $4))))
+     RETURNING id`,
+    [tenantId, customerId, accountIds, c.domain],
+  );
+  // Revenue facts stay, without the link or the provider's account id.
+  for (const table of ['invoices', 'subscriptions']) {
+    await sql.query(
+      `UPDATE ${table} SET customer_id = NULL, account_id = NULL
+       WHERE tenant_id = $1 AND (customer_id = $2 OR account_id = ANY($3::text[]))`,
+      [tenantId, customerId, accountIds],
+    );
+  }
+  // Outbound events about the customer and their deliveries (with their attempts' response excerpts).
+  const outbox = await sql.query<{ id: string }>(
+    `DELETE FROM outbox_events WHERE tenant_id = $1
+       AND (subject = $2 OR payload->>'customer_id' = $2 OR (type LIKE 'customer.%' AND payload->>'id' = $2))
+     RETURNING id`,
+    [tenantId, customerId],
+  );
+  const deliveries = await sql.query<{ id: string }>(
+    `DELETE FROM webhook_deliveries WHERE tenant_id = $1
+       AND (outbox_event_id = ANY($2::uuid[]) OR strpos(envelope::text, $3) > 0)
+     RETURNING id`,
+    [tenantId, outbox.map((r) => r.id), customerId],
+  );
+  // Stored answers of idempotent requests that returned the customer.
+  await sql.query('DELETE FROM idempotency_keys WHERE tenant_id = $1 AND strpos(response::text, $2) > 0', [tenantId, customerId]);
+  await sql.query('DELETE FROM customers WHERE tenant_id = $1 AND id = $2', [tenantId, customerId]);
+
+  const erased: Erased = {
+    id: customerId,
+    externalId: c.external_id,
+    signals: signals.length,
+    inboundBodies: bodies.length,
+    outboxEvents: outbox.length,
+    deliveries: deliveries.length,
+  };
+  await enqueueEvents(sql, [
+    {
+      tenantId,
+      type: 'customer.deleted',
+      subject: customerId,
+      dedupKey: `customer.deleted:${customerId}`,
+      payload: { tenant_id: tenantId, id: customerId, external_id: c.external_id },
+    },
+  ]);
+  // The record of the erasure names only the id and counts: nothing that identifies the person.
+  await recordAudit(sql, actor, {
+    action: 'customer.erased',
+    targetType: 'customer',
+    targetId: customerId,
+    changes: {
+      signals: erased.signals,
+      inbound_bodies: erased.inboundBodies,
+      outbox_events: erased.outboxEvents,
+      deliveries: erased.deliveries,
+    },
+  });
+  return erased;
+}
