@@ -10,7 +10,7 @@ import { verifyWebhookSignature } from '../src/outbox/verify.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { exampleEvent, tenantWithKey } from './support/factories.ts';
 import type { EventName } from '../src/outbox/events.ts';
-import { startReceiver, testCertificate } from './support/receiver.ts';
+import { startReceiver, testCertificate, verifiesWithStripe } from './support/receiver.ts';
 
 const tls = testCertificate();
 let t: TestApp;
@@ -403,6 +403,12 @@ describe('deliveries', () => {
     expect(
       verifyWebhookSignature({ secret: endpoint.secret, headers: { ...hit!.headers, 'x-webhook-signature': sigs[1] }, rawBody: hit!.raw }),
     ).toBe(true);
+    // And with a verifier written elsewhere: either secret passes, a third does not.
+    expect([
+      verifiesWithStripe(rotated.secret, hit!),
+      verifiesWithStripe(endpoint.secret, hit!),
+      verifiesWithStripe('whsec_other', hit!),
+    ]).toEqual([true, true, false]);
   });
 
   it('queues due retries for the worker', async () => {

@@ -161,7 +161,12 @@ describe('behind a validating proxy (Prism with --errors)', () => {
     expectStatus(await send('listAlerts', 'GET', '/api/v1/alerts?status=open&severity=high', { headers: key }), 200);
     expectStatus(await send('updateAlert', 'PATCH', `/api/v1/alerts/${a.id}`, json(key, { status: 'acknowledged' })), 200);
     expectStatus(
-      await send('recordUsageEvents', 'POST', '/api/v1/events', json(key, { events: [{ customer_id: customer.id, event: 'report.exported' }] })),
+      await send(
+        'recordUsageEvents',
+        'POST',
+        '/api/v1/events',
+        json(key, { events: [{ customer_id: customer.id, event: 'report.exported' }] }),
+      ),
       202,
     );
     expectStatus(await send('listWebhookEventTypes', 'GET', '/api/v1/webhook-event-types', { headers: key }), 200);
@@ -214,10 +219,22 @@ describe('behind a validating proxy (Prism with --errors)', () => {
       400,
     );
     // A session from the sign-in route.
-    await t.services.accounts.createUser(operator(tenantId), { email: `proxy-${tenantId}@example.com`, password: 'correct horse battery', role: 'admin' });
-    const login = await send('login', 'POST', '/api/v1/auth/login', json({}, { email: `proxy-${tenantId}@example.com`, password: 'correct horse battery' }));
+    await t.services.accounts.createUser(operator(tenantId), {
+      email: `proxy-${tenantId}@example.com`,
+      password: 'correct horse battery',
+      role: 'admin',
+    });
+    const login = await send(
+      'login',
+      'POST',
+      '/api/v1/auth/login',
+      json({}, { email: `proxy-${tenantId}@example.com`, password: 'correct horse battery' }),
+    );
     expectStatus(login, 200);
-    expectStatus(await send('login', 'POST', '/api/v1/auth/login', json({}, { email: `proxy-${tenantId}@example.com`, password: 'wrong' })), 401);
+    expectStatus(
+      await send('login', 'POST', '/api/v1/auth/login', json({}, { email: `proxy-${tenantId}@example.com`, password: 'wrong' })),
+      401,
+    );
   });
 
   it('went through every operation of the description', () => {
