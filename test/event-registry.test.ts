@@ -2,7 +2,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { markOverdueInvoices } from '../src/ingest/overdue.ts';
-import { EVENT_NAMES, EVENTS, type EventName, payloadJsonSchema } from '../src/outbox/events.ts';
+import { EVENT_NAMES, EVENTS, type EventName, payloadJsonSchema } from '../src/outbox/events/registry.ts';
 import { operator } from '../src/services/audit.ts';
 import { createInboundSecretStore } from '../src/services/integrations.ts';
 import { appWithWorker, testSecretBox } from './support/app.ts';

@@ -51,7 +51,7 @@ describe('inbound to outbound', () => {
       currency: 'usd',
       invoice_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
     });
-    const { verifyWebhookSignature } = await import('../src/outbox/verify.ts');
+    const { verifyWebhookSignature } = await import('../src/outbox/sender/verify.ts');
     expect(verifyWebhookSignature({ secret: ep.secret, headers: hit.headers, rawBody: hit.raw })).toBe(true);
   });
 

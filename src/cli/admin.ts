@@ -5,11 +5,11 @@ import { pino } from 'pino';
 import { z } from 'zod';
 import { type Config, loadConfig } from '../config.ts';
 import { reencryptSecrets } from '../crypto/reencrypt.ts';
-import { PROVIDERS } from '../ingest/providers/types.ts';
+import { PROVIDERS } from '../contract/enums.ts';
 import { readRecordedRequest, replayable, signatureHeaders } from '../ingest/recorded-request.ts';
 import { DomainError } from '../errors.ts';
 import { migrateDeploy } from '../db/migrate.ts';
-import { PLAN_VALUES, ROLE_VALUES } from '../schema/enums.ts';
+import { PLANS, ROLES } from '../contract/enums.ts';
 import type { Composition } from '../composition.ts';
 import { operator } from '../services/audit.ts';
 import { createMemoryQueue } from '../queue/memory.ts';
@@ -34,7 +34,7 @@ const commands: Record<string, { options: string[]; files?: boolean; run: Comman
     options: ['name', 'plan'],
     run: async (c, v) => {
       const name = option(v, 'name', z.string().trim().min(1).max(200));
-      const plan = option(v, 'plan', z.enum(PLAN_VALUES)) as (typeof PLAN_VALUES)[number];
+      const plan = option(v, 'plan', z.enum(PLANS)) as (typeof PLANS)[number];
       const { tenant, apiKey } = await c.services.accounts.createTenant({ name, plan });
       return { tenant_id: tenant.id, api_key: apiKey };
     },
@@ -62,7 +62,7 @@ const commands: Record<string, { options: string[]; files?: boolean; run: Comman
       const tenantId = option(v, 'tenant', uuid);
       const email = option(v, 'email', z.string().trim().toLowerCase().email());
       const password = option(v, 'password', z.string().min(8, 'must be at least 8 characters').max(1024));
-      const role = option(v, 'role', z.enum(ROLE_VALUES)) as (typeof ROLE_VALUES)[number];
+      const role = option(v, 'role', z.enum(ROLES)) as (typeof ROLES)[number];
       if (!(await c.services.accounts.tenantExists(tenantId))) throw new UsageError(`no tenant ${tenantId}`);
       if (await c.services.accounts.emailTaken(email)) throw new UsageError(`a user with email ${email} exists`);
       const user = await c.services.accounts.createUser(operator(tenantId), { email, password, role });

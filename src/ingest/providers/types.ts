@@ -1,8 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { ProviderName } from '../../contract/enums.ts';
 
-export const PROVIDERS = ['stripe', 'github', 'slack', 'discord', 'intercom', 'meta_ads'] as const;
-export type ProviderName = (typeof PROVIDERS)[number];
-export const isProvider = (p: string): p is ProviderName => (PROVIDERS as readonly string[]).includes(p);
+export { isProvider, type ProviderName, PROVIDERS } from '../../contract/enums.ts';
 
 export interface InboundRequest {
   headers: IncomingHttpHeaders;
