@@ -4,6 +4,7 @@ import { HealthBadge, RiskBadge, SeverityBadge, StatusPill, Trend } from '../com
 import { DimensionChart, HistoryChart } from '../components/Charts.tsx';
 import { Empty, ErrorState, FormError, Loading } from '../components/States.tsx';
 import { graphql } from '../gql/index.ts';
+import type { Provider } from '../gql/graphql.ts';
 import { DIMENSION_LABELS, PROVIDER_LABELS, formatDateTime, formatPercent, formatRelative, formatScore, humanize } from '../lib/format.ts';
 import { useViewer } from '../lib/viewer.tsx';
 
@@ -117,7 +118,8 @@ function eventName(attributes: unknown): string | null {
   return typeof name === 'string' ? name : null;
 }
 
-const sourceLabel = (source: string) => (source === 'api' ? 'Events API' : (PROVIDER_LABELS[source] ?? humanize(source)));
+// A signal's source is a provider's name or `api`.
+const sourceLabel = (source: string) => (source === 'api' ? 'Events API' : (PROVIDER_LABELS[source as Provider] ?? humanize(source)));
 
 export function CustomerPage() {
   const { id = '' } = useParams();
