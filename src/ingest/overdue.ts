@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { inTransaction } from '../db/sql.ts';
 import { enqueueEvents } from '../outbox/events/enqueue.ts';
 import { invoiceEvent, type InvoiceRecord } from '../outbox/events/payloads.ts';
-import { recordSignals } from './signals.ts';
+import { recordSignals } from '../services/signals.ts';
 
 interface Row extends InvoiceRecord {
   total_minor: string;

@@ -6,7 +6,7 @@ import { customerForProviderAccount, resolveCustomer } from '../../services/cust
 import { companyDomain } from '../email-domain.ts';
 import { canMove, EVENT_FOR_STATUS, type InvoiceStatus } from '../invoice-state.ts';
 import { lockObject } from '../locks.ts';
-import { recordSignals } from '../signals.ts';
+import { recordSignals } from '../../services/signals.ts';
 import { fromUnix, type NormalizeContext, type Normalizer, type Outcome, str } from './types.ts';
 
 const PROVIDER = 'stripe';

@@ -6,7 +6,7 @@ import { type ContractTypeProvider, pageRef, schemaOf } from '../../contract/wir
 import { problemResponses } from '../../http/openapi.ts';
 import { ListAlertsDocument, UpdateAlertDocument } from '../generated/operations.ts';
 import { page } from '../page.ts';
-import type { RestDeps } from '../plugin.ts';
+import type { RestDeps } from '../deps.ts';
 
 const tags = ['Alerts'];
 

@@ -6,7 +6,7 @@ import { type ContractTypeProvider, pageRef, schemaOf } from '../../contract/wir
 import { problemResponses } from '../../http/openapi.ts';
 import { ListAuditEventsDocument } from '../generated/operations.ts';
 import { page } from '../page.ts';
-import type { RestDeps } from '../plugin.ts';
+import type { RestDeps } from '../deps.ts';
 
 export async function auditRoutes(fastify: FastifyInstance, { run, context }: RestDeps) {
   const app = fastify.withTypeProvider<ContractTypeProvider>();

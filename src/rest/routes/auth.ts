@@ -5,7 +5,7 @@ import { serialize } from '../../contract/serialize.ts';
 import { type ContractTypeProvider, schemaOf, time } from '../../contract/wire.ts';
 import { problemResponses } from '../../http/openapi.ts';
 import { LoginDocument } from '../generated/operations.ts';
-import type { RestDeps } from '../plugin.ts';
+import type { RestDeps } from '../deps.ts';
 
 const session = z.object({ token: z.string(), expires_at: time });
 

@@ -16,7 +16,7 @@ import {
   UpdateCustomerDocument,
 } from '../generated/operations.ts';
 import { page } from '../page.ts';
-import type { RestDeps } from '../plugin.ts';
+import type { RestDeps } from '../deps.ts';
 
 const PAGE_FIELDS = { first: 'limit', after: 'cursor' };
 const params = schemaOf(r.customerParams);

@@ -5,7 +5,7 @@ import { camelKeys, serialize } from '../../contract/serialize.ts';
 import { type ContractTypeProvider, schemaOf } from '../../contract/wire.ts';
 import { problemResponses } from '../../http/openapi.ts';
 import { RecordUsageEventsDocument } from '../generated/operations.ts';
-import type { RestDeps } from '../plugin.ts';
+import type { RestDeps } from '../deps.ts';
 
 const accepted = z.object({
   accepted: z.number().int(),

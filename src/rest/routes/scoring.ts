@@ -14,7 +14,7 @@ import {
   SetHealthWeightsDocument,
   TrainChurnModelDocument,
 } from '../generated/operations.ts';
-import type { RestDeps } from '../plugin.ts';
+import type { RestDeps } from '../deps.ts';
 
 // GraphQL lists the baseline's numbers beside the model's; REST groups them under `baseline`.
 const baselineOf = (m: { baselineModelVersion: string; baselineAuc: number; baselineBrier: number }) => ({

@@ -20,7 +20,7 @@ import {
   WebhookEventTypesDocument,
 } from '../generated/operations.ts';
 import { page } from '../page.ts';
-import type { RestDeps } from '../plugin.ts';
+import type { RestDeps } from '../deps.ts';
 
 const tags = ['Webhook endpoints'];
 const params = schemaOf(r.idParams);
