@@ -1,3 +1,4 @@
+import { normalizeDiscord } from '../normalizers/chat.ts';
 import { isDiscordPublicKey } from '../../contract/provider-secrets.ts';
 import { createPublicKey, verify as verifySignature } from 'node:crypto';
 import { type HandshakeReply, header, type ProviderSpec } from './types.ts';
@@ -49,6 +50,11 @@ function interactionAnswer(type: unknown): HandshakeReply | null {
 }
 
 export const discord: ProviderSpec = {
+  normalize: normalizeDiscord,
+  sign: () => {
+    // The tenant's Discord secret is the application's public key: only Discord holds the private key.
+    throw new TypeError('discord requests cannot be re-signed: Discord signs with a private key only Discord holds');
+  },
   name: 'discord',
   dedupKeySigned: true,
   verify({ headers, rawBody }, secrets) {

@@ -1,4 +1,4 @@
-import type { Dimension, Provider } from '../gql/graphql.ts';
+import type { Dimension } from '../gql/graphql.ts';
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 const dateOnly = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
@@ -61,13 +61,4 @@ export const DIMENSION_LABELS: Record<Dimension, string> = {
   support: 'Support',
   billing: 'Billing',
   growth: 'Growth',
-};
-
-export const PROVIDER_LABELS: Record<Provider, string> = {
-  stripe: 'Stripe',
-  github: 'GitHub',
-  slack: 'Slack',
-  discord: 'Discord',
-  intercom: 'Intercom',
-  meta_ads: 'Meta Ads',
 };
