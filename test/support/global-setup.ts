@@ -25,7 +25,9 @@ export default async function setup(project: TestProject) {
   return async () => {
     const c = new pg.Client({ connectionString: admin });
     await c.connect();
-    const { rows } = await c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [`${name}\\_%`]);
+    // Only the clones of this template (test/support/database.ts names them `<name>_<8 hex>`): another run's template
+    // whose name merely starts with ours (chs_test_perf beside chs_test) is left alone.
+    const { rows } = await c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname ~ $1', [`^${name}_[0-9a-f]{8}$`]);
     for (const { datname } of rows) await c.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
     await c.end();
   };
