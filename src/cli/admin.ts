@@ -6,7 +6,6 @@ import { z } from 'zod';
 import { type Config, loadConfig } from '../config.ts';
 import { reencryptSecrets } from '../crypto/reencrypt.ts';
 import { PROVIDERS } from '../contract/enums.ts';
-import { readRecordedRequest, replayable, signatureHeaders } from '../ingest/recorded-request.ts';
 import { DomainError } from '../errors.ts';
 import { migrateDeploy } from '../db/migrate.ts';
 import { PLANS, ROLES } from '../contract/enums.ts';
@@ -99,6 +98,8 @@ const commands: Record<string, { options: string[]; files?: boolean; run: Comman
       if (files.length === 0) throw new UsageError('inbound:replay: give one or more recorded request files');
       if (provider === 'discord')
         throw new UsageError(`--provider: discord requests cannot be re-signed: Discord signs with a private key only Discord holds`);
+      // Loaded for this command only: signing goes through the provider registry and its normalizers.
+      const { readRecordedRequest, replayable, signatureHeaders } = await import('../ingest/recorded-request.ts');
       const requests = await Promise.all(files.map(async (file) => ({ file, ...replayable(await readRecordedRequest(file)) })));
       const active = await c.services.integrations.secrets.active(tenantId, provider);
       if (!active) throw new UsageError(`tenant ${tenantId} has no inbound secret for ${provider}: set one with inbound:secret`);
