@@ -54,7 +54,7 @@ describe('inbound to outbound', () => {
       currency: 'usd',
       invoice_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
     });
-    const { verifyWebhookSignature } = await import('../src/outbox/verify.ts');
+    const { verifyWebhookSignature } = await import('../src/outbox/sender/verify.ts');
     expect(verifyWebhookSignature({ secret: ep.secret, headers: hit.headers, rawBody: hit.raw })).toBe(true);
     expect(verifiesWithStripe(ep.secret, hit)).toBe(true);
     expect(verifiesWithStripe(ep.secret, { ...hit, raw: Buffer.from(hit.raw.toString().replace('123.45', '123.46')) })).toBe(false);
