@@ -14,7 +14,7 @@ import { authHook } from './http/auth-hook.ts';
 import { defaultDashboardDir, registerDashboard } from './http/dashboard.ts';
 import { registerDeprecation } from './http/deprecation.ts';
 import { registerDocs } from './http/docs.ts';
-import { webhooksSection } from './outbox/events/webhooks-openapi.ts';
+import { webhooksSection } from './outbox/sender/webhooks-openapi.ts';
 import { registerAdmission } from './http/admission.ts';
 import { registerLoadShedding } from './http/load-shedding.ts';
 import { registerRequestDeadline } from './http/request-deadline.ts';

@@ -6,6 +6,7 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { scoredCustomer, tenantWithKey } from './support/factories.ts';
+import { PROVIDERS } from '../src/contract/enums.ts';
 import { oneCredential } from '../src/http/docs.ts';
 
 let t: TestApp;
@@ -94,13 +95,13 @@ describe('the operations of /openapi.json', () => {
   it('describe the inbound webhook: provider, signature headers, a JSON body with an example per provider, every answer', () => {
     const op = spec.paths['/api/v1/webhooks/in/{provider}/{tenant_id}'].post;
     const param = (name: string) => op.parameters.find((p: { name: string }) => p.name === name);
-    expect(param('provider').schema.enum).toEqual(['stripe', 'github', 'slack', 'discord', 'intercom', 'meta_ads']);
+    expect(param('provider').schema.enum).toEqual([...PROVIDERS]);
     for (const h of ['stripe-signature', 'x-hub-signature-256', 'x-slack-signature', 'x-signature-ed25519', 'x-hub-signature']) {
       expect(param(h)).toMatchObject({ in: 'header' });
     }
     const body = op.requestBody.content['application/json'];
     expect(body.schema.type).toBe('object');
-    expect(Object.keys(body.examples)).toEqual(['stripe', 'github', 'slack', 'discord', 'intercom', 'meta_ads']);
+    expect(Object.keys(body.examples)).toEqual([...PROVIDERS]);
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '202', '204', '401', '403', '404', '413', '415']));
   });
 

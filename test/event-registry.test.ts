@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -29,6 +31,14 @@ describe('the event registry', () => {
       expect(schema.required.sort(), name).toEqual(Object.keys(schema.properties).sort());
       expect(Object.keys(EVENTS[name].example as object).sort(), name).toEqual(schema.required.sort());
     }
+  });
+
+  it('lists every event type in the events table of docs/decisions.md §5, and no other', () => {
+    const doc = readFileSync(join(import.meta.dirname, '..', 'docs', 'decisions.md'), 'utf8');
+    const lines = doc.slice(doc.indexOf('| event | payload |')).split('\n');
+    const end = lines.findIndex((l) => !l.startsWith('|'));
+    const documented = lines.slice(2, end).flatMap((row) => [...row.split('|')[1]!.matchAll(/`([a-z_.]+)`/g)].map((m) => m[1]));
+    expect(documented.sort()).toEqual([...EVENT_NAMES].sort());
   });
 
   it('refuses a payload missing a field or with a wrong type', () => {

@@ -1,4 +1,5 @@
 import { describe, expect } from 'vitest';
+import { PROVIDERS } from '../src/contract/enums.ts';
 import { testWith } from './support/fixtures.ts';
 import * as p from './support/providers.ts';
 
@@ -22,7 +23,7 @@ describe('integration cards', () => {
   }) => {
     const { token } = await signedIn('viewer');
     const cards = (await gql(token, CARDS)).data.integrations;
-    expect(cards.map((c: { provider: string }) => c.provider)).toEqual(['stripe', 'github', 'slack', 'discord', 'intercom', 'meta_ads']);
+    expect(cards.map((c: { provider: string }) => c.provider)).toEqual([...PROVIDERS]);
     expect(cards[0]).toEqual({
       provider: 'stripe',
       inboundPath: `/api/v1/webhooks/in/stripe/${tenantId}`,

@@ -8,7 +8,7 @@ import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sign as signGithub } from '@octokit/webhooks-methods';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ProviderName } from '../src/ingest/providers/types.ts';
+import { PROVIDERS } from '../src/contract/enums.ts';
 import { readRecordedRequest, replayable, signatureHeaders } from '../src/ingest/recorded-request.ts';
 import { operator } from '../src/services/audit.ts';
 import { createInboundSecretStore } from '../src/services/integrations.ts';
@@ -18,7 +18,6 @@ import { discordKeys, nowS, stripeSdkSigned } from './support/providers.ts';
 import { freePort, ROOT } from './support/spawn.ts';
 
 const FIXTURES = join(import.meta.dirname, 'fixtures', 'providers');
-const PROVIDERS: ProviderName[] = ['stripe', 'github', 'slack', 'discord', 'intercom', 'meta_ads'];
 
 let t: TestApp;
 let spec: Record<string, any>;

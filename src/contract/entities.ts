@@ -1,6 +1,8 @@
 // One shape per entity of the public contract, in its wire form (snake_case, docs/decisions.md §1). Each
 // is the source of the REST answer's validation, serialisation and /openapi.json component (`COMPONENTS`),
 // the handlers' reply types, and the payloads of the webhook events about it (src/outbox/events/registry.ts).
+// An entity sent as a webhook payload has its sample beside its shape, typed by it, so a field added to the
+// shape does not compile until its example is written here too; the event catalog's examples are made from it.
 import { z } from 'zod';
 import {
   ALERT_SEVERITIES,
@@ -12,6 +14,7 @@ import {
   PROVIDERS,
   RISK_LEVELS,
 } from './enums.ts';
+import type { SourceOf } from './serialize.ts';
 import { component, jsonObject, listedText, probability, score, time, uuid } from './wire.ts';
 
 const str = z.string();
@@ -42,6 +45,20 @@ export const customerListItem = z.object({
   created_at: time,
   updated_at: time,
 });
+
+export const customerSample: SourceOf<z.infer<typeof customerListItem>> = {
+  id: '0b8e3f1a-5c2d-4e6f-8a9b-1c2d3e4f5a6b',
+  externalId: 'crm-4711',
+  name: 'Acme Corp',
+  email: 'billing@acme.example',
+  domain: 'acme.example',
+  healthScore: 72,
+  healthStatus: 'neutral',
+  churnProbability: 0.18,
+  churnRiskLevel: 'low',
+  createdAt: new Date('2026-09-01T10:00:00.000Z'),
+  updatedAt: new Date('2026-11-20T06:00:00.000Z'),
+};
 
 /** A customer's account at a provider; the same in requests and answers. */
 export const identity = z.strictObject({ provider: z.enum(PROVIDERS), external_id: z.string().min(1).max(200) });
@@ -99,6 +116,22 @@ export const alert = z.object({
   created_at: time,
   updated_at: time,
 });
+
+export const alertSample: SourceOf<z.infer<typeof alert>> = {
+  id: '3e2d1c0b-9a8f-4e7d-8c6b-5a4f3e2d1c0b',
+  customerId: customerSample.id,
+  alertType: 'health_drop',
+  severity: 'high',
+  status: 'open',
+  title: 'Health dropped by 18 points',
+  message: 'Acme Corp fell from 72 to 54 in seven days; usage is the weakest dimension.',
+  details: { previous_score: 72, score: 54, window_days: 7 },
+  snoozedUntil: null,
+  acknowledgedAt: null,
+  resolvedAt: null,
+  createdAt: new Date('2026-11-20T06:00:00.000Z'),
+  updatedAt: new Date('2026-11-20T06:00:00.000Z'),
+};
 
 export const webhookEndpoint = z.object({
   id: uuid,

@@ -17,8 +17,10 @@ export const INVOICE_STATUSES = valuesOf(db.InvoiceStatus);
 export const DELIVERY_STATUSES = valuesOf(db.DeliveryStatus);
 
 /**
- * The inbound providers. Each needs a spec (src/ingest/providers) and a normalizer (src/ingest/normalizers):
- * both registries are typed `Record<ProviderName, …>`, so a name added here and not there does not compile.
+ * The inbound providers. Each needs a spec (src/ingest/providers: verification, normalizer, replay signing,
+ * its /openapi.json description) and a guide in the dashboard (web/src/lib/providers.ts): both are typed
+ * records keyed by provider, so a name added here and not there does not compile. docs/inbound-webhooks.md
+ * lists them in one table, which a test checks against this list.
  */
 export const PROVIDERS = ['stripe', 'github', 'slack', 'discord', 'intercom', 'meta_ads'] as const;
 /** The five health dimensions, in the order the API lists them (docs/scoring.md). */

@@ -1,6 +1,8 @@
 // How the inbound webhook routes read in the OpenAPI description. The handler checks every part itself,
 // in the order providers need (unknown address 404, then signature 401, then the body), so these
-// schemas document the requests; they do not validate them.
+// schemas document the requests; they do not validate them. Each provider's headers and example body sit
+// on its spec (src/ingest/providers), so a provider added there is described here too.
+import { PROVIDER_SPECS } from './providers/index.ts';
 import { PROVIDERS } from './providers/types.ts';
 
 const TENANT_ID = { type: 'string', format: 'uuid', description: 'The tenant’s id, shown on its integration cards.' } as const;
@@ -16,74 +18,38 @@ export const inboundParams = {
 
 export const metaParams = { type: 'object', properties: { tenant_id: TENANT_ID }, required: ['tenant_id'] } as const;
 
-/** The signature headers, per provider; each provider sends only its own. */
-export const signatureHeaders = {
-  type: 'object',
-  properties: {
-    'stripe-signature': { type: 'string', description: 'Stripe: `t=<unix seconds>,v1=<hex HMAC-SHA256>`.' },
-    'x-hub-signature-256': { type: 'string', description: 'GitHub and Meta: `sha256=<hex HMAC-SHA256 of the body>`.' },
-    'x-github-event': { type: 'string', description: 'GitHub: the event name (`ping` is answered as a handshake).' },
-    'x-github-delivery': { type: 'string', description: 'GitHub: the delivery id, the same on redeliveries.' },
-    'x-slack-signature': { type: 'string', description: 'Slack: `v0=<hex HMAC-SHA256 of v0:<timestamp>:<body>>`.' },
-    'x-slack-request-timestamp': { type: 'string', description: 'Slack: unix seconds; older than five minutes is refused.' },
-    'x-signature-ed25519': { type: 'string', description: 'Discord: hex Ed25519 signature of timestamp + body.' },
-    'x-signature-timestamp': { type: 'string', description: 'Discord: the signed timestamp.' },
-    'x-hub-signature': { type: 'string', description: 'Intercom: `sha1=<hex HMAC-SHA1 of the body>`.' },
-  },
-} as const;
+const specs = PROVIDERS.map((p) => PROVIDER_SPECS[p]);
+const and = (names: string[]) => (names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : names[0]);
 
-/** One small, typical body per provider. */
-const EXAMPLES: Record<(typeof PROVIDERS)[number], { summary: string; value: Record<string, unknown> }> = {
-  stripe: {
-    summary: 'Stripe: invoice.payment_failed',
-    value: {
-      id: 'evt_1P2',
-      object: 'event',
-      type: 'invoice.payment_failed',
-      created: 1767225600,
-      data: { object: { id: 'in_1', customer: 'cus_123', amount_due: 4900 } },
-    },
-  },
-  github: {
-    summary: 'GitHub: issues.opened',
-    value: {
-      action: 'opened',
-      issue: { number: 7, title: 'Export fails' },
-      repository: { full_name: 'acme/app' },
-      sender: { login: 'octocat' },
-    },
-  },
-  slack: {
-    summary: 'Slack: Events API message',
-    value: {
-      type: 'event_callback',
-      event_id: 'Ev0PV52K25',
-      team_id: 'T123',
-      event: { type: 'message', user: 'U123', text: 'Thanks!', ts: '1767225600.000100' },
-    },
-  },
-  discord: { summary: 'Discord: Interactions PING', value: { type: 1, id: '1234567890', application_id: '987654321' } },
-  intercom: {
-    summary: 'Intercom: conversation.user.created',
-    value: {
-      type: 'notification_event',
-      id: 'notif_1',
-      topic: 'conversation.user.created',
-      created_at: 1767225600,
-      data: { item: { type: 'conversation', id: '42' } },
-    },
-  },
-  meta_ads: {
-    summary: 'Meta: ad account change',
-    value: { object: 'ad_account', entry: [{ id: 'act_123', time: 1767225600, changes: [{ field: 'spend', value: { amount: 120.5 } }] }] },
-  },
-};
+/**
+ * The headers the providers sign with, from their specs; each provider sends only its own. A header several
+ * providers send alike (GitHub's and Meta's `x-hub-signature-256`) is described once, naming them all.
+ */
+function headerProperties(): Record<string, { type: 'string'; description: string }> {
+  const byName = new Map<string, Map<string, string[]>>(); // header → what it carries → who sends it so
+  for (const { openapi } of specs) {
+    for (const [name, text] of Object.entries(openapi.headers)) {
+      const texts = byName.get(name) ?? byName.set(name, new Map()).get(name)!;
+      texts.set(text, [...(texts.get(text) ?? []), openapi.label]);
+    }
+  }
+  return Object.fromEntries(
+    [...byName].map(([name, texts]) => [
+      name,
+      { type: 'string', description: [...texts].map(([text, labels]) => `${and(labels)}: ${text}`).join(' ') },
+    ]),
+  );
+}
+
+export const signatureHeaders = { type: 'object', properties: headerProperties() } as const;
 
 export const inboundBody = {
   type: 'object',
   additionalProperties: true,
   description: 'The provider’s JSON event, exactly as it signed it.',
-  'x-examples': EXAMPLES,
+  'x-examples': Object.fromEntries(
+    specs.map(({ name, openapi: { label, example } }) => [name, { summary: `${label}: ${example.summary}`, value: example.value }]),
+  ),
 } as const;
 
 const receipt = {

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ALERT_TYPES as STORED_TYPES } from '../contract/enums.ts';
 import { ALERT_TYPES, type ExistingAlert, type Firing, MANUAL_RESOLVE_COOLDOWN_MS, planAlertChanges } from './alert-rules.ts';
@@ -24,6 +26,16 @@ const alert = (over: Partial<ExistingAlert>): ExistingAlert => ({
 describe('the alert rules', () => {
   it('have one rule for every alert type the database stores', () => {
     expect([...ALERT_TYPES].sort()).toEqual([...STORED_TYPES].sort());
+  });
+
+  it('are each stated in the alerts table of docs/scoring.md, the one place that lists the types', () => {
+    const doc = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'scoring.md'), 'utf8');
+    const lines = doc.slice(doc.indexOf('\n## Alerts\n')).split('\n');
+    const body = lines.slice(lines.findIndex((l) => l.startsWith('|---')) + 1);
+    const end = body.findIndex((l) => !l.startsWith('|'));
+    const rows = body.slice(0, end);
+    const documented = rows.map((row) => /^\| `([a-z_]+)` \|/.exec(row)?.[1]);
+    expect(documented.sort()).toEqual([...ALERT_TYPES].sort());
   });
 
   it('open an alert for a condition that fires and has none', () => {

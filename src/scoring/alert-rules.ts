@@ -31,7 +31,7 @@ export interface RuleInput {
 
 const PAYMENT_WINDOW_DAYS = 14;
 
-// The rules of docs/scoring.md, one per alert type of docs/decisions.md §6.
+// The rules of docs/scoring.md (Alerts), one per alert type.
 const RULES: Record<AlertType, (r: RuleInput) => Firing | null> = {
   health_drop: (r) => {
     if (r.score === null || r.change7d === null || r.change7d > -10) return null;

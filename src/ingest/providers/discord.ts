@@ -94,4 +94,12 @@ export const discord: ProviderSpec = {
       eventType: body?.type === APPLICATION_COMMAND ? 'INTERACTION_CREATE' : `interaction.${body?.type ?? 'unknown'}`,
     };
   },
+  openapi: {
+    label: 'Discord',
+    headers: {
+      'x-signature-ed25519': 'hex Ed25519 signature of timestamp + body.',
+      'x-signature-timestamp': 'the signed timestamp.',
+    },
+    example: { summary: 'Interactions PING', value: { type: 1, id: '1234567890', application_id: '987654321' } },
+  },
 };

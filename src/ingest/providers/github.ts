@@ -20,4 +20,21 @@ export const github: ProviderSpec = {
     const event = header(headers, 'x-github-event') ?? 'unknown';
     return { dedupKey: header(headers, 'x-github-delivery') ?? '', eventType: body?.action ? `${event}.${body.action}` : event };
   },
+  openapi: {
+    label: 'GitHub',
+    headers: {
+      'x-hub-signature-256': '`sha256=<hex HMAC-SHA256 of the body>`.',
+      'x-github-event': 'the event name (`ping` is answered as a handshake).',
+      'x-github-delivery': 'the delivery id, the same on redeliveries.',
+    },
+    example: {
+      summary: 'issues.opened',
+      value: {
+        action: 'opened',
+        issue: { number: 7, title: 'Export fails' },
+        repository: { full_name: 'acme/app' },
+        sender: { login: 'octocat' },
+      },
+    },
+  },
 };

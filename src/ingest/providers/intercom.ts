@@ -13,4 +13,18 @@ export const intercom: ProviderSpec = {
   },
   handshake: (body) => (body?.topic === 'ping' ? { status: 200, body: { ok: true } } : null),
   describe: (body) => ({ dedupKey: String(body?.id ?? ''), eventType: String(body?.topic ?? 'unknown') }),
+  openapi: {
+    label: 'Intercom',
+    headers: { 'x-hub-signature': '`sha1=<hex HMAC-SHA1 of the body>`.' },
+    example: {
+      summary: 'conversation.user.created',
+      value: {
+        type: 'notification_event',
+        id: 'notif_1',
+        topic: 'conversation.user.created',
+        created_at: 1767225600,
+        data: { item: { type: 'conversation', id: '42' } },
+      },
+    },
+  },
 };

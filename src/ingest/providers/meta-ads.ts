@@ -31,4 +31,15 @@ export const metaAds: ProviderSpec = {
     dedupKey: leadKeys(body).sort().join('|'),
     eventType: `${body?.object ?? 'page'}.${body?.entry?.[0]?.changes?.[0]?.field ?? 'unknown'}`,
   }),
+  openapi: {
+    label: 'Meta',
+    headers: { 'x-hub-signature-256': '`sha256=<hex HMAC-SHA256 of the body>`.' },
+    example: {
+      summary: 'ad account change',
+      value: {
+        object: 'ad_account',
+        entry: [{ id: 'act_123', time: 1767225600, changes: [{ field: 'spend', value: { amount: 120.5 } }] }],
+      },
+    },
+  },
 };

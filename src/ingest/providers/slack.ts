@@ -23,4 +23,20 @@ export const slack: ProviderSpec = {
       ? `${body.event.type}${body.event.subtype ? `.${body.event.subtype}` : ''}`
       : String(body?.type ?? 'unknown'),
   }),
+  openapi: {
+    label: 'Slack',
+    headers: {
+      'x-slack-signature': '`v0=<hex HMAC-SHA256 of v0:<timestamp>:<body>>`.',
+      'x-slack-request-timestamp': 'unix seconds; older than five minutes is refused.',
+    },
+    example: {
+      summary: 'Events API message',
+      value: {
+        type: 'event_callback',
+        event_id: 'Ev0PV52K25',
+        team_id: 'T123',
+        event: { type: 'message', user: 'U123', text: 'Thanks!', ts: '1767225600.000100' },
+      },
+    },
+  },
 };

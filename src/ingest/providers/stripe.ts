@@ -28,4 +28,18 @@ export const stripe: ProviderSpec = {
     });
   },
   describe: (body) => ({ dedupKey: String(body?.id ?? ''), eventType: String(body?.type ?? 'unknown') }),
+  openapi: {
+    label: 'Stripe',
+    headers: { 'stripe-signature': '`t=<unix seconds>,v1=<hex HMAC-SHA256>`.' },
+    example: {
+      summary: 'invoice.payment_failed',
+      value: {
+        id: 'evt_1P2',
+        object: 'event',
+        type: 'invoice.payment_failed',
+        created: 1767225600,
+        data: { object: { id: 'in_1', customer: 'cus_123', amount_due: 4900 } },
+      },
+    },
+  },
 };

@@ -36,6 +36,15 @@ export interface ProviderSpec {
   normalize: Normalizer;
   /** The signature headers the provider would send for `body` under `secret` at unix time `now`, to replay recorded requests. */
   sign(secret: string, body: string, now: number): Record<string, string>;
+  /** How /openapi.json describes the provider's requests (src/ingest/inbound-openapi.ts). */
+  openapi: {
+    /** The provider's name in the descriptions. */
+    label: string;
+    /** Each header the checks read (lower case), with what it carries. */
+    headers: Record<string, string>;
+    /** One small, typical body. */
+    example: { summary: string; value: Record<string, unknown> };
+  };
 }
 
 export const header = (h: IncomingHttpHeaders, name: string): string | undefined => {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { amount } from '../../contract/money.ts';
 import { HEALTH_STATUSES, INVOICE_STATUSES, RISK_LEVELS } from '../../contract/enums.ts';
-import { alert, churnPrediction, customerListItem, intervention } from '../../contract/entities.ts';
+import { alert, alertSample, churnPrediction, customerListItem, customerSample, intervention } from '../../contract/entities.ts';
 import { serialize, type SourceOf } from '../../contract/serialize.ts';
 import { probability, score, time, uuid } from '../../contract/wire.ts';
 
@@ -9,7 +9,8 @@ import { probability, score, time, uuid } from '../../contract/wire.ts';
 // `enqueueEvents` (a misspelt name or a payload of the wrong shape does not compile), the catalog that
 // `GET /api/v1/webhook-event-types` serves, the Test delivery's sample, and the `webhooks` section of
 // /openapi.json. A record's payload is its REST shape (src/contract/entities.ts) with the tenant_id
-// (docs/decisions.md §5); examples go through the same serializer as what is sent.
+// (docs/decisions.md §5), and its example is the entity's sample written beside the shape; examples go
+// through the same serializer as what is sent.
 
 const tenant = { tenant_id: uuid };
 
@@ -48,7 +49,7 @@ const prediction = z.object({
 
 // The examples, as domain values put through the serializer like every payload sent.
 const EXAMPLE_TENANT = '6f1c2a9e-3d4b-4c8a-9e1f-2a3b4c5d6e7f';
-const EXAMPLE_CUSTOMER = '0b8e3f1a-5c2d-4e6f-8a9b-1c2d3e4f5a6b';
+const EXAMPLE_CUSTOMER = customerSample.id;
 const EXAMPLE_INVOICE = '9d4c1b2a-7e6f-4a5b-8c9d-0e1f2a3b4c5d';
 
 const invoiceExample = (status: z.infer<typeof invoice>['status']) =>
@@ -71,37 +72,15 @@ const paymentExample = (reason: string) =>
     currency: 'usd',
     reason,
   });
-const sampleCustomer: SourceOf<z.infer<typeof customer>> = {
-  tenantId: EXAMPLE_TENANT,
-  id: EXAMPLE_CUSTOMER,
-  externalId: 'crm-4711',
-  name: 'Acme Corp',
-  email: 'billing@acme.example',
-  domain: 'acme.example',
-  healthScore: 72,
-  healthStatus: 'neutral',
-  churnProbability: 0.18,
-  churnRiskLevel: 'low',
-  createdAt: new Date('2026-09-01T10:00:00.000Z'),
-  updatedAt: new Date('2026-11-20T06:00:00.000Z'),
-};
+const sampleCustomer: SourceOf<z.infer<typeof customer>> = { tenantId: EXAMPLE_TENANT, ...customerSample };
+const RESOLVED_AT = new Date('2026-11-22T08:00:00.000Z');
 const alertExample = (status: 'open' | 'resolved') =>
-  serialize(alertPayload, {
-    tenantId: EXAMPLE_TENANT,
-    id: '3e2d1c0b-9a8f-4e7d-8c6b-5a4f3e2d1c0b',
-    customerId: EXAMPLE_CUSTOMER,
-    alertType: 'health_drop',
-    severity: 'high',
-    status,
-    title: 'Health dropped by 18 points',
-    message: 'Acme Corp fell from 72 to 54 in seven days; usage is the weakest dimension.',
-    details: { previous_score: 72, score: 54, window_days: 7 },
-    snoozedUntil: null,
-    acknowledgedAt: null,
-    resolvedAt: status === 'resolved' ? new Date('2026-11-22T08:00:00.000Z') : null,
-    createdAt: new Date('2026-11-20T06:00:00.000Z'),
-    updatedAt: new Date(status === 'resolved' ? '2026-11-22T08:00:00.000Z' : '2026-11-20T06:00:00.000Z'),
-  });
+  serialize(
+    alertPayload,
+    status === 'open'
+      ? { tenantId: EXAMPLE_TENANT, ...alertSample }
+      : { tenantId: EXAMPLE_TENANT, ...alertSample, status, resolvedAt: RESOLVED_AT, updatedAt: RESOLVED_AT },
+  );
 
 export interface EventDefinition<S extends z.ZodType = z.ZodType> {
   description: string;

@@ -11,6 +11,19 @@ import { formatDateTime, formatRelative, humanize, ranked } from '../lib/format.
 import { useDebounced } from '../lib/use-debounced.ts';
 import { useViewer } from '../lib/viewer.tsx';
 
+/** What every list of alerts shows: the inbox, and the alerts on a customer's page. */
+export const AlertFields = graphql(`
+  fragment AlertFields on Alert {
+    id
+    alertType
+    severity
+    status
+    title
+    message
+    createdAt
+  }
+`);
+
 const AlertsDoc = graphql(`
   query AlertInbox($first: Int, $after: String, $status: AlertStatus, $severity: AlertSeverity, $alertType: AlertType, $customerId: UUID) {
     alerts(first: $first, after: $after, status: $status, severity: $severity, alertType: $alertType, customerId: $customerId) {
@@ -20,13 +33,7 @@ const AlertsDoc = graphql(`
         hasNextPage
       }
       nodes {
-        id
-        alertType
-        severity
-        status
-        title
-        message
-        createdAt
+        ...AlertFields
         acknowledgedAt
         snoozedUntil
         resolvedAt

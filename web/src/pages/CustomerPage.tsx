@@ -86,13 +86,7 @@ const CustomerDoc = graphql(`
     alerts(customerId: $id, first: 10) {
       totalCount
       nodes {
-        id
-        alertType
-        severity
-        status
-        title
-        message
-        createdAt
+        ...AlertFields
       }
     }
   }

@@ -56,8 +56,8 @@ export function Webhooks() {
       </div>
       <p className="muted">
         Your endpoints receive signed HTTPS POSTs when health, churn predictions and alerts change. Verify the{' '}
-        <code>X-Webhook-Signature</code> header with the endpoint’s secret; a delivery that fails is retried 7 times over about 28 hours,
-        always with the same <code>X-Webhook-Id</code>.
+        <code>X-Webhook-Signature</code> header with the endpoint’s secret; a delivery that fails is retried with backoff, always with the
+        same <code>X-Webhook-Id</code>, and each endpoint’s log shows every attempt and when the next one is due.
       </p>
       {canManage ? (
         <div className="toolbar">

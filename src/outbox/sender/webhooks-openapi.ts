@@ -1,8 +1,11 @@
-import { EVENT_NAMES, EVENTS, payloadJsonSchema } from './registry.ts';
+import { EVENT_NAMES, EVENTS, payloadJsonSchema } from '../events/registry.ts';
+import { DELIVERY_TIMEOUT_MS } from './http-send.ts';
+import { RETRY_SPAN_MS } from './retry-schedule.ts';
 
 // The `webhooks` section of the OpenAPI description: one entry per event type, describing the request the
 // service sends to a tenant's endpoint, so a receiver can generate types for it. The body is the event's
-// payload alone, exactly as sent (the stored CloudEvents envelope stays in the delivery log).
+// payload alone, exactly as sent (the stored CloudEvents envelope stays in the delivery log). The timeout
+// and the retry span are read from the sender, so the description cannot drift from what it does.
 
 const header = (description: string, schema: Record<string, unknown> = { type: 'string' }) => ({ required: true, description, schema });
 
@@ -31,6 +34,9 @@ const HEADERS = [
   },
 ];
 
+/** In whole hours, rounded down. */
+const RETRY_HOURS = Math.floor(RETRY_SPAN_MS / 3_600_000);
+
 export function webhooksSection(): Record<string, unknown> {
   return Object.fromEntries(
     EVENT_NAMES.map((name) => [
@@ -39,7 +45,7 @@ export function webhooksSection(): Record<string, unknown> {
         post: {
           operationId: `receive_${name.replace(/\./g, '_')}`,
           summary: EVENTS[name].description,
-          description: `Sent to every enabled endpoint subscribed to \`${name}\`. Answer 2xx within 15 s; anything else is retried with backoff for about 27 hours (docs/receiving-webhooks.md).`,
+          description: `Sent to every enabled endpoint subscribed to \`${name}\`. Answer 2xx within ${DELIVERY_TIMEOUT_MS / 1000} s; anything else is retried with backoff for about ${RETRY_HOURS} hours (docs/receiving-webhooks.md).`,
           tags: ['Outbound webhooks'],
           parameters: HEADERS,
           requestBody: {
