@@ -9,6 +9,7 @@ import { customerRoutes } from './routes/customers.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { eventRoutes } from './routes/events.ts';
 import { scoringRoutes } from './routes/scoring.ts';
+import { workspaceRoutes } from './routes/workspace.ts';
 
 export interface RestDeps {
   run: Run;
@@ -30,5 +31,6 @@ export async function restApi(v1: FastifyInstance, opts: RestDeps) {
     await authed.register(eventRoutes, deps);
     await authed.register(scoringRoutes, deps);
     await authed.register(auditRoutes, deps);
+    await authed.register(workspaceRoutes, deps);
   });
 }

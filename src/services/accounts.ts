@@ -22,6 +22,9 @@ export function createAccountService(deps: { prisma: Db; sessions?: Sessions }) 
     async tenantExists(tenantId: string): Promise<boolean> {
       return Boolean(await prisma.tenant.findUnique({ where: { id: tenantId }, select: { id: true } }));
     },
+    async tenantOfUser(userId: string): Promise<string | null> {
+      return (await prisma.user.findUnique({ where: { id: userId }, select: { tenantId: true } }))?.tenantId ?? null;
+    },
     async emailTaken(email: string): Promise<boolean> {
       return Boolean(await prisma.user.findUnique({ where: { email }, select: { id: true } }));
     },
