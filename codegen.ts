@@ -25,7 +25,8 @@ const config: CodegenConfig = {
       documents: ['web/src/**/*.{ts,tsx}', '!web/src/gql/**'],
       preset: 'client',
       presetConfig: { fragmentMasking: false },
-      config: { scalars, enumsAsTypes: true, useTypeImports: true, skipTypename: true },
+      // Enums as objects: the dashboard lists their values (filters, labels) from here, never from a copy.
+      config: { scalars, enumType: 'const', useTypeImports: true, skipTypename: true },
     },
   },
 };

@@ -5,7 +5,8 @@ export default defineConfig({
   // or two graphql realms meet and schema checks fail.
   resolve: { alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }] },
   test: {
-    include: ['test/**/*.test.ts'],
+    // Integration tests in test/; unit tests of pure modules beside them in src/.
+    include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
     // The fault suite restarts PostgreSQL; it runs on its own with `npm run test:faults`.
     exclude: ['test/faults/**', '**/node_modules/**'],
     globalSetup: ['test/support/global-setup.ts'],

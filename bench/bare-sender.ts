@@ -2,7 +2,7 @@
 // queue, at the worker's concurrency, to the same receiver. Prints {"rps","p50","p99"} and exits.
 import { randomUUID } from 'node:crypto';
 import https from 'node:https';
-import { signatureHeader } from '../src/outbox/signing.ts';
+import { signatureHeader } from '../src/outbox/sender/signing.ts';
 
 const target = process.env.TARGET!;
 const total = Number(process.env.REQUESTS ?? 10_000);

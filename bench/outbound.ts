@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createPrisma } from '../src/db/prisma.ts';
 import { createPool } from '../src/db/prisma.ts';
 import { onPg } from '../src/db/sql.ts';
-import { enqueueEvents } from '../src/outbox/enqueue.ts';
+import { enqueueEvents } from '../src/outbox/events/enqueue.ts';
 import { makeTestCertificate } from '../test/support/receiver.ts';
 import { freshDatabase, report, ROOT, startProcess } from './lib.ts';
 

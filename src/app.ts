@@ -14,7 +14,7 @@ import { authHook } from './http/auth-hook.ts';
 import { defaultDashboardDir, registerDashboard } from './http/dashboard.ts';
 import { registerDeprecation } from './http/deprecation.ts';
 import { registerDocs } from './http/docs.ts';
-import { webhooksSection } from './outbox/webhooks-openapi.ts';
+import { webhooksSection } from './outbox/events/webhooks-openapi.ts';
 import { registerAdmission } from './http/admission.ts';
 import { registerLoadShedding } from './http/load-shedding.ts';
 import { registerRequestDeadline } from './http/request-deadline.ts';
@@ -28,9 +28,9 @@ import { registerUrlCheck, validationOptions } from './http/validation.ts';
 import { clientErrorHandler, frameworkErrors } from './http/framework-errors.ts';
 import { registerSecurityHeaders } from './http/security-headers.ts';
 import { registerRateLimit } from './http/rate-limit.ts';
+import { COMPONENTS } from './contract/entities.ts';
 import { createExecutor } from './rest/executor.ts';
 import { restApi } from './rest/plugin.ts';
-import { SHARED_SCHEMAS } from './rest/schemas.ts';
 import { registerRetentionMetrics, RETENTION_RUNS_SQL, type RetentionRunRow } from './http/retention-metrics.ts';
 import type { Context } from './schema/context.ts';
 import type { Services } from './services/index.ts';
@@ -95,7 +95,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerLoadShedding(app, config.overload);
   registerRequestDeadline(app, config.http.requestTimeoutMs);
   const admission = registerAdmission(app, { ...config.overload, unauthenticatedBodyTimeoutMs: config.http.unauthenticatedBodyTimeoutMs });
-  for (const s of SHARED_SCHEMAS) app.addSchema(s);
+  for (const c of Object.values(COMPONENTS)) app.addSchema(c.schema);
   await registerDocs(app, { version: deps.version ?? '1.0.0', notRateLimited: isInboundPath, webhooks: webhooksSection() });
 
   const checks: ReadinessCheck[] = [{ name: 'database', check: () => prisma.$queryRaw`SELECT 1` }];

@@ -5,7 +5,7 @@ import type { Sessions } from './auth/sessions.ts';
 import type { Config } from './config.ts';
 import type { SecretBox } from './crypto/secret-box.ts';
 import { createInbox } from './ingest/inbox.ts';
-import { createOutbound } from './outbox/index.ts';
+import { createOutbound } from './outbox/sender/index.ts';
 import type { Queue } from './queue/queue.ts';
 import { type Database, openDatabase } from './runtime/database.ts';
 import { sessionSecret } from './runtime/secrets.ts';

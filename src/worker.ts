@@ -4,10 +4,10 @@ import type { Inbox } from './ingest/inbox.ts';
 import { markOverdueInvoices } from './ingest/overdue.ts';
 import { startInboxConsumer } from './ingest/processor.ts';
 import type { Queue } from './queue/queue.ts';
-import type { Deliverer } from './outbox/deliverer.ts';
+import type { Deliverer } from './outbox/sender/deliverer.ts';
 import { runRetention } from './lifecycle/retention.ts';
 import { purgeDueWorkspaces } from './lifecycle/workspace-purge.ts';
-import { listenForOutbox, queueDue, relayOutbox, type DeliveryJob } from './outbox/relay.ts';
+import { listenForOutbox, queueDue, relayOutbox, type DeliveryJob } from './outbox/events/relay.ts';
 import { createScoringLoop } from './scoring/drain.ts';
 import { createScorer } from './scoring/recompute.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { judgeAddress, literalAddress } from '../src/outbox/address-policy.ts';
-import { checkEndpointUrl, refusedLiteral } from '../src/outbox/ssrf.ts';
+import { judgeAddress, literalAddress } from '../src/outbox/endpoints/address-policy.ts';
+import { checkEndpointUrl, refusedLiteral } from '../src/outbox/endpoints/ssrf.ts';
 
 // Which addresses a webhook may reach: only globally routable unicast, with every IPv6 form that
 // carries an IPv4 address judged by that IPv4 address.

@@ -174,12 +174,15 @@ async function runProgram(name: string, source: string) {
   expect(dimensions).toEqual(['usage', 'engagement', 'support', 'billing', 'growth']);
 }
 
+// Generating and type-checking a client takes seconds, and more on a busy machine: a bound for a hang.
+const COMPILE_TIMEOUT_MS = 120_000;
+
 describe('generated clients', () => {
   it('openapi-typescript with openapi-fetch compiles strictly and calls every GET operation', async () => {
     mkdirSync(join(dir, 'openapi-fetch'), { recursive: true });
     writeFileSync(join(dir, 'openapi-fetch', 'api.d.ts'), astToString(await openapiTS(spec as never)));
     await runProgram('openapi-fetch-program', OPENAPI_FETCH_PROGRAM);
-  });
+  }, COMPILE_TIMEOUT_MS);
 
   it('@hey-api/openapi-ts with its fetch client compiles strictly and calls every GET operation', async () => {
     await heyApi({
@@ -189,5 +192,5 @@ describe('generated clients', () => {
       logs: { level: 'silent' },
     } as never);
     await runProgram('hey-api-program', HEY_API_PROGRAM);
-  });
+  }, COMPILE_TIMEOUT_MS);
 });

@@ -49,10 +49,11 @@ describe('the contract check of test traffic', () => {
     await t.app.inject({ method: 'GET', url: '/api/v1/customers?limit=2', headers: { 'x-api-key': apiKey } });
     await t.app.inject({ method: 'GET', url: '/api/v1/customers' });
     await t.app.inject({ method: 'GET', url: '/healthz' });
-    const { mismatches, checked } = takeContractResults();
+    const { mismatches, checked, answered } = takeContractResults();
     expect(mismatches).toEqual([]);
     // The probe is not part of the description; the two customer lists are.
     expect(checked).toBe(2);
+    expect(answered).toEqual(['listCustomers 200', 'listCustomers 401']);
   });
 
   it('passes an answer that matches', () => {

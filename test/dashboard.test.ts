@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyWebhookSignature } from '../src/outbox/verify.ts';
+import { verifyWebhookSignature } from '../src/outbox/sender/verify.ts';
 import { seedDemoTenant } from '../src/seed/demo.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { launchBrowser, screenshot, watch } from './support/browser.ts';

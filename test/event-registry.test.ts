@@ -2,7 +2,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { markOverdueInvoices } from '../src/ingest/overdue.ts';
-import { EVENT_NAMES, EVENTS, type EventName, payloadJsonSchema } from '../src/outbox/events.ts';
+import { EVENT_NAMES, EVENTS, type EventName, payloadJsonSchema } from '../src/outbox/events/registry.ts';
 import { operator } from '../src/services/audit.ts';
 import { createInboundSecretStore } from '../src/services/integrations.ts';
 import { appWithWorker, testSecretBox } from './support/app.ts';
@@ -108,6 +108,23 @@ describe('payloads written by the real code paths', () => {
         'subscription.trial_extended',
       ]),
     );
+  });
+
+  it('have the very shape of the registry’s example, nested alike, so an example is what receivers get', async () => {
+    // Field names and JSON types down every object and array; free-form objects (an alert's details) are the rule's own.
+    const mismatches = (sent: any, example: any, at: string): string[] => {
+      if (at.endsWith('details')) return [];
+      if (Array.isArray(sent) && Array.isArray(example)) return sent.length ? mismatches(sent[0], example[0], `${at}[]`) : [];
+      if (sent && example && typeof sent === 'object' && typeof example === 'object') {
+        const [ks, ke] = [Object.keys(sent).sort(), Object.keys(example).sort()];
+        if (ks.join() !== ke.join()) return [`${at || 'payload'}: sent ${ks.join(',')}, example ${ke.join(',')}`];
+        return ks.flatMap((k) => mismatches(sent[k], example[k], at ? `${at}.${k}` : k));
+      }
+      return sent !== null && example !== null && typeof sent !== typeof example ? [`${at}: ${typeof sent} ≠ ${typeof example}`] : [];
+    };
+    const rows = await t.prisma.outboxEvent.findMany({ where: { tenantId } });
+    expect(rows.length).toBeGreaterThan(10);
+    for (const row of rows) expect(mismatches(row.payload, EVENTS[row.type as EventName].example, ''), row.type).toEqual([]);
   });
 });
 

@@ -6,7 +6,7 @@ import { createInboundSecretStore } from '../src/services/integrations.ts';
 import { createTestApp, type TestApp, testSecretBox } from './support/app.ts';
 import { tenantWithKey } from './support/factories.ts';
 import * as p from './support/providers.ts';
-import { startReceiver, testCertificate } from './support/receiver.ts';
+import { startReceiver, testCertificate, verifiesWithStripe } from './support/receiver.ts';
 import { freePort, ROOT } from './support/spawn.ts';
 
 const tls = testCertificate();
@@ -27,7 +27,10 @@ afterAll(async () => {
 describe('inbound to outbound', () => {
   it('a signed Stripe invoice.created becomes a signed invoice.created delivery with the invoice payload of docs/decisions.md §5', async () => {
     const { tenantId, apiKey } = await tenantWithKey(t.prisma);
-    const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider: 'stripe' }, operator(tenantId));
+    const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put(
+      { tenantId, provider: 'stripe' },
+      operator(tenantId),
+    );
     const ep = (
       await t.app.inject({
         method: 'POST',
@@ -51,13 +54,18 @@ describe('inbound to outbound', () => {
       currency: 'usd',
       invoice_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
     });
-    const { verifyWebhookSignature } = await import('../src/outbox/verify.ts');
+    const { verifyWebhookSignature } = await import('../src/outbox/sender/verify.ts');
     expect(verifyWebhookSignature({ secret: ep.secret, headers: hit.headers, rawBody: hit.raw })).toBe(true);
+    expect(verifiesWithStripe(ep.secret, hit)).toBe(true);
+    expect(verifiesWithStripe(ep.secret, { ...hit, raw: Buffer.from(hit.raw.toString().replace('123.45', '123.46')) })).toBe(false);
   });
 
   it('a trial_end moved later becomes subscription.trial_extended, exactly once', async () => {
     const { tenantId, apiKey } = await tenantWithKey(t.prisma);
-    const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider: 'stripe' }, operator(tenantId));
+    const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put(
+      { tenantId, provider: 'stripe' },
+      operator(tenantId),
+    );
     await t.app.inject({
       method: 'POST',
       url: '/api/v1/webhook-endpoints',

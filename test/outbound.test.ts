@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPg } from '../src/db/sql.ts';
-import { enqueueEvents } from '../src/outbox/enqueue.ts';
+import { enqueueEvents } from '../src/outbox/events/enqueue.ts';
 import pino from 'pino';
 import { openDatabase } from '../src/runtime/database.ts';
-import { interleaveByEndpoint, queueDue, relayOutbox } from '../src/outbox/relay.ts';
-import { MAX_ATTEMPTS, nextAttemptAt, RETRY_DELAYS_MS } from '../src/outbox/retry-schedule.ts';
-import { checkEndpointUrl, isPublicAddress } from '../src/outbox/ssrf.ts';
-import { verifyWebhookSignature } from '../src/outbox/verify.ts';
+import { interleaveByEndpoint, queueDue, relayOutbox } from '../src/outbox/events/relay.ts';
+import { MAX_ATTEMPTS, nextAttemptAt, RETRY_DELAYS_MS } from '../src/outbox/sender/retry-schedule.ts';
+import { checkEndpointUrl, isPublicAddress } from '../src/outbox/endpoints/ssrf.ts';
+import { verifyWebhookSignature } from '../src/outbox/sender/verify.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { exampleEvent, tenantWithKey } from './support/factories.ts';
-import type { EventName } from '../src/outbox/events.ts';
-import { startReceiver, testCertificate } from './support/receiver.ts';
+import type { EventName } from '../src/outbox/events/registry.ts';
+import { startReceiver, testCertificate, verifiesWithStripe } from './support/receiver.ts';
 
 const tls = testCertificate();
 let t: TestApp;
@@ -403,6 +403,12 @@ describe('deliveries', () => {
     expect(
       verifyWebhookSignature({ secret: endpoint.secret, headers: { ...hit!.headers, 'x-webhook-signature': sigs[1] }, rawBody: hit!.raw }),
     ).toBe(true);
+    // And with a verifier written elsewhere: either secret passes, a third does not.
+    expect([
+      verifiesWithStripe(rotated.secret, hit!),
+      verifiesWithStripe(endpoint.secret, hit!),
+      verifiesWithStripe('whsec_other', hit!),
+    ]).toEqual([true, true, false]);
   });
 
   it('queues due retries for the worker', async () => {

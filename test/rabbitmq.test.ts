@@ -13,7 +13,7 @@ import * as p from './support/providers.ts';
 import { startReceiver, testCertificate } from './support/receiver.ts';
 import { join } from 'node:path';
 import { onPg } from '../src/db/sql.ts';
-import { enqueueEvents } from '../src/outbox/enqueue.ts';
+import { enqueueEvents } from '../src/outbox/events/enqueue.ts';
 import { startService, stop } from './support/spawn.ts';
 
 // These run against the real RabbitMQ on 127.0.0.1 under a prefix of their own, and stop and start it.

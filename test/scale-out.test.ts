@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPg } from '../src/db/sql.ts';
 import { createInboundSecretStore } from '../src/services/integrations.ts';
-import { enqueueEvents } from '../src/outbox/enqueue.ts';
+import { enqueueEvents } from '../src/outbox/events/enqueue.ts';
 import { createPool, createPrisma } from '../src/db/prisma.ts';
 import { createSecretBox } from '../src/crypto/secret-box.ts';
 import { fileDatabaseUrl } from './support/database.ts';

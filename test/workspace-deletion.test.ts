@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
 import { purgeDueWorkspaces } from '../src/lifecycle/workspace-purge.ts';
-import { queueDue } from '../src/outbox/relay.ts';
+import { queueDue } from '../src/outbox/events/relay.ts';
 import { testWith } from './support/fixtures.ts';
 import { alert, customer, historyPoint, invoice, signals, spread, subscription, tenantWithKey } from './support/factories.ts';
 import type { TestApp } from './support/app.ts';

@@ -5,11 +5,10 @@ import { pino } from 'pino';
 import { z } from 'zod';
 import { type Config, loadConfig } from '../config.ts';
 import { reencryptSecrets } from '../crypto/reencrypt.ts';
-import { PROVIDERS } from '../ingest/providers/types.ts';
-import { readRecordedRequest, replayable, signatureHeaders } from '../ingest/recorded-request.ts';
+import { PROVIDERS } from '../contract/enums.ts';
 import { DomainError } from '../errors.ts';
 import { migrateDeploy } from '../db/migrate.ts';
-import { PLAN_VALUES, ROLE_VALUES } from '../schema/enums.ts';
+import { PLANS, ROLES } from '../contract/enums.ts';
 import type { Composition } from '../composition.ts';
 import { operator } from '../services/audit.ts';
 import { createMemoryQueue } from '../queue/memory.ts';
@@ -34,7 +33,7 @@ const commands: Record<string, { options: string[]; files?: boolean; run: Comman
     options: ['name', 'plan'],
     run: async (c, v) => {
       const name = option(v, 'name', z.string().trim().min(1).max(200));
-      const plan = option(v, 'plan', z.enum(PLAN_VALUES)) as (typeof PLAN_VALUES)[number];
+      const plan = option(v, 'plan', z.enum(PLANS)) as (typeof PLANS)[number];
       const { tenant, apiKey } = await c.services.accounts.createTenant({ name, plan });
       return { tenant_id: tenant.id, api_key: apiKey };
     },
@@ -62,7 +61,7 @@ const commands: Record<string, { options: string[]; files?: boolean; run: Comman
       const tenantId = option(v, 'tenant', uuid);
       const email = option(v, 'email', z.string().trim().toLowerCase().email());
       const password = option(v, 'password', z.string().min(8, 'must be at least 8 characters').max(1024));
-      const role = option(v, 'role', z.enum(ROLE_VALUES)) as (typeof ROLE_VALUES)[number];
+      const role = option(v, 'role', z.enum(ROLES)) as (typeof ROLES)[number];
       if (!(await c.services.accounts.tenantExists(tenantId))) throw new UsageError(`no tenant ${tenantId}`);
       if (await c.services.accounts.emailTaken(email)) throw new UsageError(`a user with email ${email} exists`);
       const user = await c.services.accounts.createUser(operator(tenantId), { email, password, role });
@@ -73,7 +72,7 @@ const commands: Record<string, { options: string[]; files?: boolean; run: Comman
     options: ['user-id', 'role'],
     run: async (c, v) => {
       const userId = option(v, 'user-id', uuid);
-      const role = option(v, 'role', z.enum(ROLE_VALUES)) as (typeof ROLE_VALUES)[number];
+      const role = option(v, 'role', z.enum(ROLES)) as (typeof ROLES)[number];
       const tenantId = await c.services.accounts.tenantOfUser(userId);
       if (!tenantId) throw new UsageError(`no user ${userId}`);
       await c.services.workspace.setUserRole(operator(tenantId), userId, role);
@@ -120,6 +119,8 @@ const commands: Record<string, { options: string[]; files?: boolean; run: Comman
       if (files.length === 0) throw new UsageError('inbound:replay: give one or more recorded request files');
       if (provider === 'discord')
         throw new UsageError(`--provider: discord requests cannot be re-signed: Discord signs with a private key only Discord holds`);
+      // Loaded for this command only: signing goes through the provider registry and its normalizers.
+      const { readRecordedRequest, replayable, signatureHeaders } = await import('../ingest/recorded-request.ts');
       const requests = await Promise.all(files.map(async (file) => ({ file, ...replayable(await readRecordedRequest(file)) })));
       const active = await c.services.integrations.secrets.active(tenantId, provider);
       if (!active) throw new UsageError(`tenant ${tenantId} has no inbound secret for ${provider}: set one with inbound:secret`);

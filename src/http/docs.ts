@@ -17,6 +17,15 @@ export function oneCredential<R extends { headers?: Record<string, string> }>(re
   return request;
 }
 
+/**
+ * The reference's own policy: everything from this origin, nothing from elsewhere. Swagger UI sets style
+ * attributes from script (the highlighted response bodies among them), so inline styles are allowed
+ * here; scripts stay same-origin only.
+ */
+const DOCS_CSP =
+  "default-src 'self'; base-uri 'self'; connect-src 'self'; font-src 'self' data:; form-action 'self'; frame-ancestors 'none'; " +
+  "img-src 'self' data:; object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self' 'unsafe-inline'";
+
 /** The OpenAPI description (from the route schemas) at /openapi.json, and Swagger UI at /docs, served offline. */
 export async function registerDocs(app: FastifyInstance, opts: { version: string } & DocumentOptions) {
   await app.register(swagger, {
@@ -67,7 +76,7 @@ export async function registerDocs(app: FastifyInstance, opts: { version: string
       tryItOutEnabled: true,
       requestInterceptor: oneCredential,
     },
-    staticCSP: true,
+    staticCSP: DOCS_CSP,
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 }

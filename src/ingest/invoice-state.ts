@@ -1,4 +1,6 @@
-export type InvoiceStatus = 'draft' | 'open' | 'sent' | 'paid' | 'overdue' | 'void' | 'uncollectible';
+import type { InvoiceStatus } from '../contract/enums.ts';
+
+export type { InvoiceStatus };
 
 // docs/decisions.md §6. Anything else — including every move backwards — is an out-of-order event and is ignored.
 const ALLOWED: Record<InvoiceStatus, readonly InvoiceStatus[]> = {

@@ -1,17 +1,12 @@
 import type pg from 'pg';
 import { inTransaction } from '../db/sql.ts';
-import { enqueueEvents } from '../outbox/enqueue.ts';
-import { invoicePayload } from '../outbox/payloads.ts';
-import { recordSignals } from './signals.ts';
+import { enqueueEvents } from '../outbox/events/enqueue.ts';
+import { invoiceEvent, type InvoiceRecord } from '../outbox/events/payloads.ts';
+import { recordSignals } from '../services/signals.ts';
 
-interface Row {
-  id: string;
-  tenant_id: string;
-  customer_id: string | null;
-  account_id: string | null;
+interface Row extends InvoiceRecord {
   total_minor: string;
-  currency: string;
-  due_at: Date | null;
+  account_id: string | null;
   provider: string;
 }
 
@@ -26,26 +21,12 @@ export async function markOverdueInvoices(pool: pg.Pool, now = new Date(), limit
        WHERE id IN (
          SELECT id FROM invoices WHERE status IN ('open', 'sent') AND due_at < $1
          ORDER BY due_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-       RETURNING id, tenant_id, customer_id, account_id, total_minor, currency, due_at, provider`,
+       RETURNING id, tenant_id, status::text AS status, customer_id, account_id, total_minor, currency, due_at, provider`,
       [now, limit],
     );
     await enqueueEvents(
       sql,
-      rows.map((r) => ({
-        tenantId: r.tenant_id,
-        type: 'invoice.overdue' as const,
-        subject: r.id,
-        dedupKey: `invoice.overdue:${r.id}`,
-        payload: invoicePayload({
-          id: r.id,
-          tenantId: r.tenant_id,
-          status: 'overdue',
-          totalMinor: BigInt(r.total_minor),
-          currency: r.currency,
-          customerId: r.customer_id,
-          dueAt: r.due_at,
-        }),
-      })),
+      rows.map((r) => invoiceEvent('invoice.overdue', r)),
     );
     await recordSignals(
       sql,

@@ -3,7 +3,7 @@ import { inTransaction } from '../db/sql.ts';
 import type { Consumer, Queue } from '../queue/queue.ts';
 import { parseEventJson } from './event-json.ts';
 import type { InboxMessage } from './inbox.ts';
-import { NORMALIZERS } from './normalizers/index.ts';
+import { PROVIDER_SPECS } from './providers/index.ts';
 import { isProvider } from './providers/types.ts';
 import { sentimentOf } from './sentiment.ts';
 
@@ -31,7 +31,7 @@ export async function processInboxEvent(pool: pg.Pool, id: string): Promise<'pro
       [id],
     );
     if (!row || row.status !== 'received') return 'already_done';
-    const normalize = isProvider(row.provider) ? NORMALIZERS[row.provider] : undefined;
+    const normalize = isProvider(row.provider) ? PROVIDER_SPECS[row.provider].normalize : undefined;
     const outcome = normalize
       ? await normalize({
           sql,

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { hmacHex } from './providers/hmac.ts';
+import { PROVIDER_SPECS } from './providers/index.ts';
 import type { ProviderName } from './providers/types.ts';
 
 /**
@@ -52,29 +52,8 @@ const DROPPED = new Set([
 ]);
 
 /** The signature headers each provider sends for `body`, made with `secret` at unix time `now`. */
-export function signatureHeaders(provider: ProviderName, secret: string, body: string, now: number): Record<string, string> {
-  switch (provider) {
-    case 'stripe':
-      return { 'stripe-signature': `t=${now},v1=${hmacHex('sha256', secret, `${now}.`, body)}` };
-    case 'github':
-      return {
-        'x-hub-signature': `sha1=${hmacHex('sha1', secret, body)}`,
-        'x-hub-signature-256': `sha256=${hmacHex('sha256', secret, body)}`,
-      };
-    case 'slack':
-      return { 'x-slack-request-timestamp': String(now), 'x-slack-signature': `v0=${hmacHex('sha256', secret, `v0:${now}:`, body)}` };
-    case 'intercom':
-      return { 'x-hub-signature': `sha1=${hmacHex('sha1', secret, body)}` };
-    case 'meta_ads':
-      return {
-        'x-hub-signature': `sha1=${hmacHex('sha1', secret, body)}`,
-        'x-hub-signature-256': `sha256=${hmacHex('sha256', secret, body)}`,
-      };
-    case 'discord':
-      // The tenant's Discord secret is the application's public key: only Discord holds the private key.
-      throw new TypeError('discord requests cannot be re-signed: Discord signs with a private key only Discord holds');
-  }
-}
+export const signatureHeaders = (provider: ProviderName, secret: string, body: string, now: number): Record<string, string> =>
+  PROVIDER_SPECS[provider].sign(secret, body, now);
 
 /** The request to send: the recorded headers (lower-cased, minus signature and transport ones) and body. */
 export function replayable(r: RecordedRequest): { headers: Record<string, string>; body: string } {

@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { onPg, type Sql } from '../db/sql.ts';
-import { rollUpSignals } from '../scoring/signal-rollups.ts';
-import { FIXED_RETENTION, RETENTION_SETTINGS, signalCutoff, type Retention } from './policy.ts';
+import { RETENTION_KEYS, RETENTION_SETTINGS, type Retention } from '../contract/retention.ts';
+import { rollUpSignals, signalCutoff } from '../scoring/signal-rollups.ts';
+import { FIXED_RETENTION, RETENTION_COLUMNS } from './policy.ts';
 
 // The retention pass (docs/data-lifecycle.md): each kind of data past its tenant's window goes in bounded
 // batches, oldest first, each batch one short statement whose rows are locked with SKIP LOCKED, so nothing
@@ -38,16 +39,11 @@ const daysBefore = (now: Date, days: number) => new Date(now.getTime() - days * 
 /** Every tenant's retention, defaults filled in; tenants whose deletion is due are the purge's (workspace-purge.ts). */
 export async function tenantRetentions(sql: Sql): Promise<TenantRetention[]> {
   const rows = await sql.query<Record<string, string | number | null>>(
-    `SELECT id, ${Object.values(RETENTION_SETTINGS)
-      .map((s) => s.column)
-      .join(', ')} FROM tenants WHERE deletion_due_at IS NULL OR deletion_due_at > now()`,
+    `SELECT id, ${Object.values(RETENTION_COLUMNS).join(', ')} FROM tenants WHERE deletion_due_at IS NULL OR deletion_due_at > now()`,
   );
   return rows.map((r) => ({
     tenantId: r.id as string,
-    inboundBodies: Number(r[RETENTION_SETTINGS.inboundBodies.column] ?? RETENTION_SETTINGS.inboundBodies.days),
-    signals: Number(r[RETENTION_SETTINGS.signals.column] ?? RETENTION_SETTINGS.signals.days),
-    deliveries: Number(r[RETENTION_SETTINGS.deliveries.column] ?? RETENTION_SETTINGS.deliveries.days),
-    auditEvents: Number(r[RETENTION_SETTINGS.auditEvents.column] ?? RETENTION_SETTINGS.auditEvents.days),
+    ...(Object.fromEntries(RETENTION_KEYS.map((k) => [k, Number(r[RETENTION_COLUMNS[k]] ?? RETENTION_SETTINGS[k].days)])) as Retention),
   }));
 }
 

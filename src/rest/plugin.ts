@@ -1,7 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { missingCredentials } from '../errors.ts';
-import type { Context } from '../schema/context.ts';
-import type { Run } from './executor.ts';
+import type { RestDeps } from './deps.ts';
 import { alertRoutes } from './routes/alerts.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { authRoutes } from './routes/auth.ts';
@@ -10,11 +9,6 @@ import { webhookRoutes } from './routes/webhooks.ts';
 import { eventRoutes } from './routes/events.ts';
 import { scoringRoutes } from './routes/scoring.ts';
 import { workspaceRoutes } from './routes/workspace.ts';
-
-export interface RestDeps {
-  run: Run;
-  context: (req: FastifyRequest) => Context;
-}
 
 /** The REST facade under /api/v1: thin routes, each one named GraphQL operation. */
 export async function restApi(v1: FastifyInstance, opts: RestDeps) {

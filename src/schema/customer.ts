@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { notFound, validationFailed } from '../errors.ts';
 import type { Customer as CustomerRow } from '../generated/prisma/client.ts';
 import { builder } from './builder.ts';
-import { HealthStatus, Provider, PROVIDER_VALUES, RiskLevel } from './enums.ts';
+import { type ProviderName, PROVIDERS } from '../contract/enums.ts';
+import { HealthStatus, Provider, RiskLevel } from './enums.ts';
 import { actorOf, requireCapability } from './guards.ts';
 import { connectionOf, DEFAULT_PAGE_SIZE, keysetPage, MAX_PAGE_SIZE, NEWEST_FIRST, type Sort } from './pagination.ts';
 import { parseInput } from './validate.ts';
@@ -30,7 +31,7 @@ export const Customer = builder.prismaObject('Customer', {
 builder.prismaObject('CustomerIdentity', {
   description: "A customer's account at a provider, used to attribute that provider's events.",
   fields: (t) => ({
-    provider: t.field({ type: Provider, resolve: (i) => i.provider as (typeof PROVIDER_VALUES)[number] }),
+    provider: t.field({ type: Provider, resolve: (i) => i.provider as ProviderName }),
     externalId: t.exposeString('externalId'),
   }),
 });
@@ -111,7 +112,7 @@ const domain = z
   .regex(/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, 'must be a domain name such as example.com');
 
 const identity = z.object({
-  provider: z.enum(PROVIDER_VALUES),
+  provider: z.enum(PROVIDERS),
   externalId: z.string().trim().min(1).max(200),
 });
 

@@ -1,31 +1,24 @@
-import { DIMENSIONS } from '../scoring/dimensions.ts';
+import {
+  ALERT_SEVERITIES,
+  ALERT_STATUSES,
+  ALERT_TYPES,
+  DIMENSIONS,
+  HEALTH_STATUSES,
+  PLANS,
+  PROVIDERS,
+  RISK_LEVELS,
+  ROLES,
+} from '../contract/enums.ts';
 import { builder } from './builder.ts';
 
-export const PLAN_VALUES = ['free', 'starter', 'growth', 'scale'] as const;
-export const ROLE_VALUES = ['owner', 'admin', 'member', 'viewer'] as const;
-export const HEALTH_STATUS_VALUES = ['healthy', 'neutral', 'at_risk'] as const;
-export const RISK_LEVEL_VALUES = ['low', 'medium', 'high', 'critical'] as const;
-export const ALERT_STATUS_VALUES = ['open', 'acknowledged', 'snoozed', 'resolved'] as const;
-export const ALERT_SEVERITY_VALUES = ['low', 'medium', 'high', 'critical'] as const;
-export const ALERT_TYPE_VALUES = [
-  'health_drop',
-  'churn_risk',
-  'payment_failed',
-  'invoice_overdue',
-  'trial_ending',
-  'inactivity',
-  'support_backlog',
-  'negative_sentiment',
-] as const;
-export const PROVIDER_VALUES = ['stripe', 'github', 'slack', 'discord', 'intercom', 'meta_ads'] as const;
-
-// GraphQL enum values keep the API's snake_case spelling, so REST and GraphQL speak the same words.
-export const Plan = builder.enumType('Plan', { values: PLAN_VALUES });
-export const Role = builder.enumType('Role', { values: ROLE_VALUES });
-export const HealthStatus = builder.enumType('HealthStatus', { values: HEALTH_STATUS_VALUES });
-export const RiskLevel = builder.enumType('RiskLevel', { values: RISK_LEVEL_VALUES });
-export const AlertStatus = builder.enumType('AlertStatus', { values: ALERT_STATUS_VALUES });
-export const AlertSeverity = builder.enumType('AlertSeverity', { values: ALERT_SEVERITY_VALUES });
-export const AlertType = builder.enumType('AlertType', { values: ALERT_TYPE_VALUES });
-export const Provider = builder.enumType('Provider', { values: PROVIDER_VALUES });
+// The GraphQL enums, from the one table of values (src/contract/enums.ts). Values keep the API's snake_case
+// spelling, so REST and GraphQL speak the same words; the dashboard gets them through the generated types.
+export const Plan = builder.enumType('Plan', { values: PLANS });
+export const Role = builder.enumType('Role', { values: ROLES });
+export const HealthStatus = builder.enumType('HealthStatus', { values: HEALTH_STATUSES });
+export const RiskLevel = builder.enumType('RiskLevel', { values: RISK_LEVELS });
+export const AlertStatus = builder.enumType('AlertStatus', { values: ALERT_STATUSES });
+export const AlertSeverity = builder.enumType('AlertSeverity', { values: ALERT_SEVERITIES });
+export const AlertType = builder.enumType('AlertType', { values: ALERT_TYPES });
+export const Provider = builder.enumType('Provider', { values: PROVIDERS });
 export const Dimension = builder.enumType('Dimension', { values: DIMENSIONS });

@@ -1,4 +1,4 @@
-import type { ProviderName } from '../ingest/providers/types.ts';
+import type { ProviderName } from '../contract/enums.ts';
 import type { IntegrationCard } from '../services/integrations.ts';
 import { builder } from './builder.ts';
 import { Provider } from './enums.ts';

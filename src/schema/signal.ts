@@ -1,3 +1,4 @@
+import { PROVIDERS } from '../contract/enums.ts';
 import { KIND_LABELS } from '../scoring/signal-kinds.ts';
 import { builder } from './builder.ts';
 
@@ -6,7 +7,7 @@ const Signal = builder.prismaObject('Signal', {
   description: 'One recorded observation about a customer: a provider event or a product event.',
   fields: (t) => ({
     id: t.expose('id', { type: 'UUID' }),
-    source: t.exposeString('source', { description: 'stripe, github, slack, discord, intercom, meta_ads or api.' }),
+    source: t.exposeString('source', { description: `${PROVIDERS.join(', ')} or api.` }),
     kind: t.exposeString('kind'),
     label: t.string({ description: 'The kind, for people.', resolve: (s) => KIND_LABELS[s.kind] ?? s.kind }),
     occurredAt: t.expose('occurredAt', { type: 'DateTime' }),

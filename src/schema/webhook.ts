@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EVENT_NAMES, EVENTS, payloadJsonSchema } from '../outbox/events.ts';
+import { EVENT_NAMES, EVENTS, payloadJsonSchema } from '../outbox/events/registry.ts';
 import type { WebhookDelivery as WebhookDeliveryRow } from '../generated/prisma/client.ts';
 import { builder } from './builder.ts';
 import { actorOf, requireCapability } from './guards.ts';

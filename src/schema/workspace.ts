@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { forbidden, notFound, validationFailed } from '../errors.ts';
-import { RETENTION_KEYS, RETENTION_SETTINGS } from '../lifecycle/policy.ts';
-import { EXPORT_DATASETS, EXPORT_FORMATS } from '../services/exports.ts';
+import { EXPORT_DATASETS, EXPORT_FORMATS, type ExportDataset, type ExportFormat, ROLES } from '../contract/enums.ts';
+import { RETENTION_KEYS, RETENTION_SETTINGS } from '../contract/retention.ts';
 import { builder } from './builder.ts';
-import { Role, ROLE_VALUES } from './enums.ts';
+import { Role } from './enums.ts';
 import { actorOf, requireCapability } from './guards.ts';
 import { parseInput } from './validate.ts';
 
@@ -96,8 +96,8 @@ const DataExportFormat = builder.enumType('DataExportFormat', { values: EXPORT_F
 
 const DataExport = builder
   .objectRef<{
-    dataset: (typeof EXPORT_DATASETS)[number] | null;
-    format: (typeof EXPORT_FORMATS)[number];
+    dataset: ExportDataset | null;
+    format: ExportFormat;
     customerId: string | null;
     since: Date | null;
     until: Date | null;
@@ -194,7 +194,7 @@ builder.mutationFields((t) => ({
     args: { id: t.arg({ type: 'UUID' }), role: t.arg({ type: Role }) },
     resolve: async (query, _root, args, ctx) => {
       const p = requireCapability(ctx, 'own');
-      await ctx.services.workspace.setUserRole(actorOf(ctx, p), args.id, parseInput(z.enum(ROLE_VALUES), args.role));
+      await ctx.services.workspace.setUserRole(actorOf(ctx, p), args.id, parseInput(z.enum(ROLES), args.role));
       return ctx.prisma.user.findUniqueOrThrow({ ...query, where: { id: args.id } });
     },
   }),

@@ -1,19 +1,12 @@
+import type { AlertSeverity, AlertStatus, AlertType } from '../contract/enums.ts';
 import type { DimensionKey } from './dimensions.ts';
 import { daysBetween, type Features } from './features.ts';
 import { trialDaysLeft } from './dimension-scores.ts';
 import type { Prediction } from './churn-model.ts';
 import { plural } from './numbers.ts';
 
-export type AlertType =
-  | 'health_drop'
-  | 'churn_risk'
-  | 'payment_failed'
-  | 'invoice_overdue'
-  | 'trial_ending'
-  | 'inactivity'
-  | 'support_backlog'
-  | 'negative_sentiment';
-export type Severity = 'low' | 'medium' | 'high' | 'critical';
+export type { AlertType };
+export type Severity = AlertSeverity;
 
 export const SEVERITY_RANK: Record<Severity, number> = { low: 0, medium: 1, high: 2, critical: 3 };
 
@@ -140,7 +133,7 @@ export interface ExistingAlert {
   id: string;
   alertType: AlertType;
   severity: Severity;
-  status: 'open' | 'acknowledged' | 'snoozed' | 'resolved';
+  status: AlertStatus;
   details: unknown;
   resolvedBy: string | null;
   resolvedAt: Date | null;

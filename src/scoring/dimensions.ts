@@ -1,5 +1,6 @@
-export const DIMENSIONS = ['usage', 'engagement', 'support', 'billing', 'growth'] as const;
-export type DimensionKey = (typeof DIMENSIONS)[number];
+import { DIMENSIONS, type DimensionKey } from '../contract/enums.ts';
+
+export { DIMENSIONS, type DimensionKey };
 export type Weights = Record<DimensionKey, number>;
 
 /** docs/decisions.md §7; a tenant may set its own (they must be non-negative and sum to 1). */

@@ -1,8 +1,11 @@
 import type pg from 'pg';
 import { inTransaction, onPg, type Sql } from '../db/sql.ts';
-import { enqueueEvents, type OutboxInput } from '../outbox/enqueue.ts';
-import { alertEvent, type AlertRecord, customerPayload } from '../outbox/payloads.ts';
-import type { HealthStatus } from '../generated/prisma/enums.ts';
+import type { HealthStatus } from '../contract/enums.ts';
+import type { RowOf } from '../contract/serialize.ts';
+import { columnsOf } from '../db/columns.ts';
+import { enqueueEvents, type OutboxInput } from '../outbox/events/enqueue.ts';
+import { alertEvent, eventOf } from '../outbox/events/payloads.ts';
+import { EVENTS, type PayloadOf } from '../outbox/events/registry.ts';
 import {
   type AlertChange,
   type AlertType,
@@ -24,22 +27,15 @@ const HEALTH_ANNOUNCE_POINTS = 5;
 /** A change this large (or a new risk level or model) is announced with churn_prediction.updated. */
 const CHURN_ANNOUNCE_DELTA = 0.05;
 
-interface CustomerRow {
-  id: string;
-  tenant_id: string;
-  name: string;
-  external_id: string | null;
-  email: string | null;
-  domain: string | null;
-  created_at: Date;
-  updated_at: Date;
+/** The customer as its events carry it, and what scoring reads beside. */
+type CustomerRow = RowOf<PayloadOf<'customer.created'>> & {
   scoring_weights: unknown;
   active_churn_model_id: string | null;
   announced_score: number | null;
-  announced_status: string | null;
+  announced_status: HealthStatus | null;
   pred_model_version: string | null;
   announced_probability: number | null;
-}
+};
 
 interface HistoryRow {
   customer_id: string;
@@ -55,13 +51,9 @@ interface HistoryRow {
   score_30d: number | null;
 }
 
-interface AlertRow extends AlertRecord {
-  resolvedBy: string | null;
-}
+type AlertRow = RowOf<PayloadOf<'alert.created'>> & { resolvedBy: string | null };
 
-const ALERT_COLUMNS = `id, tenant_id AS "tenantId", customer_id AS "customerId", alert_type::text AS "alertType", severity::text AS severity,
-  status::text AS status, title, message, details, snoozed_until AS "snoozedUntil", acknowledged_at AS "acknowledgedAt",
-  resolved_at AS "resolvedAt", resolved_by AS "resolvedBy", created_at AS "createdAt", updated_at AS "updatedAt"`;
+const ALERT_COLUMNS = `${columnsOf(EVENTS['alert.created'].payload)}, resolved_by AS "resolvedBy"`;
 
 const utcDay = (d: Date) => d.toISOString().slice(0, 10);
 
@@ -98,8 +90,6 @@ export interface RecomputeResult {
 export interface Scorer {
   /** Recomputes these customers as of `now` and writes everything in one transaction (claims end in it too). */
   recompute(claims: Claim[], now?: Date): Promise<RecomputeResult>;
-  /** The tenant's churn model in use. */
-  modelFor(tenantId: string | null, activeModelId: string | null): Promise<ChurnModel>;
 }
 
 /** Trained models never change once stored, so each process keeps the ones it has read. */
@@ -129,18 +119,12 @@ export function createScorer(pool: pg.Pool): Scorer {
     }
   }
 
-  async function modelFor(_tenantId: string | null, activeModelId: string | null): Promise<ChurnModel> {
-    if (!activeModelId) return DEFAULT_MODEL;
-    await loadModels([activeModelId]);
-    return models.get(activeModelId) ?? DEFAULT_MODEL;
-  }
-
   async function recompute(claims: Claim[], now = new Date()): Promise<RecomputeResult> {
     const ids = claims.map((c) => c.customerId);
     const result: RecomputeResult = { computed: 0, alertsCreated: 0, alertsResolved: 0, events: 0 };
     const [customers, features, history, alerts] = await Promise.all([
       sql.query<CustomerRow>(
-        `SELECT c.id, c.tenant_id, c.name, c.external_id, c.email, c.domain, c.created_at, c.updated_at,
+        `SELECT ${columnsOf(EVENTS['customer.created'].payload, 'c')},
            t.scoring_weights, t.active_churn_model_id,
            h.announced_score, h.announced_status::text AS announced_status,
            p.model_version AS pred_model_version, p.announced_probability
@@ -232,7 +216,7 @@ export function createScorer(pool: pg.Pool): Scorer {
     return result;
   }
 
-  return { recompute, modelFor };
+  return { recompute };
 }
 
 const toExisting = (a: AlertRow): ExistingAlert => ({
@@ -278,7 +262,7 @@ async function write(sql: Sql, batch: Computed[], now: Date): Promise<Omit<Recom
        trend_7d = excluded.trend_7d, trend_30d = excluded.trend_30d, weakest_dimension = excluded.weakest_dimension,
        announced_score = excluded.announced_score, announced_status = excluded.announced_status, computed_at = excluded.computed_at`,
     [
-      col((c) => c.row.tenant_id),
+      col((c) => c.row.tenantId),
       col((c) => c.row.id),
       col((c) => c.health.score),
       col((c) => c.health.status),
@@ -315,7 +299,7 @@ async function write(sql: Sql, batch: Computed[], now: Date): Promise<Omit<Recom
        churn_probability = excluded.churn_probability, computed_at = excluded.computed_at`,
     [
       col((c) => c.row.id),
-      col((c) => c.row.tenant_id),
+      col((c) => c.row.tenantId),
       col((c) => c.health.score),
       col((c) => c.health.status),
       dim('usage'),
@@ -344,7 +328,7 @@ async function write(sql: Sql, batch: Computed[], now: Date): Promise<Omit<Recom
          risk_factors = excluded.risk_factors, recommended_interventions = excluded.recommended_interventions, features = excluded.features,
          model_version = excluded.model_version, announced_probability = excluded.announced_probability, predicted_at = excluded.predicted_at`,
       [
-        p((c) => c.row.tenant_id),
+        p((c) => c.row.tenantId),
         p((c) => c.row.id),
         p((c) => c.prediction.probability),
         p((c) => c.prediction.riskLevel),
@@ -361,51 +345,37 @@ async function write(sql: Sql, batch: Computed[], now: Date): Promise<Omit<Recom
   if (unpredicted.length) await sql.query('DELETE FROM churn_predictions WHERE customer_id = ANY($1::uuid[])', [unpredicted]);
 
   for (const c of batch) {
-    const record = {
-      id: c.row.id,
-      tenantId: c.row.tenant_id,
-      externalId: c.row.external_id,
-      name: c.row.name,
-      email: c.row.email,
-      domain: c.row.domain,
+    // The customer as the batch leaves it: its new score, status and prediction.
+    const customer = {
+      ...c.row,
       healthScore: c.health.score,
       healthStatus: c.health.status,
       churnProbability: c.prediction?.probability ?? null,
       churnRiskLevel: c.prediction?.riskLevel ?? null,
-      createdAt: c.row.created_at,
-      updatedAt: c.row.updated_at,
     };
     if (c.announceHealth) {
-      events.push({
-        tenantId: c.row.tenant_id,
-        type: 'customer.health_changed',
-        subject: c.row.id,
-        dedupKey: `customer.health_changed:${c.row.id}:${now.toISOString()}`,
-        payload: {
-          ...customerPayload(record),
-          previous_health_score: c.row.announced_score,
-          previous_health_status: c.row.announced_status as HealthStatus | null,
-        },
-      });
+      events.push(
+        eventOf(
+          'customer.health_changed',
+          { ...customer, previousHealthScore: c.row.announced_score, previousHealthStatus: c.row.announced_status },
+          { subject: c.row.id, dedupKey: `customer.health_changed:${c.row.id}:${now.toISOString()}` },
+        ),
+      );
     }
     if (c.announceChurn && c.prediction) {
-      events.push({
-        tenantId: c.row.tenant_id,
-        type: 'churn_prediction.updated',
-        subject: c.row.id,
-        dedupKey: `churn_prediction.updated:${c.row.id}:${now.toISOString()}`,
-        payload: {
-          tenant_id: c.row.tenant_id,
-          customer_id: c.row.id,
-          probability: c.prediction.probability,
-          risk_level: c.prediction.riskLevel,
-          risk_factors: c.prediction.riskFactors,
-          recommended_interventions: c.prediction.recommendedInterventions,
-          model_version: c.prediction.modelVersion,
-          predicted_at: now.toISOString(),
-          previous_probability: c.row.announced_probability,
-        },
-      });
+      events.push(
+        eventOf(
+          'churn_prediction.updated',
+          {
+            ...c.prediction,
+            tenantId: c.row.tenantId,
+            customerId: c.row.id,
+            predictedAt: now,
+            previousProbability: c.row.announced_probability,
+          },
+          { subject: c.row.id, dedupKey: `churn_prediction.updated:${c.row.id}:${now.toISOString()}` },
+        ),
+      );
     }
   }
 
@@ -429,7 +399,7 @@ async function writeAlerts(sql: Sql, batch: Computed[], now: Date) {
 
   // A concurrent hand-made change wins: the partial unique index keeps one unresolved alert per type.
   const created = creates.length
-    ? await sql.query<AlertRecord>(
+    ? await sql.query<AlertRow>(
         `INSERT INTO alerts (id, tenant_id, customer_id, alert_type, severity, status, title, message, details, created_at, updated_at)
          SELECT gen_random_uuid(), t.tenant_id, t.customer_id, t.alert_type::"AlertType", t.severity::"AlertSeverity", 'open', t.title,
            t.message, t.details, $8, $8
@@ -438,7 +408,7 @@ async function writeAlerts(sql: Sql, batch: Computed[], now: Date) {
          ON CONFLICT (customer_id, alert_type) WHERE status <> 'resolved' DO NOTHING
          RETURNING ${ALERT_COLUMNS}`,
         [
-          creates.map((x) => x.c.row.tenant_id),
+          creates.map((x) => x.c.row.tenantId),
           creates.map((x) => x.c.row.id),
           creates.map((x) => x.alertType),
           creates.map((x) => x.firing.severity),
@@ -465,7 +435,7 @@ async function writeAlerts(sql: Sql, batch: Computed[], now: Date) {
     );
   }
   const resolved = resolves.length
-    ? await sql.query<AlertRecord>(
+    ? await sql.query<AlertRow>(
         `UPDATE alerts SET status = 'resolved', resolved_at = $2, resolved_by = 'system', snoozed_until = NULL, updated_at = $2
          WHERE id = ANY($1::uuid[]) AND status <> 'resolved' RETURNING ${ALERT_COLUMNS}`,
         [resolves, now],

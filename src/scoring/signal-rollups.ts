@@ -1,6 +1,5 @@
 import type { Sql } from '../db/sql.ts';
-import { RETENTION_SETTINGS, startOfDay } from '../lifecycle/policy.ts';
-import type { AsOf } from './features.ts';
+import { RETENTION_SETTINGS } from '../contract/retention.ts';
 
 // Signals older than a tenant's retention are rolled up into signal_rollups (docs/data-lifecycle.md): one row
 // per customer, UTC day and bucket, where a bucket is every value the feature queries look at (source, kind,
@@ -15,6 +14,16 @@ import type { AsOf } from './features.ts';
 // keeps its windows in raw rows.
 
 const DAY_MS = 86_400_000;
+
+/** The start of the UTC day of `t`. */
+export const startOfDay = (t: Date): Date => new Date(Math.floor(t.getTime() / DAY_MS) * DAY_MS);
+
+/**
+ * Signals before this moment are rolled up: whole UTC days, `days` before today. Scoring decides which of its
+ * windows reach rolled-up days with the same rule, so its results do not depend on whether the worker has run.
+ */
+export const signalCutoff = (now: Date, days: number): Date => new Date(startOfDay(now).getTime() - days * DAY_MS);
+
 /** The longest window a feature query reads back from its as-of time (src/scoring/features.ts). */
 const WINDOW_DAYS = 90;
 
@@ -80,6 +89,12 @@ export const SIGNALS_WITH_ROLLUPS = `(
   FROM signal_rollups r CROSS JOIN LATERAL generate_series(1, r.signals) AS g(i)
 )`;
 
+/** A customer's features as of a time (src/scoring/features.ts, `AsOf`). */
+interface Target {
+  customerId: string;
+  asOf: Date;
+}
+
 /** The end of the UTC day before `t`: windows ending there start on a day boundary too. */
 const endOfPreviousDay = (t: Date) => new Date(startOfDay(t).getTime() - 1);
 
@@ -88,7 +103,7 @@ const endOfPreviousDay = (t: Date) => new Date(startOfDay(t).getTime() - 1);
  * rolled-up days; the latter are computed as of the end of the previous UTC day. Targets recent enough for
  * any tenant's retention (live scoring's always are) need no look-up.
  */
-export async function splitByRollups(sql: Sql, targets: AsOf[], now = new Date()): Promise<{ raw: AsOf[]; daily: AsOf[] }> {
+export async function splitByRollups(sql: Sql, targets: Target[], now = new Date()): Promise<{ raw: Target[]; daily: Target[] }> {
   const safeFrom = startOfDay(now).getTime() - (RETENTION_SETTINGS.signals.min - WINDOW_DAYS) * DAY_MS;
   const older = targets.filter((t) => t.asOf.getTime() < safeFrom);
   if (older.length === 0) return { raw: targets, daily: [] };

@@ -1,12 +1,16 @@
 import type pg from 'pg';
 import { inTransaction, onPg, type Sql } from '../db/sql.ts';
 import { DomainError, notFound, validationFailed } from '../errors.ts';
-import { enqueueEvents } from '../outbox/enqueue.ts';
-import { alertEvent, type AlertRecord } from '../outbox/payloads.ts';
+import type { AlertStatus } from '../contract/enums.ts';
+import type { RowOf } from '../contract/serialize.ts';
+import { columnsOf } from '../db/columns.ts';
+import { enqueueEvents } from '../outbox/events/enqueue.ts';
+import { alertEvent } from '../outbox/events/payloads.ts';
+import { EVENTS, type PayloadOf } from '../outbox/events/registry.ts';
 
 const UNIQUE_VIOLATION = '23505';
 
-export type AlertStatus = 'open' | 'acknowledged' | 'snoozed' | 'resolved';
+export type { AlertStatus };
 
 export interface AlertTransition {
   status: AlertStatus;
@@ -21,41 +25,9 @@ const SET: Record<AlertStatus, string> = {
   open: `status = 'open', resolved_at = NULL, resolved_by = NULL, acknowledged_at = NULL, snoozed_until = NULL`,
 };
 
-interface AlertRow {
-  id: string;
-  tenant_id: string;
-  customer_id: string;
-  alert_type: AlertRecord['alertType'];
-  severity: AlertRecord['severity'];
-  status: AlertStatus;
-  title: string;
-  message: string;
-  details: AlertRecord['details'];
-  snoozed_until: Date | null;
-  acknowledged_at: Date | null;
-  resolved_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
-const COLUMNS = `id, tenant_id, customer_id, alert_type::text AS alert_type, severity::text AS severity, status::text AS status, title, message,
-  details, snoozed_until, acknowledged_at, resolved_at, created_at, updated_at`;
-
-const record = (r: AlertRow): AlertRecord => ({
-  id: r.id,
-  tenantId: r.tenant_id,
-  customerId: r.customer_id,
-  alertType: r.alert_type,
-  severity: r.severity,
-  status: r.status,
-  title: r.title,
-  message: r.message,
-  details: r.details,
-  snoozedUntil: r.snoozed_until,
-  acknowledgedAt: r.acknowledged_at,
-  resolvedAt: r.resolved_at,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
+/** An alert row as its events carry it (src/outbox/events/registry.ts), fields as the domain names them. */
+type AlertRow = RowOf<PayloadOf<'alert.created'>>;
+const COLUMNS = columnsOf(EVENTS['alert.created'].payload);
 
 /** The alerts table's statements for a user's transition; they run in the caller's transaction. */
 export const alertRows = {
@@ -66,12 +38,12 @@ export const alertRows = {
     ]);
     return row?.status ?? null;
   },
-  async transition(sql: Sql, tenantId: string, id: string, to: AlertTransition, now: Date): Promise<AlertRecord | null> {
+  async transition(sql: Sql, tenantId: string, id: string, to: AlertTransition, now: Date): Promise<AlertRow | null> {
     const [row] = await sql.query<AlertRow>(
       `UPDATE alerts SET ${SET[to.status]}, updated_at = $3 WHERE id = $1 AND tenant_id = $2 RETURNING ${COLUMNS}`,
       to.status === 'snoozed' ? [id, tenantId, now, to.snoozedUntil] : [id, tenantId, now],
     );
-    return row ? record(row) : null;
+    return row ?? null;
   },
 };
 

@@ -1,6 +1,6 @@
 import type { Sql } from '../db/sql.ts';
 import { notFound } from '../errors.ts';
-import { enqueueEvents } from '../outbox/enqueue.ts';
+import { enqueueEvents } from '../outbox/events/enqueue.ts';
 import { recordAudit, type Actor } from './audit.ts';
 
 // Erasure of one customer (docs/data-lifecycle.md): everything that names or describes the customer goes,

@@ -1,8 +1,11 @@
 import type pg from 'pg';
 import { inTransaction, onPg, type Sql } from '../db/sql.ts';
 import { DomainError, notFound } from '../errors.ts';
-import { enqueueEvents, type OutboxInput } from '../outbox/enqueue.ts';
-import { customerPayload, type CustomerRecord } from '../outbox/payloads.ts';
+import type { RowOf } from '../contract/serialize.ts';
+import { columnsOf } from '../db/columns.ts';
+import { enqueueEvents } from '../outbox/events/enqueue.ts';
+import { customerCreated } from '../outbox/events/payloads.ts';
+import { EVENTS, type PayloadOf } from '../outbox/events/registry.ts';
 import type { Db } from '../db/prisma.ts';
 import type { Actor } from './audit.ts';
 import { eraseCustomer } from './customer-erasure.ts';
@@ -35,50 +38,22 @@ export interface CustomerChanges {
   domain?: string | null;
 }
 
-interface CustomerRow {
-  id: string;
-  tenant_id: string;
-  external_id: string | null;
-  name: string;
-  email: string | null;
-  domain: string | null;
-  health_score: number | null;
-  health_status: CustomerRecord['healthStatus'];
-  churn_probability: number | null;
-  churn_risk_level: CustomerRecord['churnRiskLevel'];
-  created_at: Date;
-  updated_at: Date;
-}
-const COLUMNS =
-  'id, tenant_id, external_id, name, email, domain, health_score, health_status::text AS health_status, churn_probability, churn_risk_level::text AS churn_risk_level, created_at, updated_at';
-
-const record = (r: CustomerRow): CustomerRecord => ({
-  id: r.id,
-  tenantId: r.tenant_id,
-  externalId: r.external_id,
-  name: r.name,
-  email: r.email,
-  domain: r.domain,
-  healthScore: r.health_score,
-  healthStatus: r.health_status,
-  churnProbability: r.churn_probability,
-  churnRiskLevel: r.churn_risk_level,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
+/** A customer row as its events carry it (src/outbox/events/registry.ts), fields as the domain names them. */
+type CustomerRow = RowOf<PayloadOf<'customer.created'>>;
+const COLUMNS = columnsOf(EVENTS['customer.created'].payload);
 
 /** The customers table's statements; every function runs in the caller's transaction. */
 export const customerRows = {
-  async insert(sql: Sql, c: NewCustomer): Promise<CustomerRecord> {
+  async insert(sql: Sql, c: NewCustomer): Promise<CustomerRow> {
     const [row] = await sql.query<CustomerRow>(
       `INSERT INTO customers (id, tenant_id, name, external_id, email, domain, created_at, updated_at)
        VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, coalesce($6, now()), now()) RETURNING ${COLUMNS}`,
       [c.tenantId, c.name, c.externalId ?? null, c.email ?? null, c.domain ?? null, c.createdAt ?? null],
     );
-    return record(row!);
+    return row!;
   },
   /** The changed row, or null when the tenant has no such customer. */
-  async update(sql: Sql, tenantId: string, id: string, changes: CustomerChanges): Promise<CustomerRecord | null> {
+  async update(sql: Sql, tenantId: string, id: string, changes: CustomerChanges): Promise<CustomerRow | null> {
     const columns = { name: 'name', externalId: 'external_id', email: 'email', domain: 'domain' } as const;
     const set: string[] = [];
     const values: unknown[] = [id, tenantId];
@@ -91,7 +66,7 @@ export const customerRows = {
       `UPDATE customers SET ${[...set, 'updated_at = now()'].join(', ')} WHERE id = $1 AND tenant_id = $2 RETURNING ${COLUMNS}`,
       values,
     );
-    return row ? record(row) : null;
+    return row ?? null;
   },
   /** Ids and external ids of the tenant's customers among those given, in one statement (the events API's hot path). */
   byIdsOrExternalIds(sql: Sql, tenantId: string, ids: string[], externalIds: string[]) {
@@ -180,14 +155,6 @@ export async function attributePending(
   }
 }
 
-const createdEvent = (c: CustomerRecord): OutboxInput => ({
-  tenantId: c.tenantId,
-  type: 'customer.created',
-  subject: c.id,
-  dedupKey: `customer.created:${c.id}`,
-  payload: customerPayload(c),
-});
-
 /**
  * A customer that a provider's account stands for (Stripe customers become ours): matched by identity, then
  * email domain, else created with its customer.created event. The identity is added and events kept
@@ -206,7 +173,7 @@ export async function customerForProviderAccount(
   if (!customerId) {
     const c = await customerRows.insert(sql, { tenantId, name: account.name, email: account.email, domain: account.domain });
     customerId = c.id;
-    await enqueueEvents(sql, [createdEvent(c)]);
+    await enqueueEvents(sql, [customerCreated(c)]);
   }
   const identity = { provider: account.provider, externalId: account.externalId };
   await identityRows.insert(sql, tenantId, customerId, [identity], { ignoreTaken: true });
@@ -237,7 +204,7 @@ export function createCustomerService(deps: { pool: pg.Pool; prisma: Db }) {
           const c = await customerRows.insert(sql, { ...input, tenantId });
           await identityRows.insert(sql, tenantId, c.id, identities);
           await attributePending(sql, tenantId, c.id, { identities, domain: input.domain });
-          await enqueueEvents(sql, [createdEvent(c)]);
+          await enqueueEvents(sql, [customerCreated(c)]);
           return c.id;
         });
       } catch (e) {

@@ -1,5 +1,6 @@
 import { stringify } from 'csv-stringify/sync';
 import type pg from 'pg';
+import { DIMENSIONS, HEALTH_STATUSES, RISK_LEVELS, type ExportDataset, type ExportFormat } from '../contract/enums.ts';
 import { onPg, type Sql } from '../db/sql.ts';
 
 // Exports (docs/data-lifecycle.md): a workspace's datasets as NDJSON or CSV, and everything held about one
@@ -10,9 +11,6 @@ import { onPg, type Sql } from '../db/sql.ts';
 
 const PAGE = 1000;
 
-export const EXPORT_FORMATS = ['ndjson', 'csv'] as const;
-export type ExportFormat = (typeof EXPORT_FORMATS)[number];
-
 interface Column {
   name: string;
   sql: string;
@@ -21,7 +19,8 @@ interface Column {
 }
 
 interface Dataset {
-  description: string;
+  /** What the records hold; the workspace datasets' descriptions are the contract's (EXPORT_DATASET_CONTENTS). */
+  description?: string;
   from: string;
   /** Columns naming the tenant and (for a customer's own export) the customer. */
   tenant: string;
@@ -34,11 +33,10 @@ interface Dataset {
   columns: Column[];
 }
 
-const DIMENSIONS = ['usage', 'engagement', 'support', 'billing', 'growth'] as const;
+const listed = (values: readonly string[]) => `${values.slice(0, -1).join(', ')} or ${values.at(-1)}`;
 
 const DATASETS = {
   customers: {
-    description: 'Customers with their identities, current health and churn prediction',
     // A page of customers looks up its own snapshots and predictions: OFFSET 0 keeps the planner from
     // merging each whole table in from its start, which made every page slower than the one before.
     from: `customers c LEFT JOIN LATERAL (SELECT * FROM health_snapshots WHERE customer_id = c.id OFFSET 0) h ON true
@@ -60,7 +58,7 @@ const DATASETS = {
         description: 'Accounts at providers, as JSON',
       },
       { name: 'health_score', sql: 'c.health_score', description: 'Health score 0-100' },
-      { name: 'health_status', sql: 'c.health_status::text', description: 'healthy, neutral or at_risk' },
+      { name: 'health_status', sql: 'c.health_status::text', description: listed(HEALTH_STATUSES) },
       ...DIMENSIONS.map((d) => ({
         name: `${d}_score`,
         sql: `(SELECT (x->>'score')::float8 FROM jsonb_array_elements(h.dimensions) x WHERE x->>'key' = '${d}')`,
@@ -71,7 +69,7 @@ const DATASETS = {
       { name: 'trend_30d', sql: 'h.trend_30d', description: 'Score change over 30 days' },
       { name: 'health_computed_at', sql: 'h.computed_at', description: 'When the health was computed' },
       { name: 'churn_probability', sql: 'c.churn_probability', description: 'Churn probability 0-1' },
-      { name: 'churn_risk_level', sql: 'c.churn_risk_level::text', description: 'low, medium, high or critical' },
+      { name: 'churn_risk_level', sql: 'c.churn_risk_level::text', description: listed(RISK_LEVELS) },
       { name: 'churn_model_version', sql: 'p.model_version', description: 'The model behind the prediction' },
       { name: 'churn_predicted_at', sql: 'p.predicted_at', description: 'When the prediction was made' },
       { name: 'created_at', sql: 'c.created_at', description: 'Created' },
@@ -79,7 +77,6 @@ const DATASETS = {
     ],
   },
   health_history: {
-    description: 'One health point per customer and day',
     from: 'health_history h',
     tenant: 'h.tenant_id',
     customer: 'h.customer_id',
@@ -95,7 +92,6 @@ const DATASETS = {
     ],
   },
   alerts: {
-    description: 'Alerts, open and closed',
     from: 'alerts a',
     tenant: 'a.tenant_id',
     customer: 'a.customer_id',
@@ -119,7 +115,6 @@ const DATASETS = {
     ],
   },
   signals: {
-    description: 'Signals (within the signal retention; older days are kept only as daily aggregates)',
     from: 'signals s',
     tenant: 's.tenant_id',
     customer: 's.customer_id',
@@ -136,11 +131,7 @@ const DATASETS = {
       { name: 'attributes', sql: 's.attributes', description: 'Details, as JSON' },
     ],
   },
-} as const satisfies Record<string, Dataset>;
-
-export type ExportDataset = keyof typeof DATASETS;
-export const EXPORT_DATASETS = Object.keys(DATASETS) as ExportDataset[];
-export const exportDatasetInfo = (d: ExportDataset) => DATASETS[d];
+} as const satisfies Record<ExportDataset, Dataset>;
 
 /** The records of one customer's access-request export, in the order written. */
 const SUBJECT_RECORDS = {

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { Sessions } from '../auth/sessions.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/prisma.ts';
-import type { Deliverer } from '../outbox/deliverer.ts';
+import type { Deliverer } from '../outbox/sender/deliverer.ts';
 import type { Queue } from '../queue/queue.ts';
 import { createAccountService } from './accounts.ts';
 import { createAlertService } from './alerts.ts';

@@ -3,8 +3,8 @@ import { LRUCache } from 'lru-cache';
 import { openWithOverlap, type SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/prisma.ts';
 import { validationFailed } from '../errors.ts';
-import { isDiscordPublicKey } from '../ingest/providers/discord.ts';
-import { PROVIDERS, type ProviderName } from '../ingest/providers/types.ts';
+import { isDiscordPublicKey } from '../contract/provider-secrets.ts';
+import { PROVIDERS, type ProviderName } from '../contract/enums.ts';
 import { onPrisma } from '../db/sql.ts';
 import { recordAudit, type Actor } from './audit.ts';
 

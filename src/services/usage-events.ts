@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { inTransaction, onPg } from '../db/sql.ts';
 import { DomainError, validationFailed } from '../errors.ts';
 import { isUuid } from '../uuid.ts';
-import { recordSignals, type SignalInput } from '../ingest/signals.ts';
+import { recordSignals, type SignalInput } from './signals.ts';
 import { customerRows } from './customers.ts';
 
 export interface UsageEventInput {

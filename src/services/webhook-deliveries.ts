@@ -1,11 +1,21 @@
 import type pg from 'pg';
 import { onPg } from '../db/sql.ts';
 import { notFound, validationFailed } from '../errors.ts';
-import { EVENTS, isEventName } from '../outbox/events.ts';
-import type { AttemptOutcome, Deliverer } from '../outbox/deliverer.ts';
+import { envelopeSql } from '../outbox/events/envelope.ts';
+import { EVENTS, isEventName } from '../outbox/events/registry.ts';
+import type { AttemptOutcome, Deliverer } from '../outbox/sender/deliverer.ts';
 import type { WebhookEndpointService } from './webhook-endpoints.ts';
 import { publishIds } from '../queue/publish-ids.ts';
 import type { Queue } from '../queue/queue.ts';
+
+const TEST_ENVELOPE = envelopeSql({
+  id: '$1::uuid',
+  tenantId: '$2::uuid',
+  type: '$4::text',
+  subject: "'test'",
+  time: 'now()',
+  payload: '$5::jsonb',
+});
 
 /**
  * What the API does with deliveries: Test, resend, replay. Plain SQL: webhook_deliveries is the delivery
@@ -47,20 +57,11 @@ export function createWebhookDeliveryService(deps: {
       if (!e.events.includes(name))
         throw validationFailed([{ path: 'event', message: `must be one of the endpoint's events: ${e.events.join(', ')}` }]);
       const id = globalThis.crypto.randomUUID();
-      const envelope = {
-        specversion: '1.0',
-        id,
-        source: `/tenants/${tenantId}`,
-        type: name,
-        subject: 'test',
-        time: new Date().toISOString(),
-        datacontenttype: 'application/json',
-        data: { payload: isEventName(name) ? { ...EVENTS[name].example, tenant_id: tenantId } : {} },
-      };
+      const payload = isEventName(name) ? { ...EVENTS[name].example, tenant_id: tenantId } : {};
       await sql.query(
         `INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_type, envelope, is_test, status, next_attempt_at, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, true, 'pending', now(), now(), now())`,
-        [id, tenantId, endpointId, name, JSON.stringify(envelope)],
+         VALUES ($1, $2, $3, $4, ${TEST_ENVELOPE}, true, 'pending', now(), now(), now())`,
+        [id, tenantId, endpointId, name, JSON.stringify(payload)],
       );
       return { deliveryId: id, event: name, ...(await deps.deliverer.attempt(id)) };
     },

@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/prisma.ts';
 import { DomainError, notFound, validationFailed } from '../errors.ts';
-import { EVENT_NAMES, isEventName } from '../outbox/events.ts';
+import { EVENT_NAMES, isEventName } from '../outbox/events/registry.ts';
 import { onPrisma } from '../db/sql.ts';
 import { changedFields, recordAudit, type Actor } from './audit.ts';
-import { checkEndpointUrl } from '../outbox/ssrf.ts';
+import { checkEndpointUrl } from '../outbox/endpoints/ssrf.ts';
 
 export const MAX_ENDPOINTS_PER_TENANT = 20;
 export const SECRET_OVERLAP_HOURS = 24;

@@ -1,7 +1,9 @@
 import type pg from 'pg';
 import { inTransaction, onPg, type Sql } from '../db/sql.ts';
 import { DomainError, notFound, validationFailed } from '../errors.ts';
-import { RETENTION_KEYS, RETENTION_SETTINGS, type RetentionKey } from '../lifecycle/policy.ts';
+import type { Role } from '../contract/enums.ts';
+import { RETENTION_KEYS, RETENTION_SETTINGS, type RetentionKey } from '../contract/retention.ts';
+import { RETENTION_COLUMNS } from '../lifecycle/policy.ts';
 import { changedFields, recordAudit, type Actor } from './audit.ts';
 
 // The workspace as a whole (docs/data-lifecycle.md): its retention settings, its users' roles, and its
@@ -18,17 +20,12 @@ export interface RetentionSettingView {
   description: string;
 }
 
-type Role = 'owner' | 'admin' | 'member' | 'viewer';
-
-const COLUMNS = RETENTION_KEYS.map((k) => RETENTION_SETTINGS[k].column);
+const COLUMNS = RETENTION_KEYS.map((k) => RETENTION_COLUMNS[k]);
 
 async function overrides(sql: Sql, tenantId: string): Promise<Record<RetentionKey, number | null>> {
   const [row] = await sql.query<Record<string, number | null>>(`SELECT ${COLUMNS.join(', ')} FROM tenants WHERE id = $1`, [tenantId]);
   if (!row) throw notFound(`Tenant ${tenantId}`);
-  return Object.fromEntries(RETENTION_KEYS.map((k) => [k, row[RETENTION_SETTINGS[k].column] ?? null])) as Record<
-    RetentionKey,
-    number | null
-  >;
+  return Object.fromEntries(RETENTION_KEYS.map((k) => [k, row[RETENTION_COLUMNS[k]] ?? null])) as Record<RetentionKey, number | null>;
 }
 
 const view = (o: Record<RetentionKey, number | null>): RetentionSettingView[] =>
@@ -64,14 +61,14 @@ export function createWorkspaceService(deps: { pool: pg.Pool; deletionDelayDays:
         const keys = RETENTION_KEYS.filter((k) => input[k] !== undefined);
         if (keys.length) {
           await sql.query(
-            `UPDATE tenants SET ${keys.map((k, i) => `${RETENTION_SETTINGS[k].column} = $${i + 2}`).join(', ')}, updated_at = now() WHERE id = $1`,
+            `UPDATE tenants SET ${keys.map((k, i) => `${RETENTION_COLUMNS[k]} = $${i + 2}`).join(', ')}, updated_at = now() WHERE id = $1`,
             [actor.tenantId, ...keys.map((k) => input[k])],
           );
         }
         const after = { ...before, ...Object.fromEntries(keys.map((k) => [k, input[k]])) } as Record<RetentionKey, number | null>;
         // Named as the tenants columns name them, the audit log's readers' words for them.
         const days = (o: Record<RetentionKey, number | null>) =>
-          Object.fromEntries(RETENTION_KEYS.map((k) => [RETENTION_SETTINGS[k].column, o[k] ?? RETENTION_SETTINGS[k].days])) as Record<
+          Object.fromEntries(RETENTION_KEYS.map((k) => [RETENTION_COLUMNS[k], o[k] ?? RETENTION_SETTINGS[k].days])) as Record<
             string,
             number
           >;

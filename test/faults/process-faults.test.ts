@@ -7,7 +7,7 @@ import { createSecretBox } from '../../src/crypto/secret-box.ts';
 import { createPool, createPrisma } from '../../src/db/prisma.ts';
 import { onPg } from '../../src/db/sql.ts';
 import { createInboundSecretStore } from '../../src/services/integrations.ts';
-import { enqueueEvents } from '../../src/outbox/enqueue.ts';
+import { enqueueEvents } from '../../src/outbox/events/enqueue.ts';
 import { fileDatabaseUrl } from '../support/database.ts';
 import { exampleEvent, tenantWithKey } from '../support/factories.ts';
 import * as p from '../support/providers.ts';

@@ -16,7 +16,7 @@ import { createScoringLoop, type ScoringLoop } from '../../src/scoring/drain.ts'
 import { compose, type Composition } from '../../src/composition.ts';
 import { createSecretBox } from '../../src/crypto/secret-box.ts';
 import type { Inbox } from '../../src/ingest/inbox.ts';
-import type { Outbound } from '../../src/outbox/index.ts';
+import type { Outbound } from '../../src/outbox/sender/index.ts';
 import type { Services } from '../../src/services/index.ts';
 import type { WorkerDeps } from '../../src/worker.ts';
 

@@ -17,13 +17,17 @@ export interface Mismatch {
   problem: string;
 }
 
-const state = { mismatches: [] as Mismatch[], checked: 0 };
+const state = { mismatches: [] as Mismatch[], checked: 0, answered: [] as string[] };
 
-/** The mismatches and the number of answers checked since the last call; both start again from zero. */
+/**
+ * The mismatches, the number of answers checked and which operation answered with which status
+ * (`operationId status`, one entry per answer) since the last call; all start again from empty.
+ */
 export function takeContractResults() {
-  const out = { mismatches: state.mismatches, checked: state.checked };
+  const out = { mismatches: state.mismatches, checked: state.checked, answered: state.answered };
   state.mismatches = [];
   state.checked = 0;
+  state.answered = [];
   return out;
 }
 
@@ -94,6 +98,7 @@ export function checkAnswer(doc: Json, compiled: ReturnType<typeof compile>, met
   const op = compiled.paths.find((o) => o.regex.test(path) && o.item[method.toLowerCase()]);
   if (!op) return;
   state.checked++;
+  state.answered.push(`${op.item[method.toLowerCase()].operationId ?? `${method.toUpperCase()} ${op.path}`} ${res.statusCode}`);
   const request = `${method.toUpperCase()} ${path}`;
   const fail = (problem: string) => state.mismatches.push({ request, status: res.statusCode, problem });
   const opPointer = `/paths/${pointerPart(op.path)}/${method.toLowerCase()}`;

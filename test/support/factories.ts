@@ -1,5 +1,5 @@
-import { EVENTS, type EventName } from '../../src/outbox/events.ts';
-import type { OutboxInput } from '../../src/outbox/enqueue.ts';
+import { EVENTS, type EventName } from '../../src/outbox/events/registry.ts';
+import type { OutboxInput } from '../../src/outbox/events/enqueue.ts';
 import { randomUUID } from 'node:crypto';
 import { issueApiKey } from '../../src/services/api-keys.ts';
 import { hashPassword } from '../../src/auth/passwords.ts';

@@ -25,7 +25,9 @@ export default async function setup(project: TestProject) {
   return async () => {
     const c = new pg.Client({ connectionString: admin });
     await c.connect();
-    const { rows } = await c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [`${name}\\_%`]);
+    // Exactly this run's clones (`<name>_<8 hex>`, test/support/database.ts): a run under another name that
+    // shares this prefix, `chs_test_x` beside `chs_test`, keeps its databases.
+    const { rows } = await c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname ~ $1', [`^${name}_[0-9a-f]{8}$`]);
     for (const { datname } of rows) await c.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
     await c.end();
   };

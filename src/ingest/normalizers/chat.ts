@@ -1,5 +1,5 @@
 import { resolveCustomer } from '../../services/customers.ts';
-import { recordSignals } from '../signals.ts';
+import { recordSignals } from '../../services/signals.ts';
 import { fromUnix, type NormalizeContext, type Normalizer, str } from './types.ts';
 
 interface ChatFact {

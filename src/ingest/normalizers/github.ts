@@ -1,6 +1,6 @@
 import { resolveCustomer } from '../../services/customers.ts';
 import { companyDomain } from '../email-domain.ts';
-import { recordSignals } from '../signals.ts';
+import { recordSignals } from '../../services/signals.ts';
 import { type Normalizer, str } from './types.ts';
 
 // Code-host activity by the customer's organisation (or the repository owner, for personal accounts).

@@ -1,6 +1,6 @@
 import { resolveCustomer } from '../../services/customers.ts';
 import { companyDomain } from '../email-domain.ts';
-import { recordSignals } from '../signals.ts';
+import { recordSignals } from '../../services/signals.ts';
 import { fromUnix, type Normalizer, str } from './types.ts';
 
 const TOPICS: Record<string, string> = {

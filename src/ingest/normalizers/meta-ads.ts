@@ -1,6 +1,6 @@
 import { resolveCustomer } from '../../services/customers.ts';
 import { companyDomain } from '../email-domain.ts';
-import { recordSignals, type SignalInput } from '../signals.ts';
+import { recordSignals, type SignalInput } from '../../services/signals.ts';
 import { fromUnix, type Normalizer, str } from './types.ts';
 
 /** The lead's email, where the delivery carries the form answers (field_data) or an email field. */

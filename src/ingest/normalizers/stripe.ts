@@ -1,12 +1,12 @@
-import { enqueueEvents } from '../../outbox/enqueue.ts';
-import { formatAmount } from '../../outbox/money.ts';
-import { invoicePayload } from '../../outbox/payloads.ts';
+import { formatAmount } from '../../contract/money.ts';
+import { enqueueEvents } from '../../outbox/events/enqueue.ts';
+import { eventOf, invoiceEvent, type InvoiceRecord } from '../../outbox/events/payloads.ts';
 import { churnOutcomeRows } from '../../services/churn.ts';
 import { customerForProviderAccount, resolveCustomer } from '../../services/customers.ts';
 import { companyDomain } from '../email-domain.ts';
 import { canMove, EVENT_FOR_STATUS, type InvoiceStatus } from '../invoice-state.ts';
 import { lockObject } from '../locks.ts';
-import { recordSignals } from '../signals.ts';
+import { recordSignals } from '../../services/signals.ts';
 import { fromUnix, type NormalizeContext, type Normalizer, type Outcome, str } from './types.ts';
 
 const PROVIDER = 'stripe';
@@ -22,16 +22,11 @@ const INVOICE_EVENTS: Record<string, InvoiceStatus> = {
   'invoice.marked_uncollectible': 'uncollectible',
 };
 
-interface InvoiceRow {
-  id: string;
-  status: InvoiceStatus;
+interface InvoiceRow extends InvoiceRecord {
   total_minor: string;
-  currency: string;
-  customer_id: string | null;
   account_id: string | null;
-  due_at: Date | null;
 }
-const INVOICE_COLUMNS = 'id, status::text AS status, total_minor, currency, customer_id, account_id, due_at';
+const INVOICE_COLUMNS = 'id, tenant_id, status::text AS status, total_minor, currency, customer_id, account_id, due_at';
 
 /** The id of a reference Stripe sends either as an id or, when expanded, as the object. */
 const idOf = (v: any): string | null => str(v && typeof v === 'object' ? v.id : v);
@@ -118,17 +113,6 @@ async function invoicePaymentPaid(ctx: NormalizeContext, o: any): Promise<Outcom
   return 'processed';
 }
 
-const invoiceOf = (tenantId: string, inv: InvoiceRow) =>
-  invoicePayload({
-    id: inv.id,
-    tenantId,
-    status: inv.status,
-    totalMinor: BigInt(inv.total_minor),
-    currency: inv.currency,
-    customerId: inv.customer_id,
-    dueAt: inv.due_at,
-  });
-
 /** Finds or creates our invoice for a Stripe invoice object (locked for this transaction), without changing its status. */
 async function invoiceRow(ctx: NormalizeContext, o: any, initial: InvoiceStatus): Promise<{ invoice: InvoiceRow; created: boolean }> {
   const { sql } = ctx;
@@ -180,9 +164,7 @@ async function invoiceTransition(ctx: NormalizeContext, o: any, target: InvoiceS
   // invoice.created announces a draft that came into being here; later statuses announce themselves.
   const type = EVENT_FOR_STATUS[target];
   if (type && (target !== 'draft' || created)) {
-    await enqueueEvents(sql, [
-      { tenantId, type, subject: current!.id, dedupKey: `${type}:${current!.id}`, payload: invoiceOf(tenantId, current!) },
-    ]);
+    await enqueueEvents(sql, [invoiceEvent(type, current!)]);
   }
   if (target === 'paid' || target === 'overdue') {
     await recordSignals(sql, [
@@ -404,19 +386,11 @@ async function subscriptionChanged(ctx: NormalizeContext, o: any, deleted: boole
   // The trial rule (docs/decisions.md §5): only a later trial_end on a subscription that already had one is an extension.
   if (existing?.trial_end && facts.trialEnd && facts.trialEnd > existing.trial_end) {
     await enqueueEvents(sql, [
-      {
-        tenantId,
-        type: 'subscription.trial_extended',
-        subject: sub!.id,
-        dedupKey: `subscription.trial_extended:${sub!.id}:${facts.trialEnd.toISOString()}`,
-        payload: {
-          tenant_id: tenantId,
-          subscription_id: sub!.id,
-          customer_id: sub!.customer_id,
-          previous_trial_end: existing.trial_end.toISOString(),
-          trial_end: facts.trialEnd.toISOString(),
-        },
-      },
+      eventOf(
+        'subscription.trial_extended',
+        { tenantId, subscriptionId: sub!.id, customerId: sub!.customer_id, previousTrialEnd: existing.trial_end, trialEnd: facts.trialEnd },
+        { subject: sub!.id, dedupKey: `subscription.trial_extended:${sub!.id}:${facts.trialEnd.toISOString()}` },
+      ),
     ]);
     signals.push({ kind: 'billing.trial_extended', value: (facts.trialEnd.getTime() - existing.trial_end.getTime()) / 86_400_000 });
   }

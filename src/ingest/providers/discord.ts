@@ -1,11 +1,10 @@
+import { normalizeDiscord } from '../normalizers/chat.ts';
+import { isDiscordPublicKey } from '../../contract/provider-secrets.ts';
 import { createPublicKey, verify as verifySignature } from 'node:crypto';
 import { type HandshakeReply, header, type ProviderSpec } from './types.ts';
 
 // DER prefix of an Ed25519 SubjectPublicKeyInfo; the raw 32-byte key follows it.
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
-
-/** The tenant's secret is the Discord application's public key (64 hex characters). */
-export const isDiscordPublicKey = (hex: string) => /^[0-9a-fA-F]{64}$/.test(hex);
 
 function publicKey(hex: string) {
   return createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, Buffer.from(hex, 'hex')]), format: 'der', type: 'spki' });
@@ -51,6 +50,11 @@ function interactionAnswer(type: unknown): HandshakeReply | null {
 }
 
 export const discord: ProviderSpec = {
+  normalize: normalizeDiscord,
+  sign: () => {
+    // The tenant's Discord secret is the application's public key: only Discord holds the private key.
+    throw new TypeError('discord requests cannot be re-signed: Discord signs with a private key only Discord holds');
+  },
   name: 'discord',
   dedupKeySigned: true,
   verify({ headers, rawBody }, secrets) {

@@ -1,7 +1,13 @@
+import { normalizeGithub } from '../normalizers/github.ts';
 import { afterPrefix, hexEqual, hmacHex } from './hmac.ts';
 import { header, type ProviderSpec } from './types.ts';
 
 export const github: ProviderSpec = {
+  normalize: normalizeGithub,
+  sign: (secret, body) => ({
+    'x-hub-signature': `sha1=${hmacHex('sha1', secret, body)}`,
+    'x-hub-signature-256': `sha256=${hmacHex('sha256', secret, body)}`,
+  }),
   name: 'github',
   dedupKeySigned: false,
   verify({ headers, rawBody }, secrets) {

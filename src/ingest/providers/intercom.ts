@@ -1,7 +1,10 @@
+import { normalizeIntercom } from '../normalizers/intercom.ts';
 import { afterPrefix, hexEqual, hmacHex } from './hmac.ts';
 import { header, type ProviderSpec } from './types.ts';
 
 export const intercom: ProviderSpec = {
+  normalize: normalizeIntercom,
+  sign: (secret, body) => ({ 'x-hub-signature': `sha1=${hmacHex('sha1', secret, body)}` }),
   name: 'intercom',
   dedupKeySigned: true,
   verify({ headers, rawBody }, secrets) {

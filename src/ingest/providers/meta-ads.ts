@@ -1,3 +1,4 @@
+import { normalizeMetaAds } from '../normalizers/meta-ads.ts';
 import { afterPrefix, hexEqual, hmacHex } from './hmac.ts';
 import { header, type ProviderSpec } from './types.ts';
 
@@ -15,6 +16,11 @@ export function leadKeys(body: any): string[] {
 }
 
 export const metaAds: ProviderSpec = {
+  normalize: normalizeMetaAds,
+  sign: (secret, body) => ({
+    'x-hub-signature': `sha1=${hmacHex('sha1', secret, body)}`,
+    'x-hub-signature-256': `sha256=${hmacHex('sha256', secret, body)}`,
+  }),
   name: 'meta_ads',
   dedupKeySigned: true,
   verify({ headers, rawBody }, secrets) {

@@ -1,7 +1,13 @@
+import { normalizeSlack } from '../normalizers/chat.ts';
 import { afterPrefix, hexEqual, hmacHex } from './hmac.ts';
 import { header, type ProviderSpec, TOLERANCE_SECONDS } from './types.ts';
 
 export const slack: ProviderSpec = {
+  normalize: normalizeSlack,
+  sign: (secret, body, now) => ({
+    'x-slack-request-timestamp': String(now),
+    'x-slack-signature': `v0=${hmacHex('sha256', secret, `v0:${now}:`, body)}`,
+  }),
   name: 'slack',
   dedupKeySigned: true,
   verify({ headers, rawBody, now }, secrets) {

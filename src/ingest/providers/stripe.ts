@@ -1,3 +1,4 @@
+import { normalizeStripe } from '../normalizers/stripe.ts';
 import { hexEqual, hmacHex } from './hmac.ts';
 import { header, type ProviderSpec, TOLERANCE_SECONDS } from './types.ts';
 
@@ -15,6 +16,8 @@ export function parseStripeSignature(value: string | undefined): { t: number; v1
 }
 
 export const stripe: ProviderSpec = {
+  normalize: normalizeStripe,
+  sign: (secret, body, now) => ({ 'stripe-signature': `t=${now},v1=${hmacHex('sha256', secret, `${now}.`, body)}` }),
   name: 'stripe',
   verify({ headers, rawBody, now }, secrets) {
     const sig = parseStripeSignature(header(headers, 'stripe-signature'));

@@ -1,8 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { ProviderName } from '../../contract/enums.ts';
+import type { Normalizer } from '../normalizers/types.ts';
 
-export const PROVIDERS = ['stripe', 'github', 'slack', 'discord', 'intercom', 'meta_ads'] as const;
-export type ProviderName = (typeof PROVIDERS)[number];
-export const isProvider = (p: string): p is ProviderName => (PROVIDERS as readonly string[]).includes(p);
+export { isProvider, type ProviderName, PROVIDERS } from '../../contract/enums.ts';
 
 export interface InboundRequest {
   headers: IncomingHttpHeaders;
@@ -32,6 +32,10 @@ export interface ProviderSpec {
   answer?(body: any, req: InboundRequest): HandshakeReply | null;
   /** The provider's own id of this event (replays carry the same) and its type. */
   describe(body: any, req: InboundRequest): { dedupKey: string; eventType: string };
+  /** Turns a stored event into invoices, subscriptions, signals and outbound events (src/ingest/normalizers). */
+  normalize: Normalizer;
+  /** The signature headers the provider would send for `body` under `secret` at unix time `now`, to replay recorded requests. */
+  sign(secret: string, body: string, now: number): Record<string, string>;
 }
 
 export const header = (h: IncomingHttpHeaders, name: string): string | undefined => {

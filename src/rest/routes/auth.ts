@@ -1,10 +1,17 @@
 import type { FastifyInstance } from 'fastify';
-import type { RestDeps } from '../plugin.ts';
-import { LoginDocument } from '../generated/operations.ts';
+import { z } from 'zod';
+import { loginInput } from '../../contract/requests.ts';
+import { serialize } from '../../contract/serialize.ts';
+import { type ContractTypeProvider, schemaOf, time } from '../../contract/wire.ts';
 import { problemResponses } from '../../http/openapi.ts';
+import { LoginDocument } from '../generated/operations.ts';
+import type { RestDeps } from '../deps.ts';
 
-export async function authRoutes(app: FastifyInstance, { run, context }: RestDeps) {
-  app.post<{ Body: { email: string; password: string } }>(
+const session = z.object({ token: z.string(), expires_at: time });
+
+export async function authRoutes(fastify: FastifyInstance, { run, context }: RestDeps) {
+  const app = fastify.withTypeProvider<ContractTypeProvider>();
+  app.post(
     '/auth/login',
     {
       schema: {
@@ -14,26 +21,10 @@ export async function authRoutes(app: FastifyInstance, { run, context }: RestDep
         description:
           'The browser session path: exchanges an email and password for a session JWT to send as `Authorization: Bearer <token>` until `expires_at`. Repeated failures from one address or for one account answer 429.',
         security: [],
-        body: {
-          type: 'object',
-          properties: { email: { type: 'string', maxLength: 320 }, password: { type: 'string', maxLength: 1024 } },
-          required: ['email', 'password'],
-          additionalProperties: false,
-          examples: [{ email: 'admin@acme.example', password: 'correct horse battery staple' }],
-        },
-        response: {
-          200: {
-            type: 'object',
-            properties: { token: { type: 'string' }, expires_at: { type: 'string', format: 'date-time' } },
-            required: ['token', 'expires_at'],
-          },
-          ...problemResponses(400, 401, 429),
-        },
+        body: schemaOf(loginInput, { examples: [{ email: 'admin@acme.example', password: 'correct horse battery staple' }] }),
+        response: { 200: schemaOf(session), ...problemResponses(400, 401, 429) },
       },
     },
-    async (req) => {
-      const data = await run(LoginDocument, req.body, context(req));
-      return { token: data.login.token, expires_at: data.login.expiresAt };
-    },
+    async (req) => serialize(session, (await run(LoginDocument, req.body, context(req))).login),
   );
 }

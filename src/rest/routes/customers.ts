@@ -1,5 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import type { RestDeps } from '../plugin.ts';
+import { z } from 'zod';
+import { COMPONENTS as C } from '../../contract/entities.ts';
+import * as r from '../../contract/requests.ts';
+import { camelKeys, serialize } from '../../contract/serialize.ts';
+import { type ContractTypeProvider, pageRef, schemaOf } from '../../contract/wire.ts';
+import { problemResponses } from '../../http/openapi.ts';
 import {
   CreateCustomerDocument,
   CustomerChurnPredictionDocument,
@@ -10,37 +15,20 @@ import {
   ListCustomersDocument,
   UpdateCustomerDocument,
 } from '../generated/operations.ts';
-import * as map from '../mappers.ts';
-import { problemResponses } from '../../http/openapi.ts';
-import * as s from '../schemas.ts';
-import { HEALTH_STATUS_VALUES, RISK_LEVEL_VALUES } from '../../schema/enums.ts';
+import { page } from '../page.ts';
+import type { RestDeps } from '../deps.ts';
 
 const PAGE_FIELDS = { first: 'limit', after: 'cursor' };
-const idParams = {
-  type: 'object',
-  properties: { customer_id: { type: 'string', format: 'uuid' } },
-  required: ['customer_id'],
-} as const;
-
-type ListQuery = {
-  limit: number;
-  cursor?: string;
-  risk_level?: (typeof RISK_LEVEL_VALUES)[number];
-  health_status?: (typeof HEALTH_STATUS_VALUES)[number];
-};
-type IdParams = { customer_id: string };
-type CustomerBody = {
-  name?: string;
-  external_id?: string | null;
-  email?: string | null;
-  domain?: string | null;
-  identities?: { provider: 'stripe' | 'github' | 'slack' | 'discord' | 'intercom' | 'meta_ads'; external_id: string }[];
-};
+const params = schemaOf(r.customerParams);
+const erased = z
+  .strictObject({ id: z.uuid(), external_id: z.string().nullable(), deleted: z.literal(true) })
+  .describe('The erased customer’s ids, to match it in your own systems.');
 
 const tags = ['Customers'];
 
-export async function customerRoutes(app: FastifyInstance, { run, context }: RestDeps) {
-  app.get<{ Querystring: ListQuery }>(
+export async function customerRoutes(fastify: FastifyInstance, { run, context }: RestDeps) {
+  const app = fastify.withTypeProvider<ContractTypeProvider>();
+  app.get(
     '/customers',
     {
       schema: {
@@ -49,15 +37,8 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
         summary: 'List customers',
         description:
           'Customers with their current health score and churn risk level, filtered by `risk_level` and `health_status`, one page at a time.',
-        querystring: {
-          type: 'object',
-          properties: {
-            ...s.pageQuery,
-            risk_level: { type: 'string', enum: RISK_LEVEL_VALUES },
-            health_status: { type: 'string', enum: HEALTH_STATUS_VALUES },
-          },
-        },
-        response: { 200: s.listOf({ $ref: 'CustomerListItem#' }), ...problemResponses(400, 401, 403, 429) },
+        querystring: schemaOf(r.customerQuery),
+        response: { 200: pageRef(C.customerListItem), ...problemResponses(400, 401, 403, 429) },
       },
     },
     async (req) => {
@@ -68,11 +49,11 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
         context(req),
         PAGE_FIELDS,
       );
-      return map.page(data.customers, map.customerItem);
+      return page(C.customerListItem.shape, data.customers);
     },
   );
 
-  app.post<{ Body: CustomerBody }>(
+  app.post(
     '/customers',
     {
       schema: {
@@ -81,8 +62,7 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
         summary: 'Create a customer',
         description:
           'Creates a customer, optionally with its identities at providers (so inbound webhooks attribute to it). `external_id` and identities are unique per tenant (409 otherwise). The answer carries `Location`.',
-        body: {
-          ...s.customerCreate,
+        body: schemaOf(r.customerCreate, {
           examples: [
             {
               name: 'Acme Corp',
@@ -92,32 +72,18 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
               identities: [{ provider: 'stripe', external_id: 'cus_123' }],
             },
           ],
-        },
-        response: { 201: { $ref: 'Customer#' }, ...problemResponses(400, 401, 403, 409, 413, 415, 429) },
+        }),
+        response: { 201: C.customer.ref, ...problemResponses(400, 401, 403, 409, 413, 415, 429) },
       },
     },
     async (req, reply) => {
-      const b = req.body;
-      const data = await run(
-        CreateCustomerDocument,
-        {
-          input: {
-            name: b.name ?? '',
-            externalId: b.external_id,
-            email: b.email,
-            domain: b.domain,
-            identities: b.identities?.map((i) => ({ provider: i.provider, externalId: i.external_id })),
-          },
-        },
-        context(req),
-        { externalId: 'external_id' },
-      );
+      const data = await run(CreateCustomerDocument, { input: camelKeys(req.body) }, context(req), { externalId: 'external_id' });
       reply.code(201).header('location', `/api/v1/customers/${data.createCustomer.id}`);
-      return map.customerDetail(data.createCustomer);
+      return serialize(C.customer.shape, data.createCustomer);
     },
   );
 
-  app.delete<{ Params: IdParams }>(
+  app.delete(
     '/customers/:customer_id',
     {
       schema: {
@@ -126,30 +92,20 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
         summary: 'Erase a customer',
         description:
           'Erases the customer for good, in one transaction: its identities, signals, health history, churn prediction, labels and alerts, the raw inbound events that name it (their metadata stays), and the outbound events about it; invoices and subscriptions stay as revenue facts without the link. A `customer.deleted` event announces it. Owners, admins and API keys. Cannot be undone.',
-        params: idParams,
+        params,
         response: {
-          200: {
-            type: 'object',
-            description: 'The erased customer’s ids, to match it in your own systems.',
-            properties: {
-              id: { type: 'string', format: 'uuid' },
-              external_id: { type: ['string', 'null'] },
-              deleted: { type: 'boolean', const: true },
-            },
-            required: ['id', 'external_id', 'deleted'],
-            additionalProperties: false,
-          },
+          200: schemaOf(erased),
           ...problemResponses(400, 401, 403, 404, 429),
         },
       },
     },
     async (req) => {
       const data = await run(DeleteCustomerDocument, { id: req.params.customer_id }, context(req));
-      return { id: data.deleteCustomer.id, external_id: data.deleteCustomer.externalId ?? null, deleted: true as const };
+      return serialize(erased, { ...data.deleteCustomer, deleted: true });
     },
   );
 
-  app.get<{ Params: IdParams }>(
+  app.get(
     '/customers/:customer_id',
     {
       schema: {
@@ -157,17 +113,17 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
         operationId: 'getCustomer',
         summary: 'Get a customer',
         description: 'One customer with its current score, churn risk and provider identities.',
-        params: idParams,
-        response: { 200: { $ref: 'Customer#' }, ...problemResponses(400, 401, 403, 404, 429) },
+        params,
+        response: { 200: C.customer.ref, ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req) => {
       const data = await run(GetCustomerDocument, { id: req.params.customer_id }, context(req));
-      return map.customerDetail(data.customer);
+      return serialize(C.customer.shape, data.customer);
     },
   );
 
-  app.patch<{ Params: IdParams; Body: CustomerBody }>(
+  app.patch(
     '/customers/:customer_id',
     {
       schema: {
@@ -175,22 +131,20 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
         operationId: 'updateCustomer',
         summary: 'Update a customer',
         description: 'Changes the fields sent (at least one); `null` clears a nullable field.',
-        params: idParams,
-        body: { ...s.customerUpdate, examples: [{ email: 'billing@acme.example', domain: null }] },
-        response: { 200: { $ref: 'Customer#' }, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
+        params,
+        body: schemaOf(r.customerUpdate, { examples: [{ email: 'billing@acme.example', domain: null }] }),
+        response: { 200: C.customer.ref, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
       },
     },
     async (req) => {
-      const b = req.body;
-      const input = Object.fromEntries(
-        Object.entries({ name: b.name, externalId: b.external_id, email: b.email, domain: b.domain }).filter(([, v]) => v !== undefined),
-      );
-      const data = await run(UpdateCustomerDocument, { id: req.params.customer_id, input }, context(req), { externalId: 'external_id' });
-      return map.customerDetail(data.updateCustomer);
+      const data = await run(UpdateCustomerDocument, { id: req.params.customer_id, input: camelKeys(req.body) }, context(req), {
+        externalId: 'external_id',
+      });
+      return serialize(C.customer.shape, data.updateCustomer);
     },
   );
 
-  app.get<{ Params: IdParams }>(
+  app.get(
     '/customers/:customer_id/health',
     {
       schema: {
@@ -199,17 +153,17 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
         summary: 'Get a customer’s health',
         description:
           'The full health score breakdown across the five dimensions: each dimension’s score, weight, contribution, trend and the signals it came from. Scores are null until the first computation.',
-        params: idParams,
-        response: { 200: { $ref: 'CustomerHealth#' }, ...problemResponses(400, 401, 403, 404, 429) },
+        params,
+        response: { 200: C.health.ref, ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req) => {
       const data = await run(CustomerHealthDocument, { id: req.params.customer_id }, context(req));
-      return map.health(data.customer.health);
+      return serialize(C.health.shape, data.customer.health);
     },
   );
 
-  app.get<{ Params: IdParams }>(
+  app.get(
     '/customers/:customer_id/churn-prediction',
     {
       schema: {
@@ -217,17 +171,17 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
         operationId: 'getCustomerChurnPrediction',
         summary: 'Get a customer’s churn prediction',
         description: 'The latest churn probability, risk level, risk factors and recommended interventions.',
-        params: idParams,
-        response: { 200: { $ref: 'ChurnPrediction#' }, ...problemResponses(400, 401, 403, 404, 429) },
+        params,
+        response: { 200: C.churnPrediction.ref, ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req) => {
       const data = await run(CustomerChurnPredictionDocument, { id: req.params.customer_id }, context(req));
-      return map.churn(data.customer.churnPrediction);
+      return serialize(C.churnPrediction.shape, data.customer.churnPrediction);
     },
   );
 
-  app.get<{ Params: IdParams; Querystring: { limit: number; cursor?: string } }>(
+  app.get(
     '/customers/:customer_id/health/history',
     {
       schema: {
@@ -235,9 +189,9 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
         operationId: 'listCustomerHealthHistory',
         summary: 'List a customer’s health history',
         description: 'The health score’s history: one point per day, newest first.',
-        params: idParams,
-        querystring: { type: 'object', properties: s.pageQuery },
-        response: { 200: s.listOf({ $ref: 'HealthHistoryPoint#' }), ...problemResponses(400, 401, 403, 404, 429) },
+        params,
+        querystring: schemaOf(r.pageQuery),
+        response: { 200: pageRef(C.healthPoint), ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req) => {
@@ -247,7 +201,9 @@ export async function customerRoutes(app: FastifyInstance, { run, context }: Res
         context(req),
         PAGE_FIELDS,
       );
-      return map.page(data.customer.healthHistory, map.historyPoint);
+      const history = data.customer.healthHistory;
+      // GraphQL lists a point's dimensions beside its score; REST groups them.
+      return page(C.healthPoint.shape, { ...history, nodes: history.nodes.map((p) => ({ ...p, dimensions: p })) });
     },
   );
 }

@@ -1,6 +1,12 @@
 import type { FastifyInstance } from 'fastify';
+import { COMPONENTS as C } from '../../contract/entities.ts';
+import * as r from '../../contract/requests.ts';
+import { serialize } from '../../contract/serialize.ts';
+import { type ContractTypeProvider, schemaOf } from '../../contract/wire.ts';
+import { problemResponses } from '../../http/openapi.ts';
 import {
   ChurnModelDocument,
+  type ChurnModelDetailFragment,
   HealthWeightsDocument,
   RecordChurnOutcomeDocument,
   ResetChurnModelDocument,
@@ -8,15 +14,20 @@ import {
   SetHealthWeightsDocument,
   TrainChurnModelDocument,
 } from '../generated/operations.ts';
-import * as map from '../mappers.ts';
-import type { RestDeps } from '../plugin.ts';
-import { problemResponses } from '../../http/openapi.ts';
-import * as s from '../schemas.ts';
+import type { RestDeps } from '../deps.ts';
 
-type WeightsBody = { usage: number; engagement: number; support: number; billing: number; growth: number };
+// GraphQL lists the baseline's numbers beside the model's; REST groups them under `baseline`.
+const baselineOf = (m: { baselineModelVersion: string; baselineAuc: number; baselineBrier: number }) => ({
+  modelVersion: m.baselineModelVersion,
+  auc: m.baselineAuc,
+  brier: m.baselineBrier,
+});
+const churnModel = (m: ChurnModelDetailFragment) =>
+  serialize(C.churnModel.shape, { ...m, metrics: m.metrics && { ...m.metrics, baseline: baselineOf(m.metrics) } });
 
-export async function scoringRoutes(app: FastifyInstance, { run, context }: RestDeps) {
-  const weights = { 200: { $ref: 'HealthWeights#' } };
+export async function scoringRoutes(fastify: FastifyInstance, { run, context }: RestDeps) {
+  const app = fastify.withTypeProvider<ContractTypeProvider>();
+  const weights = { 200: C.healthWeights.ref };
   app.get(
     '/health-weights',
     {
@@ -28,10 +39,10 @@ export async function scoringRoutes(app: FastifyInstance, { run, context }: Rest
         response: { ...weights, ...problemResponses(401, 403, 429) },
       },
     },
-    async (req) => map.weights((await run(HealthWeightsDocument, {}, context(req))).healthWeights),
+    async (req) => serialize(C.healthWeights.shape, (await run(HealthWeightsDocument, {}, context(req))).healthWeights),
   );
 
-  app.put<{ Body: WeightsBody }>(
+  app.put(
     '/health-weights',
     {
       schema: {
@@ -39,11 +50,12 @@ export async function scoringRoutes(app: FastifyInstance, { run, context }: Rest
         operationId: 'setHealthWeights',
         summary: 'Set the health weights',
         description: 'Sets the dimension weights (each 0-1, summing to 1); every customer is recomputed.',
-        body: { ...s.healthWeightsInput, examples: [{ usage: 0.3, engagement: 0.25, support: 0.15, billing: 0.2, growth: 0.1 }] },
+        body: schemaOf(r.weightsInput, { examples: [{ usage: 0.3, engagement: 0.25, support: 0.15, billing: 0.2, growth: 0.1 }] }),
         response: { ...weights, ...problemResponses(400, 401, 403, 413, 415, 429) },
       },
     },
-    async (req) => map.weights((await run(SetHealthWeightsDocument, { input: req.body }, context(req))).setHealthWeights),
+    async (req) =>
+      serialize(C.healthWeights.shape, (await run(SetHealthWeightsDocument, { input: req.body }, context(req))).setHealthWeights),
   );
 
   app.delete(
@@ -57,7 +69,7 @@ export async function scoringRoutes(app: FastifyInstance, { run, context }: Rest
         response: { ...weights, ...problemResponses(401, 403, 429) },
       },
     },
-    async (req) => map.weights((await run(ResetHealthWeightsDocument, {}, context(req))).resetHealthWeights),
+    async (req) => serialize(C.healthWeights.shape, (await run(ResetHealthWeightsDocument, {}, context(req))).resetHealthWeights),
   );
 
   app.get(
@@ -68,10 +80,10 @@ export async function scoringRoutes(app: FastifyInstance, { run, context }: Rest
         operationId: 'getChurnModel',
         summary: 'Get the churn model',
         description: 'The churn model in use, with its coefficients and, when trained, its held-out metrics.',
-        response: { 200: { $ref: 'ChurnModel#' }, ...problemResponses(401, 403, 429) },
+        response: { 200: C.churnModel.ref, ...problemResponses(401, 403, 429) },
       },
     },
-    async (req) => map.churnModel((await run(ChurnModelDocument, {}, context(req))).churnModel),
+    async (req) => churnModel((await run(ChurnModelDocument, {}, context(req))).churnModel),
   );
 
   app.delete(
@@ -82,10 +94,10 @@ export async function scoringRoutes(app: FastifyInstance, { run, context }: Rest
         operationId: 'resetChurnModel',
         summary: 'Reset the churn model',
         description: 'Puts the default coefficients back in use (trained models are kept); predictions refresh.',
-        response: { 200: { $ref: 'ChurnModel#' }, ...problemResponses(401, 403, 429) },
+        response: { 200: C.churnModel.ref, ...problemResponses(401, 403, 429) },
       },
     },
-    async (req) => map.churnModel((await run(ResetChurnModelDocument, {}, context(req))).resetChurnModel),
+    async (req) => churnModel((await run(ResetChurnModelDocument, {}, context(req))).resetChurnModel),
   );
 
   app.post(
@@ -97,13 +109,16 @@ export async function scoringRoutes(app: FastifyInstance, { run, context }: Rest
         summary: 'Train the churn model',
         description:
           'Uses the latest label of each customer (`POST /customers/{id}/churn-outcome`, or a cancelled subscription). Needs 20 churned and 20 retained customers (else 422 `not_enough_data`). A quarter of each class is held out to measure AUC and Brier score, beside the default model on the same customers; the new model is put in use only when its AUC is at least the default’s, and every prediction is refreshed within a minute.',
-        response: { 200: { $ref: 'ChurnTraining#' }, ...problemResponses(401, 403, 422, 429) },
+        response: { 200: C.churnTraining.ref, ...problemResponses(401, 403, 422, 429) },
       },
     },
-    async (req) => map.training((await run(TrainChurnModelDocument, {}, context(req))).trainChurnModel),
+    async (req) => {
+      const t = (await run(TrainChurnModelDocument, {}, context(req))).trainChurnModel;
+      return serialize(C.churnTraining.shape, { ...t, baseline: baselineOf(t) });
+    },
   );
 
-  app.post<{ Params: { customer_id: string }; Body: { churned: boolean; at?: string } }>(
+  app.post(
     '/customers/:customer_id/churn-outcome',
     {
       schema: {
@@ -111,15 +126,9 @@ export async function scoringRoutes(app: FastifyInstance, { run, context }: Rest
         operationId: 'recordChurnOutcome',
         summary: 'Record a churn outcome',
         description: 'Labels a customer as churned (or retained) at a time, for churn training.',
-        params: { type: 'object', properties: { customer_id: { type: 'string', format: 'uuid' } }, required: ['customer_id'] },
-        body: {
-          type: 'object',
-          properties: { churned: { type: 'boolean' }, at: { type: 'string', format: 'date-time', description: 'Default now.' } },
-          required: ['churned'],
-          additionalProperties: false,
-          examples: [{ churned: true, at: '2026-11-01T00:00:00Z' }],
-        },
-        response: { 201: { $ref: 'ChurnOutcome#' }, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
+        params: schemaOf(r.customerParams),
+        body: schemaOf(r.churnOutcomeInput, { examples: [{ churned: true, at: '2026-11-01T00:00:00Z' }] }),
+        response: { 201: C.churnOutcome.ref, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
       },
     },
     async (req, reply) => {
@@ -128,7 +137,7 @@ export async function scoringRoutes(app: FastifyInstance, { run, context }: Rest
         { customerId: req.params.customer_id, churned: req.body.churned, at: req.body.at },
         context(req),
       );
-      return reply.code(201).send(map.churnOutcome(data.recordChurnOutcome));
+      return reply.code(201).send(serialize(C.churnOutcome.shape, data.recordChurnOutcome));
     },
   );
 }

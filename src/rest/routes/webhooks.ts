@@ -1,5 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { EVENT_NAMES } from '../../outbox/events.ts';
+import { z } from 'zod';
+import { COMPONENTS as C } from '../../contract/entities.ts';
+import * as r from '../../contract/requests.ts';
+import { serialize } from '../../contract/serialize.ts';
+import { type ContractTypeProvider, jsonObject, pageOf, pageRef, schemaOf } from '../../contract/wire.ts';
+import { problemResponses } from '../../http/openapi.ts';
+import { EVENT_NAMES } from '../../outbox/events/registry.ts';
 import {
   CreateWebhookEndpointDocument,
   DeleteWebhookEndpointDocument,
@@ -13,36 +19,37 @@ import {
   UpdateWebhookEndpointDocument,
   WebhookEventTypesDocument,
 } from '../generated/operations.ts';
-import * as map from '../mappers.ts';
-import type { RestDeps } from '../plugin.ts';
-import { problemResponses } from '../../http/openapi.ts';
-import * as s from '../schemas.ts';
+import { page } from '../page.ts';
+import type { RestDeps } from '../deps.ts';
 
 const tags = ['Webhook endpoints'];
-const idParams = { type: 'object', properties: { id: { type: 'string', format: 'uuid' } }, required: ['id'] } as const;
-const endpointBody = (required: string[]) =>
-  ({
-    type: 'object',
-    properties: {
-      url: { type: 'string', maxLength: 2048, description: 'An https:// URL.' },
-      events: { type: 'array', maxItems: 50, items: { type: 'string' }, description: `Any of: ${EVENT_NAMES.join(', ')}.` },
-      description: { type: 'string', maxLength: 500, nullable: true },
-      ...(required.length ? {} : { enabled: { type: 'boolean' } }),
-    },
-    // OpenAPI 3.0 refuses an empty `required`.
-    ...(required.length ? { required } : {}),
-    minProperties: 1,
-    additionalProperties: false,
-  }) as const;
-const withSecret = {
-  allOf: [
-    { $ref: 'WebhookEndpoint#' },
-    { type: 'object', properties: { secret: { type: 'string', description: 'Shown this once.' } }, required: ['secret'] },
-  ],
-};
-type Body = { url?: string; events?: string[]; description?: string | null; enabled?: boolean };
+const params = schemaOf(r.idParams);
+const eventType = z.object({
+  name: z.string(),
+  description: z.string(),
+  schema: jsonObject.describe('The payload’s JSON Schema (2020-12).'),
+  example: jsonObject.describe('An example payload.'),
+});
+const secret = z.object({ secret: z.string().describe('Shown this once.') });
+const withSecret = { allOf: [C.webhookEndpoint.ref, schemaOf(secret)] } as ReturnType<
+  typeof schemaOf<ReturnType<typeof C.webhookEndpoint.shape.extend<typeof secret.shape>>>
+>;
+const testResult = z.object({
+  delivery_id: z.string(),
+  event: z.string(),
+  success: z.boolean(),
+  status_code: z.number().int().nullable(),
+  error: z.string().nullable(),
+  duration_ms: z.number().int().nullable(),
+});
+/** The endpoint and the secret that only this answer shows. */
+const endpointWithSecret = (r: { endpoint: Parameters<typeof serialize<typeof C.webhookEndpoint.shape>>[1]; secret: string }) => ({
+  ...serialize(C.webhookEndpoint.shape, r.endpoint),
+  secret: r.secret,
+});
 
-export async function webhookRoutes(app: FastifyInstance, { run, context }: RestDeps) {
+export async function webhookRoutes(fastify: FastifyInstance, { run, context }: RestDeps) {
+  const app = fastify.withTypeProvider<ContractTypeProvider>();
   app.get(
     '/webhook-event-types',
     {
@@ -52,23 +59,12 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         summary: 'List webhook event types',
         description:
           'The events an endpoint can subscribe to, with what each means, the JSON Schema of its payload (generate receiver types from it) and an example. The same schemas describe the deliveries in the `webhooks` section of this document.',
-        response: {
-          200: s.listOf({
-            type: 'object',
-            properties: {
-              name: { type: 'string' },
-              description: { type: 'string' },
-              schema: { type: 'object', additionalProperties: true, description: 'The payload’s JSON Schema (2020-12).' },
-              example: { type: 'object', additionalProperties: true, description: 'An example payload.' },
-            },
-            required: ['name', 'description', 'schema', 'example'],
-          }),
-        },
+        response: { 200: schemaOf(pageOf(eventType)) },
       },
     },
     async (req) => {
       const data = await run(WebhookEventTypesDocument, {}, context(req));
-      return { data: data.webhookEventTypes, has_more: false, next_cursor: null };
+      return { data: data.webhookEventTypes.map((t) => serialize(eventType, t)), has_more: false, next_cursor: null };
     },
   );
 
@@ -80,16 +76,16 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         operationId: 'listWebhookEndpoints',
         summary: 'List webhook endpoints',
         description: 'Every webhook endpoint of the tenant (one page).',
-        response: { 200: s.listOf({ $ref: 'WebhookEndpoint#' }), ...problemResponses(401, 403, 429) },
+        response: { 200: pageRef(C.webhookEndpoint), ...problemResponses(401, 403, 429) },
       },
     },
     async (req) => {
       const data = await run(ListWebhookEndpointsDocument, {}, context(req));
-      return { data: data.webhookEndpoints.map(map.endpoint), has_more: false, next_cursor: null };
+      return { data: data.webhookEndpoints.map((e) => serialize(C.webhookEndpoint.shape, e)), has_more: false, next_cursor: null };
     },
   );
 
-  app.post<{ Body: Body }>(
+  app.post(
     '/webhook-endpoints',
     {
       schema: {
@@ -98,23 +94,22 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         summary: 'Create a webhook endpoint',
         description:
           'Creates an endpoint subscribed to `events`. The answer alone carries its signing secret: store it to verify deliveries.',
-        body: {
-          ...endpointBody(['url', 'events']),
+        body: schemaOf(r.endpointCreate(EVENT_NAMES), {
           examples: [
             { url: 'https://hooks.acme.example/chs', events: ['alert.created', 'customer.health_changed'], description: 'Ops channel' },
           ],
-        },
+        }),
         response: { 201: withSecret, ...problemResponses(400, 401, 403, 409, 413, 415, 429) },
       },
     },
     async (req, reply) => {
       const data = await run(CreateWebhookEndpointDocument, { input: req.body }, context(req));
       reply.code(201).header('location', `/api/v1/webhook-endpoints/${data.createWebhookEndpoint.endpoint.id}`);
-      return { ...map.endpoint(data.createWebhookEndpoint.endpoint), secret: data.createWebhookEndpoint.secret };
+      return endpointWithSecret(data.createWebhookEndpoint);
     },
   );
 
-  app.get<{ Params: { id: string } }>(
+  app.get(
     '/webhook-endpoints/:id',
     {
       schema: {
@@ -122,17 +117,17 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         operationId: 'getWebhookEndpoint',
         summary: 'Get a webhook endpoint',
         description: 'One webhook endpoint (never its secret).',
-        params: idParams,
-        response: { 200: { $ref: 'WebhookEndpoint#' }, ...problemResponses(400, 401, 403, 404, 429) },
+        params,
+        response: { 200: C.webhookEndpoint.ref, ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req) => {
       const data = await run(GetWebhookEndpointDocument, { id: req.params.id }, context(req));
-      return map.endpoint(data.webhookEndpoint);
+      return serialize(C.webhookEndpoint.shape, data.webhookEndpoint);
     },
   );
 
-  app.patch<{ Params: { id: string }; Body: Body }>(
+  app.patch(
     '/webhook-endpoints/:id',
     {
       schema: {
@@ -140,18 +135,18 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         operationId: 'updateWebhookEndpoint',
         summary: 'Update a webhook endpoint',
         description: 'Changes the fields sent; `enabled: false` disables the endpoint and `enabled: true` re-enables it.',
-        params: idParams,
-        body: { ...endpointBody([]), examples: [{ enabled: false }] },
-        response: { 200: { $ref: 'WebhookEndpoint#' }, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
+        params,
+        body: schemaOf(r.endpointUpdate(EVENT_NAMES), { examples: [{ enabled: false }] }),
+        response: { 200: C.webhookEndpoint.ref, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
       },
     },
     async (req) => {
       const data = await run(UpdateWebhookEndpointDocument, { id: req.params.id, input: req.body }, context(req));
-      return map.endpoint(data.updateWebhookEndpoint);
+      return serialize(C.webhookEndpoint.shape, data.updateWebhookEndpoint);
     },
   );
 
-  app.delete<{ Params: { id: string } }>(
+  app.delete(
     '/webhook-endpoints/:id',
     {
       schema: {
@@ -159,7 +154,7 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         operationId: 'deleteWebhookEndpoint',
         summary: 'Delete a webhook endpoint',
         description: 'Deletes the endpoint; pending deliveries to it are dropped.',
-        params: idParams,
+        params,
         response: { 204: { type: 'null' }, ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
@@ -169,7 +164,7 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
     },
   );
 
-  app.post<{ Params: { id: string } }>(
+  app.post(
     '/webhook-endpoints/:id/rotate-secret',
     {
       schema: {
@@ -177,17 +172,17 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         operationId: 'rotateWebhookEndpointSecret',
         summary: 'Rotate a webhook endpoint’s secret',
         description: 'Issues a new signing secret, shown in this answer only; the old one keeps signing beside it for 24 h.',
-        params: idParams,
+        params,
         response: { 200: withSecret, ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req) => {
       const data = await run(RotateWebhookEndpointSecretDocument, { id: req.params.id }, context(req));
-      return { ...map.endpoint(data.rotateWebhookEndpointSecret.endpoint), secret: data.rotateWebhookEndpointSecret.secret };
+      return endpointWithSecret(data.rotateWebhookEndpointSecret);
     },
   );
 
-  app.post<{ Params: { id: string }; Body: { event?: string } | undefined }>(
+  app.post(
     '/webhook-endpoints/:id/test',
     {
       schema: {
@@ -195,45 +190,18 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         operationId: 'testWebhookEndpoint',
         summary: 'Send a test delivery',
         description: 'Sends a signed sample of a subscribed event (default: the first) now and records the attempt. The body is optional.',
-        params: idParams,
-        body: {
-          type: 'object',
-          properties: { event: { type: 'string' } },
-          additionalProperties: false,
-          nullable: true,
-          examples: [{ event: 'alert.created' }],
-        },
-        response: {
-          200: {
-            type: 'object',
-            properties: {
-              delivery_id: { type: 'string' },
-              event: { type: 'string' },
-              success: { type: 'boolean' },
-              status_code: { type: 'integer', nullable: true },
-              error: { type: 'string', nullable: true },
-              duration_ms: { type: 'integer', nullable: true },
-            },
-            required: ['delivery_id', 'event', 'success', 'status_code', 'error', 'duration_ms'],
-          },
-          ...problemResponses(400, 401, 403, 404, 429),
-        },
+        params,
+        body: schemaOf(r.endpointTest, { examples: [{ event: 'alert.created' }] }),
+        response: { 200: schemaOf(testResult), ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req) => {
       const r = (await run(TestWebhookEndpointDocument, { id: req.params.id, event: req.body?.event }, context(req))).testWebhookEndpoint;
-      return {
-        delivery_id: r.deliveryId,
-        event: r.event,
-        success: r.success,
-        status_code: r.statusCode,
-        error: r.error,
-        duration_ms: r.durationMs,
-      };
+      return serialize(testResult, r);
     },
   );
 
-  app.get<{ Params: { id: string }; Querystring: { limit: number; cursor?: string } }>(
+  app.get(
     '/webhook-endpoints/:id/deliveries',
     {
       schema: {
@@ -241,9 +209,9 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         operationId: 'listWebhookDeliveries',
         summary: 'List an endpoint’s deliveries',
         description: 'The endpoint’s deliveries, newest first, with each attempt.',
-        params: idParams,
-        querystring: { type: 'object', properties: s.pageQuery },
-        response: { 200: s.listOf({ $ref: 'WebhookDelivery#' }), ...problemResponses(400, 401, 403, 404, 429) },
+        params,
+        querystring: schemaOf(r.pageQuery),
+        response: { 200: pageRef(C.webhookDelivery), ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req) => {
@@ -253,11 +221,11 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         context(req),
         { first: 'limit', after: 'cursor' },
       );
-      return map.page(data.webhookDeliveries, map.delivery);
+      return page(C.webhookDelivery.shape, data.webhookDeliveries);
     },
   );
 
-  app.post<{ Params: { id: string }; Body: { since: string } }>(
+  app.post(
     '/webhook-endpoints/:id/replay',
     {
       schema: {
@@ -265,16 +233,10 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         operationId: 'replayWebhookDeliveries',
         summary: 'Replay failed deliveries',
         description: 'Queues the endpoint’s failed deliveries created since a time for another attempt; answers how many.',
-        params: idParams,
-        body: {
-          type: 'object',
-          properties: { since: { type: 'string', format: 'date-time' } },
-          required: ['since'],
-          additionalProperties: false,
-          examples: [{ since: '2026-11-20T00:00:00Z' }],
-        },
+        params,
+        body: schemaOf(r.replayInput, { examples: [{ since: '2026-11-20T00:00:00Z' }] }),
         response: {
-          202: { type: 'object', properties: { replayed: { type: 'integer' } }, required: ['replayed'] },
+          202: schemaOf(z.object({ replayed: z.number().int() })),
           ...problemResponses(400, 401, 403, 404, 429),
         },
       },
@@ -285,7 +247,7 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
     },
   );
 
-  app.post<{ Params: { id: string } }>(
+  app.post(
     '/webhook-deliveries/:id/resend',
     {
       schema: {
@@ -293,9 +255,9 @@ export async function webhookRoutes(app: FastifyInstance, { run, context }: Rest
         operationId: 'resendWebhookDelivery',
         summary: 'Resend a delivery',
         description: 'Queues one more attempt at a delivery now.',
-        params: idParams,
+        params,
         response: {
-          202: { type: 'object', properties: { resent: { type: 'boolean' } }, required: ['resent'] },
+          202: schemaOf(z.object({ resent: z.boolean() })),
           ...problemResponses(400, 401, 403, 404, 429),
         },
       },

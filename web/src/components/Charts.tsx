@@ -14,10 +14,11 @@ import {
   XAxis,
   YAxis,
 } from 'recharts';
+import type { Dimension } from '../gql/graphql.ts';
 import { DIMENSION_LABELS, formatDate } from '../lib/format.ts';
 
 const BAND_COLOURS = { healthy: '#1a7f4b', neutral: '#b7791f', at_risk: '#c53030', none: '#a0aec0' };
-const DIMENSION_COLOURS: Record<string, string> = {
+const DIMENSION_COLOURS: Record<Dimension, string> = {
   usage: '#2b6cb0',
   engagement: '#6b46c1',
   support: '#c05621',
@@ -28,7 +29,7 @@ const DIMENSION_COLOURS: Record<string, string> = {
 const band = (s: number | null) => (s === null ? 'none' : s >= 75 ? 'healthy' : s >= 50 ? 'neutral' : 'at_risk');
 
 export interface DimensionDatum {
-  key: string;
+  key: Dimension;
   score: number | null;
 }
 
@@ -77,17 +78,17 @@ export interface HistoryDatum {
 
 /** Daily score over time, oldest left, with the band thresholds; dimensions can be added line by line. */
 export function HistoryChart({ points }: { points: HistoryDatum[] }) {
-  const [shown, setShown] = useState<string[]>([]);
+  const [shown, setShown] = useState<Dimension[]>([]);
   const data = [...points].reverse().map((p) => ({ ...p, label: formatDate(p.day) }));
-  const toggle = (k: string) => setShown((s) => (s.includes(k) ? s.filter((x) => x !== k) : [...s, k]));
+  const toggle = (k: Dimension) => setShown((s) => (s.includes(k) ? s.filter((x) => x !== k) : [...s, k]));
   return (
     <div>
       <fieldset className="chart-toggles">
         <legend className="sr-only">Show dimensions</legend>
-        {Object.entries(DIMENSION_LABELS).map(([k, label]) => (
+        {(Object.keys(DIMENSION_LABELS) as Dimension[]).map((k) => (
           <label key={k} className="check">
             <input type="checkbox" checked={shown.includes(k)} onChange={() => toggle(k)} />
-            <span style={{ color: DIMENSION_COLOURS[k] }}>{label}</span>
+            <span style={{ color: DIMENSION_COLOURS[k] }}>{DIMENSION_LABELS[k]}</span>
           </label>
         ))}
       </fieldset>

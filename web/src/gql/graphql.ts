@@ -4,52 +4,64 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
-export type AlertSeverity =
-  | 'critical'
-  | 'high'
-  | 'low'
-  | 'medium';
+export const AlertSeverity = {
+  Critical: 'critical',
+  High: 'high',
+  Low: 'low',
+  Medium: 'medium'
+} as const;
 
-export type AlertStatus =
-  | 'acknowledged'
-  | 'open'
-  | 'resolved'
-  | 'snoozed';
+export type AlertSeverity = typeof AlertSeverity[keyof typeof AlertSeverity];
+export const AlertStatus = {
+  Acknowledged: 'acknowledged',
+  Open: 'open',
+  Resolved: 'resolved',
+  Snoozed: 'snoozed'
+} as const;
 
-export type AlertType =
-  | 'churn_risk'
-  | 'health_drop'
-  | 'inactivity'
-  | 'invoice_overdue'
-  | 'negative_sentiment'
-  | 'payment_failed'
-  | 'support_backlog'
-  | 'trial_ending';
+export type AlertStatus = typeof AlertStatus[keyof typeof AlertStatus];
+export const AlertType = {
+  ChurnRisk: 'churn_risk',
+  HealthDrop: 'health_drop',
+  Inactivity: 'inactivity',
+  InvoiceOverdue: 'invoice_overdue',
+  NegativeSentiment: 'negative_sentiment',
+  PaymentFailed: 'payment_failed',
+  SupportBacklog: 'support_backlog',
+  TrialEnding: 'trial_ending'
+} as const;
 
+export type AlertType = typeof AlertType[keyof typeof AlertType];
 /** Customers without a score (or prediction) come last in either direction. */
 export type CustomerOrder = {
   direction?: SortDirection;
   field: CustomerSortField;
 };
 
-export type CustomerSortField =
-  | 'churnProbability'
-  | 'createdAt'
-  | 'healthScore'
-  | 'name';
+export const CustomerSortField = {
+  ChurnProbability: 'churnProbability',
+  CreatedAt: 'createdAt',
+  HealthScore: 'healthScore',
+  Name: 'name'
+} as const;
 
-export type Dimension =
-  | 'billing'
-  | 'engagement'
-  | 'growth'
-  | 'support'
-  | 'usage';
+export type CustomerSortField = typeof CustomerSortField[keyof typeof CustomerSortField];
+export const Dimension = {
+  Billing: 'billing',
+  Engagement: 'engagement',
+  Growth: 'growth',
+  Support: 'support',
+  Usage: 'usage'
+} as const;
 
-export type HealthStatus =
-  | 'at_risk'
-  | 'healthy'
-  | 'neutral';
+export type Dimension = typeof Dimension[keyof typeof Dimension];
+export const HealthStatus = {
+  AtRisk: 'at_risk',
+  Healthy: 'healthy',
+  Neutral: 'neutral'
+} as const;
 
+export type HealthStatus = typeof HealthStatus[keyof typeof HealthStatus];
 export type HealthWeightsInput = {
   billing: number;
   engagement: number;
@@ -58,20 +70,24 @@ export type HealthWeightsInput = {
   usage: number;
 };
 
-export type Plan =
-  | 'free'
-  | 'growth'
-  | 'scale'
-  | 'starter';
+export const Plan = {
+  Free: 'free',
+  Growth: 'growth',
+  Scale: 'scale',
+  Starter: 'starter'
+} as const;
 
-export type Provider =
-  | 'discord'
-  | 'github'
-  | 'intercom'
-  | 'meta_ads'
-  | 'slack'
-  | 'stripe';
+export type Plan = typeof Plan[keyof typeof Plan];
+export const Provider = {
+  Discord: 'discord',
+  Github: 'github',
+  Intercom: 'intercom',
+  MetaAds: 'meta_ads',
+  Slack: 'slack',
+  Stripe: 'stripe'
+} as const;
 
+export type Provider = typeof Provider[keyof typeof Provider];
 /** Days to keep each kind of data; null returns it to the default, an absent field leaves it. */
 export type RetentionInput = {
   auditEvents?: number | null | undefined;
@@ -80,28 +96,36 @@ export type RetentionInput = {
   signals?: number | null | undefined;
 };
 
-export type RetentionKey =
-  | 'auditEvents'
-  | 'deliveries'
-  | 'inboundBodies'
-  | 'signals';
+export const RetentionKey = {
+  AuditEvents: 'auditEvents',
+  Deliveries: 'deliveries',
+  InboundBodies: 'inboundBodies',
+  Signals: 'signals'
+} as const;
 
-export type RiskLevel =
-  | 'critical'
-  | 'high'
-  | 'low'
-  | 'medium';
+export type RetentionKey = typeof RetentionKey[keyof typeof RetentionKey];
+export const RiskLevel = {
+  Critical: 'critical',
+  High: 'high',
+  Low: 'low',
+  Medium: 'medium'
+} as const;
 
-export type Role =
-  | 'admin'
-  | 'member'
-  | 'owner'
-  | 'viewer';
+export type RiskLevel = typeof RiskLevel[keyof typeof RiskLevel];
+export const Role = {
+  Admin: 'admin',
+  Member: 'member',
+  Owner: 'owner',
+  Viewer: 'viewer'
+} as const;
 
-export type SortDirection =
-  | 'asc'
-  | 'desc';
+export type Role = typeof Role[keyof typeof Role];
+export const SortDirection = {
+  Asc: 'asc',
+  Desc: 'desc'
+} as const;
 
+export type SortDirection = typeof SortDirection[keyof typeof SortDirection];
 export type UpdateAlertInput = {
   /** Required with `snoozed`: when the alert wakes up again. */
   snoozedUntil?: string | null | undefined;

@@ -1,3 +1,5 @@
+import type { Dimension } from '../gql/graphql.ts';
+
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 const dateOnly = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
 const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
@@ -48,19 +50,15 @@ export function humanize(code: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);
 }
 
-export const DIMENSION_LABELS: Record<string, string> = {
+/** An enum's values (the generated GraphQL objects), ordered by a rank the compiler holds complete. */
+export const ranked = <T extends string>(values: Record<string, T>, rank: Record<T, number>): T[] =>
+  Object.values(values).sort((a, b) => rank[a] - rank[b]);
+
+// Labels of the schema's enums; `Record<Enum, …>` makes a value added to the schema fail to compile until it has one.
+export const DIMENSION_LABELS: Record<Dimension, string> = {
   usage: 'Usage',
   engagement: 'Engagement',
   support: 'Support',
   billing: 'Billing',
   growth: 'Growth',
-};
-
-export const PROVIDER_LABELS: Record<string, string> = {
-  stripe: 'Stripe',
-  github: 'GitHub',
-  slack: 'Slack',
-  discord: 'Discord',
-  intercom: 'Intercom',
-  meta_ads: 'Meta Ads',
 };

@@ -6,8 +6,8 @@ import { SelectFilter } from '../components/SelectFilter.tsx';
 import { Pager, useCursorStack } from '../components/Pager.tsx';
 import { Empty, ErrorState, FormError, Loading } from '../components/States.tsx';
 import { graphql } from '../gql/index.ts';
-import type { AlertSeverity, AlertStatus, AlertType } from '../gql/graphql.ts';
-import { formatDateTime, formatRelative, humanize } from '../lib/format.ts';
+import { AlertSeverity, AlertStatus, AlertType } from '../gql/graphql.ts';
+import { formatDateTime, formatRelative, humanize, ranked } from '../lib/format.ts';
 import { useDebounced } from '../lib/use-debounced.ts';
 import { useViewer } from '../lib/viewer.tsx';
 
@@ -73,18 +73,10 @@ const UpdateAlertDoc = graphql(`
 `);
 
 const PAGE_SIZE = 25;
-const STATUSES: AlertStatus[] = ['open', 'acknowledged', 'snoozed', 'resolved'];
-const SEVERITIES: AlertSeverity[] = ['critical', 'high', 'medium', 'low'];
-const TYPES: AlertType[] = [
-  'health_drop',
-  'churn_risk',
-  'payment_failed',
-  'invoice_overdue',
-  'trial_ending',
-  'inactivity',
-  'support_backlog',
-  'negative_sentiment',
-];
+// In the order of the inbox's work: what needs attention first.
+const STATUSES = ranked(AlertStatus, { open: 0, acknowledged: 1, snoozed: 2, resolved: 3 });
+const SEVERITIES = ranked(AlertSeverity, { critical: 0, high: 1, medium: 2, low: 3 });
+const TYPES = Object.values(AlertType);
 const SNOOZE: [string, number][] = [
   ['1 hour', 3_600_000],
   ['1 day', 86_400_000],

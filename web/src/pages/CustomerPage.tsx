@@ -7,7 +7,9 @@ import { HealthBadge, RiskBadge, SeverityBadge, StatusPill, Trend } from '../com
 import { DimensionChart, HistoryChart } from '../components/Charts.tsx';
 import { Empty, ErrorState, FormError, Loading } from '../components/States.tsx';
 import { graphql } from '../gql/index.ts';
-import { DIMENSION_LABELS, PROVIDER_LABELS, formatDateTime, formatPercent, formatRelative, formatScore, humanize } from '../lib/format.ts';
+import type { Provider } from '../gql/graphql.ts';
+import { DIMENSION_LABELS, formatDateTime, formatPercent, formatRelative, formatScore, humanize } from '../lib/format.ts';
+import { PROVIDER_GUIDES, providerLabel } from '../lib/providers.ts';
 import { useAuth } from '../lib/auth.tsx';
 import { downloadExport } from '../lib/download.ts';
 import { useViewer } from '../lib/viewer.tsx';
@@ -183,7 +185,9 @@ function eventName(attributes: unknown): string | null {
   return typeof name === 'string' ? name : null;
 }
 
-const sourceLabel = (source: string) => (source === 'api' ? 'Events API' : (PROVIDER_LABELS[source] ?? humanize(source)));
+// A signal's source is a provider's name or `api`.
+const sourceLabel = (source: string) =>
+  source === 'api' ? 'Events API' : (PROVIDER_GUIDES[source as Provider]?.label ?? humanize(source));
 
 export function CustomerPage() {
   const { id = '' } = useParams();
@@ -209,7 +213,7 @@ export function CustomerPage() {
       </div>
       <p className="muted">
         {[c.domain, c.email, c.externalId && `external id ${c.externalId}`].filter(Boolean).join(' · ')}
-        {c.identities.length ? ` · ${c.identities.map((i) => `${PROVIDER_LABELS[i.provider]} ${i.externalId}`).join(', ')}` : ''}
+        {c.identities.length ? ` · ${c.identities.map((i) => `${providerLabel(i.provider)} ${i.externalId}`).join(', ')}` : ''}
       </p>
 
       <section className="grid-2">

@@ -6,8 +6,8 @@ import { Pager, useCursorStack } from '../components/Pager.tsx';
 import { SelectFilter } from '../components/SelectFilter.tsx';
 import { Empty, ErrorState, Loading } from '../components/States.tsx';
 import { graphql } from '../gql/index.ts';
-import type { CustomerSortField, HealthStatus, RiskLevel, SortDirection } from '../gql/graphql.ts';
-import { DIMENSION_LABELS, formatDate, formatScore } from '../lib/format.ts';
+import { type CustomerSortField, HealthStatus, RiskLevel, type SortDirection } from '../gql/graphql.ts';
+import { DIMENSION_LABELS, formatDate, formatScore, ranked } from '../lib/format.ts';
 import { useDebounced } from '../lib/use-debounced.ts';
 
 const PortfolioDoc = graphql(`
@@ -70,17 +70,8 @@ const SORTS: { field: CustomerSortField; label: string }[] = [
   { field: 'churnProbability', label: 'Churn risk' },
   { field: 'createdAt', label: 'Added' },
 ];
-const STATUSES: [HealthStatus, string][] = [
-  ['healthy', 'Healthy'],
-  ['neutral', 'Neutral'],
-  ['at_risk', 'At risk'],
-];
-const RISKS: [RiskLevel, string][] = [
-  ['critical', 'Critical'],
-  ['high', 'High'],
-  ['medium', 'Medium'],
-  ['low', 'Low'],
-];
+const STATUSES = ranked(HealthStatus, { healthy: 0, neutral: 1, at_risk: 2 });
+const RISKS = ranked(RiskLevel, { critical: 0, high: 1, medium: 2, low: 3 });
 
 function PortfolioSummary() {
   const [{ data }] = useQuery({ query: PortfolioDoc });

@@ -4,8 +4,9 @@ import { StatusPill } from '../../components/Badges.tsx';
 import { SecretOnce } from '../../components/SecretOnce.tsx';
 import { ErrorState, FormError, Loading } from '../../components/States.tsx';
 import { graphql } from '../../gql/index.ts';
-import type { IntegrationsQuery, Provider } from '../../gql/graphql.ts';
-import { PROVIDER_LABELS, formatDateTime, formatRelative } from '../../lib/format.ts';
+import type { IntegrationsQuery } from '../../gql/graphql.ts';
+import { formatDateTime, formatRelative } from '../../lib/format.ts';
+import { PROVIDER_GUIDES } from '../../lib/providers.ts';
 import { useViewer } from '../../lib/viewer.tsx';
 
 const IntegrationsDoc = graphql(`
@@ -37,51 +38,6 @@ const SetSecretDoc = graphql(`
 `);
 
 type Integration = IntegrationsQuery['integrations'][number];
-
-// Where each provider takes the URL and the secret, so the card says what to do next.
-const GUIDE: Record<Provider, { kind: string; steps: string; provided?: string; generate: boolean }> = {
-  stripe: {
-    kind: 'Payments',
-    steps:
-      'In Stripe, add an endpoint under Developers → Webhooks with this URL. Paste Stripe’s signing secret (whsec_…) here, or generate one here for a test sender.',
-    provided: 'Stripe signing secret (whsec_…)',
-    generate: true,
-  },
-  github: {
-    kind: 'Code host',
-    steps:
-      'In GitHub, add a webhook to the repository or organisation with this URL, content type application/json, and the secret generated here.',
-    provided: 'Webhook secret',
-    generate: true,
-  },
-  slack: {
-    kind: 'Team chat',
-    steps:
-      'Set this URL as the Request URL under Event Subscriptions of your Slack app, and paste the app’s Signing Secret (Basic Information) here.',
-    provided: 'Slack signing secret',
-    generate: true,
-  },
-  discord: {
-    kind: 'Community chat',
-    steps:
-      'Discord signs with your application’s key pair: paste the application’s public key (General Information), then set this URL as the Interactions Endpoint URL.',
-    provided: 'Application public key (64 hex characters)',
-    generate: false,
-  },
-  intercom: {
-    kind: 'Customer messaging',
-    steps: 'In the Intercom Developer Hub, add this URL under Webhooks and paste your app’s client secret here, which Intercom signs with.',
-    provided: 'Client secret',
-    generate: true,
-  },
-  meta_ads: {
-    kind: 'Ad platform',
-    steps:
-      'In your Meta app, subscribe to leadgen webhooks with this URL and the verify token you set here; paste the app secret, which Meta signs with.',
-    provided: 'App secret',
-    generate: true,
-  },
-};
 
 export function Integrations() {
   const { canManage } = useViewer();
@@ -119,7 +75,7 @@ function IntegrationCard({
   canManage: boolean;
   onChanged: () => void;
 }) {
-  const guide = GUIDE[i.provider];
+  const guide = PROVIDER_GUIDES[i.provider];
   const url = `${window.location.origin}${i.inboundPath}`;
   const [mode, setMode] = useState<'idle' | 'paste'>('idle');
   const [secret, setSecret] = useState('');
@@ -158,7 +114,7 @@ function IntegrationCard({
   return (
     <article className="card integration" aria-labelledby={`int-${i.provider}`} data-provider={i.provider}>
       <div className="card-head">
-        <h2 id={`int-${i.provider}`}>{PROVIDER_LABELS[i.provider]}</h2>
+        <h2 id={`int-${i.provider}`}>{PROVIDER_GUIDES[i.provider].label}</h2>
         <span className={`pill ${i.secretSet ? 'pill-active' : 'pill-disabled'}`}>{i.secretSet ? 'Connected' : 'Not set up'}</span>
       </div>
       <p className="muted small">{guide.kind}</p>
@@ -193,9 +149,9 @@ function IntegrationCard({
       ) : null}
 
       {issued?.generated ? (
-        <SecretOnce label={`${PROVIDER_LABELS[i.provider]} signing secret`} secret={issued.secret} onDone={() => setIssued(null)}>
+        <SecretOnce label={`${PROVIDER_GUIDES[i.provider].label} signing secret`} secret={issued.secret} onDone={() => setIssued(null)}>
           {issued.rotated ? (
-            <p className="small">The previous secret keeps verifying for 24 hours while you update {PROVIDER_LABELS[i.provider]}.</p>
+            <p className="small">The previous secret keeps verifying for 24 hours while you update {PROVIDER_GUIDES[i.provider].label}.</p>
           ) : null}
         </SecretOnce>
       ) : null}

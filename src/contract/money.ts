@@ -1,3 +1,8 @@
+import { z } from 'zod';
+
+/** Amounts on the wire: a string with two fraction digits in the currency's unit (docs/decisions.md §5). */
+export const amount = z.string().regex(/^-?\d+\.\d{2}$/);
+
 // ISO 4217 minor-unit exponents that differ from 2 (docs/decisions.md §5: convert with the currency's exponent).
 const EXPONENT: Record<string, number> = {
   bif: 0,

@@ -1,8 +1,8 @@
 import type pg from 'pg';
-import { openWithOverlap, type SecretBox } from '../crypto/secret-box.ts';
+import { openWithOverlap, type SecretBox } from '../../crypto/secret-box.ts';
 import { createDeliveryStore, type ClaimedDelivery } from './delivery-store.ts';
 import type { Sender } from './http-send.ts';
-import { MAX_ATTEMPTS, nextAttemptAt } from './retry-schedule.ts';
+import { nextAttemptAt } from './retry-schedule.ts';
 import { signatureHeader } from './signing.ts';
 
 const BUSY_DELAY_MS = 250;
@@ -95,7 +95,7 @@ export function createDeliverer(deps: {
     return { status: next ? 'retrying' : 'failed', statusCode: result.statusCode, error, durationMs: result.durationMs };
   }
 
-  return { attempt, MAX_ATTEMPTS };
+  return { attempt };
 }
 
 export type Deliverer = ReturnType<typeof createDeliverer>;

@@ -1,4 +1,4 @@
-import { EVENT_NAMES, EVENTS, payloadJsonSchema } from './events.ts';
+import { EVENT_NAMES, EVENTS, payloadJsonSchema } from './registry.ts';
 
 // The `webhooks` section of the OpenAPI description: one entry per event type, describing the request the
 // service sends to a tenant's endpoint, so a receiver can generate types for it. The body is the event's

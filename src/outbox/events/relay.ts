@@ -1,9 +1,10 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { onPg } from '../db/sql.ts';
+import { onPg } from '../../db/sql.ts';
 import { OUTBOX_CHANNEL } from './enqueue.ts';
-import { publishIds } from '../queue/publish-ids.ts';
-import type { Queue } from '../queue/queue.ts';
+import { envelopeSql } from './envelope.ts';
+import { publishIds } from '../../queue/publish-ids.ts';
+import type { Queue } from '../../queue/queue.ts';
 
 export interface DeliveryJob {
   id: string;
@@ -31,6 +32,15 @@ export function interleaveByEndpoint(rows: { id: string; endpoint_id: string }[]
  * carrying the CloudEvents envelope, in one statement; SKIP LOCKED lets several relays share the work.
  * Then publishes a job per delivery. A job that fails to publish is picked up by `queueDue`.
  */
+const ENVELOPE = envelopeSql({
+  id: 'c.id',
+  tenantId: 'c.tenant_id',
+  type: 'c.type',
+  subject: 'c.subject',
+  time: 'c.created_at',
+  payload: 'c.payload',
+});
+
 export async function relayOutbox(pool: pg.Pool, queue: Queue, limit = 500): Promise<number> {
   const rows = await onPg(pool).query<{ id: string; endpoint_id: string }>(
     `WITH claimed AS (
@@ -39,9 +49,7 @@ export async function relayOutbox(pool: pg.Pool, queue: Queue, limit = 500): Pro
        RETURNING id, tenant_id, type, subject, payload, created_at)
      INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, outbox_event_id, event_type, envelope, status, next_attempt_at, queued_at, created_at, updated_at)
      SELECT gen_random_uuid(), c.tenant_id, e.id, c.id, c.type,
-            jsonb_build_object('specversion', '1.0', 'id', c.id, 'source', '/tenants/' || c.tenant_id, 'type', c.type, 'subject', c.subject,
-                               'time', to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-                               'datacontenttype', 'application/json', 'data', jsonb_build_object('payload', c.payload)),
+            ${ENVELOPE},
             'pending', now(), now(), now(), now()
      FROM claimed c JOIN webhook_endpoints e ON e.tenant_id = c.tenant_id AND e.enabled AND c.type = ANY(e.events)
      ON CONFLICT (outbox_event_id, endpoint_id) DO NOTHING

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { SecretBox } from '../crypto/secret-box.ts';
+import type { SecretBox } from '../../crypto/secret-box.ts';
 import { createDeliverer } from './deliverer.ts';
 import { createSender } from './http-send.ts';
 

@@ -1,5 +1,5 @@
 import https from 'node:https';
-import { guardedLookup, refusedLiteral, TargetRefused } from './ssrf.ts';
+import { guardedLookup, refusedLiteral, TargetRefused } from '../endpoints/ssrf.ts';
 
 export const DELIVERY_TIMEOUT_MS = 15_000;
 const EXCERPT_BYTES = 2048;

@@ -1,7 +1,7 @@
 import DataLoader from 'dataloader';
 import type pg from 'pg';
-import { inTransaction, onPg } from '../db/sql.ts';
-import { enqueueEvents } from './enqueue.ts';
+import { inTransaction, onPg } from '../../db/sql.ts';
+import { enqueueEvents } from '../events/enqueue.ts';
 
 const DISABLE_AFTER_MS = 5 * 86_400_000;
 // Claims and successful attempts arriving within this window share one statement: at a few hundred

@@ -1,5 +1,5 @@
-import type { Sql } from '../db/sql.ts';
-import type { EventName, PayloadOf } from './events.ts';
+import type { Sql } from '../../db/sql.ts';
+import type { EventName, PayloadOf } from './registry.ts';
 
 /** The channel the relay LISTENs on for new outbox events. */
 export const OUTBOX_CHANNEL = 'chs_outbox';

@@ -1,0 +1,232 @@
+// One shape per entity of the public contract, in its wire form (snake_case, docs/decisions.md §1). Each
+// is the source of the REST answer's validation, serialisation and /openapi.json component (`COMPONENTS`),
+// the handlers' reply types, and the payloads of the webhook events about it (src/outbox/events/registry.ts).
+import { z } from 'zod';
+import {
+  ALERT_SEVERITIES,
+  ALERT_STATUSES,
+  ALERT_TYPES,
+  DELIVERY_STATUSES,
+  DIMENSIONS,
+  HEALTH_STATUSES,
+  PLANS,
+  PROVIDERS,
+  RISK_LEVELS,
+} from './enums.ts';
+import { RETENTION_KEYS, RETENTION_SETTINGS, type RetentionKey, retentionField } from './retention.ts';
+import { component, jsonObject, listedText, probability, score, time, uuid } from './wire.ts';
+
+const str = z.string();
+const num = z.number();
+const int = z.number().int();
+
+export const problem = z
+  .object({
+    type: str,
+    title: str,
+    status: int,
+    detail: str,
+    code: str,
+    errors: z.array(z.object({ path: str, message: str })).optional(),
+  })
+  .describe('RFC 9457 problem details.');
+
+export const customerListItem = z.object({
+  id: uuid,
+  external_id: str.nullable(),
+  name: str,
+  email: str.nullable(),
+  domain: str.nullable(),
+  health_score: score.nullable(),
+  health_status: z.enum(HEALTH_STATUSES).nullable(),
+  churn_probability: probability.nullable(),
+  churn_risk_level: z.enum(RISK_LEVELS).nullable(),
+  created_at: time,
+  updated_at: time,
+});
+
+/** A customer's account at a provider; the same in requests and answers. */
+export const identity = z.strictObject({ provider: z.enum(PROVIDERS), external_id: z.string().min(1).max(200) });
+
+export const customer = customerListItem.extend({ identities: z.array(identity) });
+
+const riskFactor = z.object({ code: str, description: str, impact: num });
+export const intervention = z.object({ code: str, title: str, description: str, priority: str });
+
+export const health = z.object({
+  customer_id: uuid,
+  score: score.nullable(),
+  status: z.enum(HEALTH_STATUSES).nullable(),
+  computed_at: time.nullable(),
+  trend: z.object({ change_7d: num.nullable(), change_30d: num.nullable() }),
+  weakest_dimension: z.enum(DIMENSIONS).nullable(),
+  dimensions: z
+    .array(
+      z.object({
+        key: z.enum(DIMENSIONS),
+        score: num.nullable(),
+        weight: num,
+        contribution: num.nullable(),
+        trend: num.nullable(),
+        signals: z.array(
+          z.object({ key: str, label: str, value: z.union([num.nullable(), str]).describe('A number or a label; null when unknown.') }),
+        ),
+      }),
+    )
+    .length(DIMENSIONS.length),
+});
+
+export const churnPrediction = z.object({
+  customer_id: uuid,
+  probability: probability.nullable(),
+  risk_level: z.enum(RISK_LEVELS).nullable(),
+  risk_factors: z.array(riskFactor),
+  recommended_interventions: z.array(intervention),
+  model_version: str.nullable(),
+  predicted_at: time.nullable(),
+});
+
+export const alert = z.object({
+  id: uuid,
+  customer_id: uuid,
+  alert_type: z.enum(ALERT_TYPES),
+  severity: z.enum(ALERT_SEVERITIES),
+  status: z.enum(ALERT_STATUSES),
+  title: str,
+  message: str,
+  details: jsonObject,
+  snoozed_until: time.nullable(),
+  acknowledged_at: time.nullable(),
+  resolved_at: time.nullable(),
+  created_at: time,
+  updated_at: time,
+});
+
+export const webhookEndpoint = z.object({
+  id: uuid,
+  url: str,
+  description: str.nullable(),
+  events: z.array(str),
+  enabled: z.boolean(),
+  disabled_reason: str.nullable(),
+  created_at: time,
+  updated_at: time,
+});
+
+export const webhookDelivery = z.object({
+  id: uuid.describe('The X-Webhook-Id, the same on every attempt.'),
+  endpoint_id: uuid,
+  event: str,
+  test: z.boolean(),
+  status: listedText(DELIVERY_STATUSES),
+  attempts: int,
+  next_attempt_at: time.nullable(),
+  last_status_code: int.nullable(),
+  last_error: str.nullable(),
+  created_at: time,
+  attempt_log: z.array(
+    z.object({
+      attempt: int,
+      started_at: time,
+      duration_ms: int,
+      status_code: int.nullable(),
+      error: str.nullable(),
+      response_body: str.nullable(),
+    }),
+  ),
+});
+
+const dimensionNumbers = z.object(
+  Object.fromEntries(DIMENSIONS.map((k) => [k, num.nullable()])) as Record<(typeof DIMENSIONS)[number], z.ZodNullable<z.ZodNumber>>,
+);
+
+export const healthPoint = z.object({
+  date: z.iso.date(),
+  score: score.nullable(),
+  status: z.enum(HEALTH_STATUSES).nullable(),
+  dimensions: dimensionNumbers,
+  churn_probability: num.nullable(),
+  computed_at: time,
+});
+
+export const weights = z.object(Object.fromEntries(DIMENSIONS.map((k) => [k, num])) as Record<(typeof DIMENSIONS)[number], z.ZodNumber>);
+export const healthWeights = weights.extend({ is_default: z.boolean() });
+
+const modelMetrics = z.object({
+  samples: int,
+  churned: int,
+  holdout: int,
+  auc: num,
+  brier: num,
+  baseline: z.object({ model_version: str, auc: num, brier: num }),
+});
+
+export const churnModel = z.object({
+  model_version: str,
+  trained_at: time.nullable(),
+  intercept: num,
+  features: z.array(z.object({ code: str, description: str, coefficient: num, baseline: num })),
+  metrics: modelMetrics.nullable(),
+});
+
+export const churnTraining = z.object({ model_version: str, trained_at: time, activated: z.boolean(), ...modelMetrics.shape });
+
+export const churnOutcome = z.object({ customer_id: uuid, churned: z.boolean(), at: time, source: str, created_at: time });
+
+export const auditEvent = z
+  .object({
+    id: uuid,
+    occurred_at: time,
+    action: str.describe('What happened, as `<thing>.<what happened>`, e.g. `api_key.created`.'),
+    actor_type: listedText(['user', 'api_key', 'operator']),
+    actor_id: uuid.nullable(),
+    actor_label: str.describe("The user's email or the key's name and prefix at the time.").nullable(),
+    client_address: str.nullable(),
+    request_id: str.nullable(),
+    target_type: str.nullable(),
+    target_id: str.nullable(),
+    changes: jsonObject.describe('Edits as `{ field: { from, to } }`, or facts of the action.'),
+  })
+  .describe('A security-relevant change to the workspace: who made it, when, from where, and what changed (never a secret).');
+
+export const workspace = z
+  .object({
+    id: uuid,
+    name: str,
+    plan: z.enum(PLANS),
+    created_at: time,
+    deletion: z
+      .object({ requested_at: time, due_at: time, requested_by: str.describe('The owner who asked, by email.').nullable() })
+      .describe('Everything goes at `due_at` unless an owner cancels it before.')
+      .nullable(),
+  })
+  .describe('The workspace; `deletion` is set while its deletion is scheduled.');
+
+const retentionWindow = z.object({ days: int, default_days: int, min_days: int, max_days: int, is_default: z.boolean() });
+export const retention = z
+  .object(
+    Object.fromEntries(RETENTION_KEYS.map((k) => [retentionField(k), retentionWindow.describe(RETENTION_SETTINGS[k].what)])) as {
+      [K in RetentionKey as ReturnType<typeof retentionField<K>>]: typeof retentionWindow;
+    },
+  )
+  .describe('Days each kind of data is kept, with the default and the bounds a tenant may choose within.');
+
+/** The components of /openapi.json, in the order it lists them; routes refer to them by `ref`. */
+export const COMPONENTS = {
+  problem: component('Problem', problem),
+  customerListItem: component('CustomerListItem', customerListItem),
+  customer: component('Customer', customer),
+  health: component('CustomerHealth', health),
+  healthPoint: component('HealthHistoryPoint', healthPoint),
+  healthWeights: component('HealthWeights', healthWeights),
+  churnPrediction: component('ChurnPrediction', churnPrediction),
+  churnModel: component('ChurnModel', churnModel),
+  churnTraining: component('ChurnTraining', churnTraining),
+  churnOutcome: component('ChurnOutcome', churnOutcome),
+  alert: component('Alert', alert),
+  webhookEndpoint: component('WebhookEndpoint', webhookEndpoint),
+  webhookDelivery: component('WebhookDelivery', webhookDelivery),
+  auditEvent: component('AuditEvent', auditEvent),
+  workspace: component('Workspace', workspace),
+  retention: component('RetentionSettings', retention),
+};

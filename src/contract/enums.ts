@@ -1,0 +1,53 @@
+// The one table of the domain's enumerations. Those PostgreSQL stores as enum types come from
+// prisma/schema.prisma through Prisma's generated objects; the two it stores as text are listed here.
+// The GraphQL enums (src/schema/enums.ts), the REST and webhook schemas (src/contract/entities.ts), the CLI's
+// options and the dashboard (through the generated GraphQL types) all read these lists.
+import * as db from '../generated/prisma/enums.ts';
+
+const valuesOf = <T extends Record<string, string>>(e: T) => Object.values(e) as [T[keyof T], ...T[keyof T][]];
+
+export const PLANS = valuesOf(db.Plan);
+export const ROLES = valuesOf(db.Role);
+export const HEALTH_STATUSES = valuesOf(db.HealthStatus);
+export const RISK_LEVELS = valuesOf(db.RiskLevel);
+export const ALERT_STATUSES = valuesOf(db.AlertStatus);
+export const ALERT_SEVERITIES = valuesOf(db.AlertSeverity);
+export const ALERT_TYPES = valuesOf(db.AlertType);
+export const INVOICE_STATUSES = valuesOf(db.InvoiceStatus);
+export const DELIVERY_STATUSES = valuesOf(db.DeliveryStatus);
+
+/**
+ * The inbound providers. Each needs a spec (src/ingest/providers) and a normalizer (src/ingest/normalizers):
+ * both registries are typed `Record<ProviderName, …>`, so a name added here and not there does not compile.
+ */
+export const PROVIDERS = ['stripe', 'github', 'slack', 'discord', 'intercom', 'meta_ads'] as const;
+/** The five health dimensions, in the order the API lists them (docs/scoring.md). */
+export const DIMENSIONS = ['usage', 'engagement', 'support', 'billing', 'growth'] as const;
+
+/**
+ * The datasets a workspace exports, with what each holds (the REST description states it); the export
+ * service (src/services/exports.ts) is typed `Record<ExportDataset, …>`, so a name added here must be read there.
+ */
+export const EXPORT_DATASET_CONTENTS = {
+  customers: 'Customers with their identities, current health and churn prediction',
+  health_history: 'One health point per customer and day',
+  alerts: 'Alerts, open and closed',
+  signals: 'Signals (within the signal retention; older days are kept only as daily aggregates)',
+} as const;
+export type ExportDataset = keyof typeof EXPORT_DATASET_CONTENTS;
+export const EXPORT_DATASETS = Object.keys(EXPORT_DATASET_CONTENTS) as [ExportDataset, ...ExportDataset[]];
+export const EXPORT_FORMATS = ['ndjson', 'csv'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+export type Plan = db.Plan;
+export type Role = db.Role;
+export type HealthStatus = db.HealthStatus;
+export type RiskLevel = db.RiskLevel;
+export type AlertStatus = db.AlertStatus;
+export type AlertSeverity = db.AlertSeverity;
+export type AlertType = db.AlertType;
+export type InvoiceStatus = db.InvoiceStatus;
+export type ProviderName = (typeof PROVIDERS)[number];
+export type DimensionKey = (typeof DIMENSIONS)[number];
+
+export const isProvider = (p: string): p is ProviderName => (PROVIDERS as readonly string[]).includes(p);

@@ -1,0 +1,218 @@
+import { z } from 'zod';
+import { amount } from '../../contract/money.ts';
+import { HEALTH_STATUSES, INVOICE_STATUSES, RISK_LEVELS } from '../../contract/enums.ts';
+import { alert, churnPrediction, customerListItem, intervention } from '../../contract/entities.ts';
+import { serialize, type SourceOf } from '../../contract/serialize.ts';
+import { probability, score, time, uuid } from '../../contract/wire.ts';
+
+// The outbound event types, each with the schema of its payload and an example: the one list behind
+// `enqueueEvents` (a misspelt name or a payload of the wrong shape does not compile), the catalog that
+// `GET /api/v1/webhook-event-types` serves, the Test delivery's sample, and the `webhooks` section of
+// /openapi.json. A record's payload is its REST shape (src/contract/entities.ts) with the tenant_id
+// (docs/decisions.md §5); examples go through the same serializer as what is sent.
+
+const tenant = { tenant_id: uuid };
+
+const invoice = z.object({
+  ...tenant,
+  invoice_id: uuid,
+  status: z.enum(INVOICE_STATUSES),
+  total: amount,
+  currency: z.string().describe('ISO 4217, lower case.'),
+  customer_id: uuid.nullable(),
+  due_at: time.nullable(),
+});
+
+const payment = z.object({
+  ...tenant,
+  payment_id: z.string().describe("The provider's id of the payment (or of the invoice, when the provider names no payment)."),
+  invoice_id: uuid.nullable(),
+  customer_id: uuid.nullable(),
+  amount,
+  currency: z.string(),
+  reason: z.string().nullable(),
+});
+
+const customer = z.object({ ...tenant, ...customerListItem.shape });
+const alertPayload = z.object({ ...tenant, ...alert.shape });
+const prediction = z.object({
+  ...tenant,
+  ...churnPrediction.shape,
+  probability,
+  risk_level: z.enum(RISK_LEVELS),
+  recommended_interventions: z.array(intervention.extend({ priority: z.enum(['high', 'medium', 'low']) })),
+  model_version: z.string(),
+  predicted_at: time,
+  previous_probability: probability.nullable(),
+});
+
+// The examples, as domain values put through the serializer like every payload sent.
+const EXAMPLE_TENANT = '6f1c2a9e-3d4b-4c8a-9e1f-2a3b4c5d6e7f';
+const EXAMPLE_CUSTOMER = '0b8e3f1a-5c2d-4e6f-8a9b-1c2d3e4f5a6b';
+const EXAMPLE_INVOICE = '9d4c1b2a-7e6f-4a5b-8c9d-0e1f2a3b4c5d';
+
+const invoiceExample = (status: z.infer<typeof invoice>['status']) =>
+  serialize(invoice, {
+    tenantId: EXAMPLE_TENANT,
+    invoiceId: EXAMPLE_INVOICE,
+    status,
+    total: '123.45',
+    currency: 'usd',
+    customerId: EXAMPLE_CUSTOMER,
+    dueAt: new Date('2026-12-24T00:00:00.000Z'),
+  });
+const paymentExample = (reason: string) =>
+  serialize(payment, {
+    tenantId: EXAMPLE_TENANT,
+    paymentId: 'pi_3Pb2024AbCdEf',
+    invoiceId: EXAMPLE_INVOICE,
+    customerId: EXAMPLE_CUSTOMER,
+    amount: '49.00',
+    currency: 'usd',
+    reason,
+  });
+const sampleCustomer: SourceOf<z.infer<typeof customer>> = {
+  tenantId: EXAMPLE_TENANT,
+  id: EXAMPLE_CUSTOMER,
+  externalId: 'crm-4711',
+  name: 'Acme Corp',
+  email: 'billing@acme.example',
+  domain: 'acme.example',
+  healthScore: 72,
+  healthStatus: 'neutral',
+  churnProbability: 0.18,
+  churnRiskLevel: 'low',
+  createdAt: new Date('2026-09-01T10:00:00.000Z'),
+  updatedAt: new Date('2026-11-20T06:00:00.000Z'),
+};
+const alertExample = (status: 'open' | 'resolved') =>
+  serialize(alertPayload, {
+    tenantId: EXAMPLE_TENANT,
+    id: '3e2d1c0b-9a8f-4e7d-8c6b-5a4f3e2d1c0b',
+    customerId: EXAMPLE_CUSTOMER,
+    alertType: 'health_drop',
+    severity: 'high',
+    status,
+    title: 'Health dropped by 18 points',
+    message: 'Acme Corp fell from 72 to 54 in seven days; usage is the weakest dimension.',
+    details: { previous_score: 72, score: 54, window_days: 7 },
+    snoozedUntil: null,
+    acknowledgedAt: null,
+    resolvedAt: status === 'resolved' ? new Date('2026-11-22T08:00:00.000Z') : null,
+    createdAt: new Date('2026-11-20T06:00:00.000Z'),
+    updatedAt: new Date(status === 'resolved' ? '2026-11-22T08:00:00.000Z' : '2026-11-20T06:00:00.000Z'),
+  });
+
+export interface EventDefinition<S extends z.ZodType = z.ZodType> {
+  description: string;
+  payload: S;
+  example: z.infer<S>;
+}
+
+/** An event type: its payload's schema and an example, which must fit it. */
+const defineEvent = <S extends z.ZodType>(description: string, payload: S, example: z.infer<S>): EventDefinition<S> => ({
+  description,
+  payload,
+  example,
+});
+
+const healthChanged = customer.extend({
+  previous_health_score: score.nullable(),
+  previous_health_status: z.enum(HEALTH_STATUSES).nullable(),
+});
+const trialExtended = z.object({
+  ...tenant,
+  subscription_id: uuid,
+  customer_id: uuid.nullable(),
+  previous_trial_end: time,
+  trial_end: time,
+});
+const customerDeleted = z.object({ ...tenant, id: uuid, external_id: z.string().nullable() });
+const endpointDisabled = z.object({ ...tenant, id: uuid, url: z.string(), enabled: z.literal(false), disabled_reason: z.string() });
+
+export const EVENTS = {
+  'invoice.created': defineEvent('A draft invoice was created.', invoice, invoiceExample('draft')),
+  'invoice.sent': defineEvent('An invoice was sent.', invoice, invoiceExample('sent')),
+  'invoice.paid': defineEvent('An invoice was paid.', invoice, invoiceExample('paid')),
+  'invoice.overdue': defineEvent('An invoice is overdue.', invoice, invoiceExample('overdue')),
+  'payment.failed': defineEvent('A payment failed.', payment, paymentExample('Your card was declined.')),
+  'payment.refunded': defineEvent('A payment was refunded.', payment, paymentExample('requested_by_customer')),
+  'subscription.trial_extended': defineEvent(
+    'The payment processor moved trial_end later on an existing trial.',
+    trialExtended,
+    serialize(trialExtended, {
+      tenantId: EXAMPLE_TENANT,
+      subscriptionId: '7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d',
+      customerId: EXAMPLE_CUSTOMER,
+      previousTrialEnd: new Date('2026-12-01T00:00:00.000Z'),
+      trialEnd: new Date('2026-12-15T00:00:00.000Z'),
+    }),
+  ),
+  'customer.created': defineEvent('A customer was created.', customer, serialize(customer, sampleCustomer)),
+  'customer.health_changed': defineEvent(
+    'A customer’s health score or status changed.',
+    healthChanged,
+    serialize(healthChanged, {
+      ...sampleCustomer,
+      healthScore: 54,
+      healthStatus: 'at_risk',
+      previousHealthScore: 72,
+      previousHealthStatus: 'neutral',
+    }),
+  ),
+  'customer.deleted': defineEvent(
+    'A customer was erased; only its ids are sent.',
+    customerDeleted,
+    serialize(customerDeleted, { tenantId: EXAMPLE_TENANT, id: EXAMPLE_CUSTOMER, externalId: 'crm-4711' }),
+  ),
+  'churn_prediction.updated': defineEvent(
+    'A customer’s churn prediction changed.',
+    prediction,
+    serialize(prediction, {
+      tenantId: EXAMPLE_TENANT,
+      customerId: EXAMPLE_CUSTOMER,
+      probability: 0.42,
+      riskLevel: 'medium',
+      riskFactors: [{ code: 'usage_decline', description: 'Product usage fell by half over 30 days', impact: 0.61 }],
+      recommendedInterventions: [
+        {
+          code: 'low_usage',
+          title: 'Run an adoption session',
+          description: 'Walk the team through the features they stopped using.',
+          priority: 'high',
+        },
+      ],
+      modelVersion: 'default-v1',
+      predictedAt: new Date('2026-11-20T06:00:00.000Z'),
+      previousProbability: 0.18,
+    }),
+  ),
+  'alert.created': defineEvent('An alert was raised.', alertPayload, alertExample('open')),
+  'alert.resolved': defineEvent('An alert was resolved.', alertPayload, alertExample('resolved')),
+  'endpoint.disabled': defineEvent(
+    'One of the tenant’s endpoints was disabled after failing.',
+    endpointDisabled,
+    serialize(endpointDisabled, {
+      tenantId: EXAMPLE_TENANT,
+      id: '5c4b3a29-1807-4f6e-8d5c-4b3a29180706',
+      url: 'https://hooks.acme.example/health',
+      enabled: false,
+      disabledReason: 'failing for 5 days',
+    }),
+  ),
+} as const;
+
+export type EventName = keyof typeof EVENTS;
+export type PayloadOf<N extends EventName> = z.infer<(typeof EVENTS)[N]['payload']>;
+
+export const EVENT_NAMES = Object.keys(EVENTS) as EventName[];
+export const isEventName = (name: string): name is EventName => Object.hasOwn(EVENTS, name);
+
+/** The JSON Schema (2020-12, as OpenAPI 3.1 reads it) of an event type's payload. */
+export const payloadJsonSchema = (name: EventName): Record<string, unknown> => {
+  const { $schema: _, ...schema } = z.toJSONSchema(EVENTS[name].payload, { target: 'draft-2020-12', io: 'output' }) as Record<
+    string,
+    unknown
+  >;
+  return schema;
+};
