@@ -1,9 +1,12 @@
 import { describe, expect } from 'vitest';
 import { purgeDueWorkspaces } from '../src/lifecycle/workspace-purge.ts';
 import { queueDue } from '../src/outbox/events/relay.ts';
+import { operator } from '../src/services/audit.ts';
+import { createInboundSecretStore } from '../src/services/integrations.ts';
 import { testWith } from './support/fixtures.ts';
 import { alert, customer, historyPoint, invoice, signals, spread, subscription, tenantWithKey } from './support/factories.ts';
-import type { TestApp } from './support/app.ts';
+import { stripeCustomer, stripeEvent, stripeSdkSigned } from './support/providers.ts';
+import { testSecretBox, type TestApp } from './support/app.ts';
 
 // Offboarding: an owner schedules the workspace's deletion, deliveries stop at once, the owner can take it
 // back within the window, and when the window ends the worker removes every row of it in bounded batches.
@@ -80,7 +83,55 @@ describe('scheduling a workspace’s deletion', () => {
   test('cannot be cancelled once the window has ended', async ({ app, owner, tenant }) => {
     await owner.send('POST', '/api/v1/workspace/deletion', { confirm_name: owner.name });
     await app.pool.query(`UPDATE tenants SET deletion_due_at = now() - interval '1 second' WHERE id = $1`, [tenant.tenantId]);
-    expect((await owner.send('DELETE', '/api/v1/workspace/deletion')).statusCode).toBe(409);
+    // The owner's session ends with the window; the service refuses a cancellation that arrives just after it, too.
+    expect((await owner.send('DELETE', '/api/v1/workspace/deletion')).statusCode).toBe(401);
+    await expect(app.services.workspace.cancelDeletion(operator(tenant.tenantId))).rejects.toThrow(/No deletion/);
+    expect((await app.prisma.tenant.findUniqueOrThrow({ where: { id: tenant.tenantId } })).deletionDueAt).not.toBeNull();
+  });
+
+  test('keeps its keys, sessions, sign-in and inbound address working through the window, and closes them all when it ends', async ({
+    app,
+    owner,
+    apiKey,
+    tenant,
+  }) => {
+    const { secret } = await createInboundSecretStore(app.prisma, testSecretBox(), { cacheMs: 0 }).put(
+      { tenantId: tenant.tenantId, provider: 'stripe' },
+      operator(tenant.tenantId),
+    );
+    let n = 0;
+    const inbound = () => {
+      const signed = stripeSdkSigned(
+        secret,
+        JSON.stringify({ ...stripeEvent('customer.created', stripeCustomer(`cus_${++n}`)), id: `evt_${n}` }),
+      );
+      return app.app.inject({
+        method: 'POST',
+        url: `/api/v1/webhooks/in/stripe/${tenant.tenantId}`,
+        headers: signed.headers,
+        payload: signed.body,
+      });
+    };
+    const withKey = () => app.app.inject({ method: 'GET', url: '/api/v1/customers', headers: { 'x-api-key': apiKey } });
+    const signIn = () =>
+      app.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: owner.email, password: owner.password } });
+    await owner.send('POST', '/api/v1/workspace/deletion', { confirm_name: owner.name });
+
+    expect((await withKey()).statusCode).toBe(200);
+    expect((await owner.send('GET', '/api/v1/workspace')).statusCode).toBe(200);
+    expect((await signIn()).statusCode).toBe(200);
+    expect((await inbound()).statusCode).toBe(202);
+
+    await app.pool.query(`UPDATE tenants SET deletion_due_at = now() - interval '1 second' WHERE id = $1`, [tenant.tenantId]);
+    const refused = await withKey();
+    expect(refused.statusCode).toBe(401);
+    expect(refused.json().detail).toMatch(/workspace was deleted/);
+    expect((await owner.send('GET', '/api/v1/workspace')).statusCode).toBe(401);
+    expect((await signIn()).statusCode).toBe(401);
+    expect((await inbound()).statusCode).toBe(404);
+    // Before the worker has removed anything: the keys and users are still there.
+    expect(await app.prisma.apiKey.count({ where: { tenantId: tenant.tenantId } })).toBe(1);
+    expect(await app.prisma.user.count({ where: { tenantId: tenant.tenantId } })).toBe(1);
   });
 });
 

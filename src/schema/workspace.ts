@@ -170,7 +170,7 @@ builder.mutationFields((t) => ({
   deleteWorkspace: t.prismaField({
     type: 'Tenant',
     description:
-      'Schedules the workspace’s deletion (owners only): outbound webhooks stop at once, and when the undo window ends every row of the workspace is removed. `confirmName` must be its name.',
+      'Schedules the workspace’s deletion (owners only): outbound webhooks stop at once, and when the undo window ends its API keys and sessions stop working and every row of the workspace is removed. `confirmName` must be its name.',
     args: { confirmName: t.arg.string() },
     resolve: async (query, _root, args, ctx) => {
       const p = requireCapability(ctx, 'own');

@@ -72,7 +72,7 @@ export async function workspaceRoutes(fastify: FastifyInstance, { run, context }
         operationId: 'scheduleWorkspaceDeletion',
         summary: 'Schedule the workspace’s deletion',
         description:
-          'Owners only, signed in. Outbound webhooks stop at once; when the undo window ends (7 days by default) every row of the workspace is removed. `confirm_name` must be the workspace’s name. `DELETE` on the same path cancels it within the window.',
+          'Owners only, signed in. Outbound webhooks stop at once; when the undo window ends (7 days by default) its API keys and sessions stop working and every row of the workspace is removed. `confirm_name` must be the workspace’s name. `DELETE` on the same path cancels it within the window.',
         body: schemaOf(r.workspaceDeletionInput, { examples: [{ confirm_name: 'Acme' }] }),
         response: { 202: C.workspace.ref, ...problemResponses(400, 401, 403, 409, 413, 415, 429) },
       },
