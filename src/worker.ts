@@ -103,7 +103,9 @@ export function startWorker(deps: WorkerDeps) {
   const l = deps.lifecycle ?? { everyMs: 900_000, batchSize: 1000, maxBatches: 500 };
   const lifecycle = async () => {
     const purged = await purgeDueWorkspaces(pool, l);
-    if (purged.rows || purged.workspaces) log.info(purged, 'removed workspaces whose deletion was due');
+    if (purged.rows) log.info({ rows: purged.rows, behind: purged.behind }, 'removed rows of workspaces whose deletion is due');
+    // The operator's trace beside deleted_workspaces: an id, nothing the workspace held.
+    for (const tenantId of purged.workspaces) log.info({ tenantId }, 'workspace deleted');
     const kept = await runRetention(pool, l);
     const done = kept.filter((r) => r.processed > 0 || r.behind);
     if (done.length) log.info({ retention: done }, 'retention pass');

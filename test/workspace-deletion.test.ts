@@ -190,9 +190,25 @@ describe('removing a workspace whose deletion is due', () => {
       if (!r.behind) break;
     }
     expect(passes.length).toBeGreaterThan(3);
-    expect(passes.at(-1)).toMatchObject({ workspaces: 1, behind: false });
-    expect(await rowsOf(app, tenant.tenantId)).toEqual({ tenants: 0 });
+    expect(passes.at(-1)).toMatchObject({ workspaces: [tenant.tenantId], behind: false });
+    // What is left is the record that it existed, outside its data: its id, plan and dates.
+    expect(await rowsOf(app, tenant.tenantId)).toEqual({ tenants: 0, deleted_workspaces: 1 });
+    const { rows: record } = await app.pool.query('SELECT * FROM deleted_workspaces WHERE tenant_id = $1', [tenant.tenantId]);
+    expect(record).toEqual([
+      {
+        tenant_id: tenant.tenantId,
+        plan: 'scale',
+        created_at: expect.any(Date),
+        requested_at: expect.any(Date),
+        due_at: expect.any(Date),
+        deleted_at: expect.any(Date),
+      },
+    ]);
     expect(await rowsOf(app, other.tenantId)).toEqual(othersBefore);
+    // The service's own role could write the record but cannot take it back.
+    await expect(app.pool.query('DELETE FROM deleted_workspaces WHERE tenant_id = $1', [tenant.tenantId])).rejects.toThrow(
+      /permission denied/,
+    );
     // Its people can no longer sign in or call the API.
     expect((await owner.send('GET', '/api/v1/workspace')).statusCode).toBe(401);
   });

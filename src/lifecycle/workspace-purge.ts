@@ -4,7 +4,8 @@ import { onPg, type Sql } from '../db/sql.ts';
 // Removing a workspace whose deletion is due (docs/data-lifecycle.md, "Deleting a workspace"), in bounded
 // batches like retention: first whatever lets anyone in or out (keys, users, secrets, endpoints), then the
 // data, largest tables first and children before their parents so that no cascade is large, then the tenant
-// row itself. A pass that runs out of budget leaves the rest to the next; the order makes that safe.
+// row itself, which leaves its only trace in deleted_workspaces: its id, plan and dates, no name and no person.
+// A pass that runs out of budget leaves the rest to the next; the order makes that safe.
 
 /**
  * Tables emptied one batch at a time, in this order, each on an index that starts with tenant_id.
@@ -49,7 +50,8 @@ const HISTORY_PER_CUSTOMER = 50;
 
 interface PurgeReport {
   rows: number;
-  workspaces: number;
+  /** The workspaces gone completely in this pass. */
+  workspaces: string[];
   behind: boolean;
 }
 
@@ -71,7 +73,7 @@ export async function purgeDueWorkspaces(pool: pg.Pool, opts: PurgeOptions): Pro
 async function purge(sql: Sql, opts: PurgeOptions): Promise<PurgeReport> {
   let budget = opts.maxBatches;
   let rows = 0;
-  let workspaces = 0;
+  const workspaces: string[] = [];
   for (const tenantId of await dueWorkspaces(sql)) {
     // As in retention, only a full batch spends the budget; a pass resumes from the first table, whose
     // emptiness then costs one look each.
@@ -93,9 +95,17 @@ async function purge(sql: Sql, opts: PurgeOptions): Promise<PurgeReport> {
       if (r!.n < opts.batchSize) break;
       budget--;
     }
-    // Still due: a cancellation that raced this pass keeps the (now empty) workspace.
-    const gone = await sql.query('DELETE FROM tenants WHERE id = $1 AND deletion_due_at <= now() RETURNING 1', [tenantId]);
-    workspaces += gone.length;
+    // Still due: a cancellation that raced this pass keeps the (now empty) workspace. The record that it
+    // existed is written by the same statement, so one is never without the other.
+    const gone = await sql.query(
+      `WITH gone AS (DELETE FROM tenants WHERE id = $1 AND deletion_due_at <= now()
+                     RETURNING id, plan, created_at, deletion_requested_at, deletion_due_at)
+       INSERT INTO deleted_workspaces (tenant_id, plan, created_at, requested_at, due_at)
+       SELECT id, plan, created_at, deletion_requested_at, deletion_due_at FROM gone
+       RETURNING tenant_id`,
+      [tenantId],
+    );
+    if (gone.length) workspaces.push(tenantId);
   }
   return { rows, workspaces, behind: false };
 }
