@@ -225,11 +225,11 @@ describe('behind a validating proxy (Prism with --errors)', () => {
       await send('listCustomers', 'GET', '/api/v1/customers', { headers: { ...key, authorization: `Bearer ${free.apiKey}` } }),
       400,
     );
-    // A session from the sign-in route.
+    // A session from the sign-in route, an owner's: retention and the workspace's deletion are for owners, signed in.
     await t.services.accounts.createUser(operator(tenantId), {
       email: `proxy-${tenantId}@example.com`,
       password: 'correct horse battery',
-      role: 'admin',
+      role: 'owner',
     });
     const login = await send(
       'login',
@@ -242,20 +242,7 @@ describe('behind a validating proxy (Prism with --errors)', () => {
       await send('login', 'POST', '/api/v1/auth/login', json({}, { email: `proxy-${tenantId}@example.com`, password: 'wrong' })),
       401,
     );
-
-    // What a signed-in owner alone decides: how long data is kept, and the workspace's deletion.
-    await t.services.accounts.createUser(operator(tenantId), {
-      email: `owner-${tenantId}@example.com`,
-      password: 'correct horse battery',
-      role: 'owner',
-    });
-    const signedIn = await send(
-      'login',
-      'POST',
-      '/api/v1/auth/login',
-      json({}, { email: `owner-${tenantId}@example.com`, password: 'correct horse battery' }),
-    );
-    const owner = { authorization: `Bearer ${JSON.parse(signedIn.body).token}` };
+    const owner = { authorization: `Bearer ${JSON.parse(login.body).token}` };
     expectStatus(await send('setRetention', 'PUT', '/api/v1/retention', json(owner, { inbound_bodies: 14, signals: null })), 200);
     const name = JSON.parse(workspace.body).name as string;
     expectStatus(await send('scheduleWorkspaceDeletion', 'POST', '/api/v1/workspace/deletion', json(owner, { confirm_name: name })), 202);
