@@ -23,7 +23,7 @@ module.exports = {
       severity: 'error',
       comment: 'Database, crypto, queue and auth helpers know no domain, transport or pipeline module.',
       from: { path: '^src/(db|crypto|queue|auth|runtime)/' },
-      to: { path: '^src/(services|schema|rest|http|ingest|outbox|scoring|seed|cli)/' },
+      to: { path: '^src/(services|schema|rest|http|ingest|outbox|scoring|lifecycle|seed|cli)/' },
     },
     {
       name: 'outbox-layers',
@@ -43,14 +43,22 @@ module.exports = {
       severity: 'error',
       comment: 'The outbound pipeline is called by the domain, never the other way round.',
       from: { path: '^src/outbox/' },
-      to: { path: '^src/(services|schema|rest|http|ingest|scoring|seed|cli)/' },
+      to: { path: '^src/(services|schema|rest|http|ingest|scoring|lifecycle|seed|cli)/' },
     },
     {
       name: 'scoring-below-services',
       severity: 'error',
       comment: 'Scoring is formulas and the scoring passes; services and transports call it.',
       from: { path: '^src/scoring/' },
-      to: { path: '^src/(services|schema|rest|http|ingest|seed|cli)/' },
+      to: { path: '^src/(services|schema|rest|http|ingest|lifecycle|seed|cli)/' },
+    },
+    {
+      name: 'lifecycle-below-services',
+      severity: 'error',
+      comment:
+        'Retention and workspace removal are passes the worker runs over every table; they may roll signals up through scoring, and services read their column map, never the other way round.',
+      from: { path: '^src/lifecycle/' },
+      to: { path: '^src/(services|schema|rest|http|ingest|outbox|seed|cli)/' },
     },
     {
       name: 'services-below-transports',
@@ -71,7 +79,7 @@ module.exports = {
       severity: 'error',
       comment: 'A REST route runs one GraphQL operation: it reaches no service, table or scoring module directly.',
       from: { path: '^src/rest/' },
-      to: { path: '^src/(services|db|scoring|ingest|generated/prisma)/' },
+      to: { path: '^src/(services|db|scoring|lifecycle|ingest|generated/prisma)/' },
     },
     {
       name: 'ingest-not-api',

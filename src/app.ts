@@ -31,6 +31,7 @@ import { registerRateLimit } from './http/rate-limit.ts';
 import { COMPONENTS } from './contract/entities.ts';
 import { createExecutor } from './rest/executor.ts';
 import { restApi } from './rest/plugin.ts';
+import { registerRetentionMetrics, RETENTION_RUNS_SQL, type RetentionRunRow } from './http/retention-metrics.ts';
 import type { Context } from './schema/context.ts';
 import type { Services } from './services/index.ts';
 import { schema } from './schema/index.ts';
@@ -109,6 +110,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registry,
     () => prisma.$queryRawUnsafe<Backlog[]>(BACKLOG_SQL),
     (e) => app.log.warn({ err: e }, 'could not read the backlog metrics'),
+  );
+  registerRetentionMetrics(
+    registry,
+    () => prisma.$queryRawUnsafe<RetentionRunRow[]>(RETENTION_RUNS_SQL),
+    (e) => app.log.warn({ err: e }, 'could not read the retention metrics'),
   );
 
   const authenticator = createAuthenticator({

@@ -59,6 +59,7 @@ export async function compose(config: Config, opts: ComposeOptions) {
     sessions,
     allowPrivateTargets: config.webhooks.allowPrivateTargets,
     secretCacheMs: config.apiKeyCacheMs,
+    workspaceDeletionDelayDays: config.lifecycle.workspaceDeletionDelayDays,
   });
 
   return {
@@ -91,6 +92,7 @@ export async function compose(config: Config, opts: ComposeOptions) {
         prefetch: config.worker.prefetch,
         sweepEveryMs: config.worker.sweepEveryMs,
         scoring: config.scoring,
+        lifecycle: config.lifecycle,
         ...extra,
       });
     },

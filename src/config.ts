@@ -104,6 +104,14 @@ const envSchema = z.object({
   SCORING_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(2),
   /** How often the daily pass looks for customers not computed for a day (and wakes snoozed alerts). */
   SCORING_SWEEP_MS: z.coerce.number().int().min(1000).default(600_000),
+  /** How often the worker applies retention (docs/data-lifecycle.md) and removes workspaces whose deletion is due. */
+  RETENTION_EVERY_MS: z.coerce.number().int().min(1000).default(900_000),
+  /** Rows per retention statement: each is one short transaction. */
+  RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(1000),
+  /** Statements per kind of data and pass; a pass that needs more reports the kind behind and goes on next time. */
+  RETENTION_MAX_BATCHES: z.coerce.number().int().min(1).default(500),
+  /** Days between an owner's request to delete the workspace and its removal; it can be cancelled until then. */
+  WORKSPACE_DELETION_DELAY_DAYS: z.coerce.number().int().min(0).max(90).default(7),
   /** Browser origins (scheme://host[:port], comma-separated) allowed to call /graphql across origins; none by default. */
   CORS_ORIGINS: z
     .string()
@@ -152,6 +160,7 @@ export interface Config {
   dashboardDir?: string;
   overload: Admission & { maxEventLoopDelayMs: number };
   scoring: { batchSize: number; concurrency: number; sweepEveryMs: number };
+  lifecycle: { everyMs: number; batchSize: number; maxBatches: number; workspaceDeletionDelayDays: number };
 }
 
 /** Concurrency budgets of one API process (src/http/admission.ts). */
@@ -255,5 +264,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
     },
     scoring: { batchSize: e.SCORING_BATCH_SIZE, concurrency: e.SCORING_CONCURRENCY, sweepEveryMs: e.SCORING_SWEEP_MS },
+    lifecycle: {
+      everyMs: e.RETENTION_EVERY_MS,
+      batchSize: e.RETENTION_BATCH_SIZE,
+      maxBatches: e.RETENTION_MAX_BATCHES,
+      workspaceDeletionDelayDays: e.WORKSPACE_DELETION_DELAY_DAYS,
+    },
   };
 }

@@ -5,7 +5,9 @@ import { markOverdueInvoices } from './ingest/overdue.ts';
 import { startInboxConsumer } from './ingest/processor.ts';
 import type { Queue } from './queue/queue.ts';
 import type { Deliverer } from './outbox/sender/deliverer.ts';
-import { listenForOutbox, pruneOutbox, queueDue, relayOutbox, type DeliveryJob } from './outbox/events/relay.ts';
+import { runRetention } from './lifecycle/retention.ts';
+import { purgeDueWorkspaces } from './lifecycle/workspace-purge.ts';
+import { listenForOutbox, queueDue, relayOutbox, type DeliveryJob } from './outbox/events/relay.ts';
 import { createScoringLoop } from './scoring/drain.ts';
 import { createScorer } from './scoring/recompute.ts';
 
@@ -22,6 +24,8 @@ export interface WorkerDeps {
   sweepEveryMs?: number;
   overdueEveryMs?: number;
   scoring?: { batchSize: number; concurrency: number; sweepEveryMs: number; leaseSeconds?: number };
+  /** Retention and workspace removal (docs/data-lifecycle.md). */
+  lifecycle?: { everyMs: number; batchSize: number; maxBatches: number };
 }
 
 /** Runs `fn` every `ms`, never overlapping itself; errors are logged and the loop goes on. */
@@ -96,13 +100,23 @@ export function startWorker(deps: WorkerDeps) {
     log,
   });
   const score = coalesced('scoring', log, () => scoring.drain());
+  const l = deps.lifecycle ?? { everyMs: 900_000, batchSize: 1000, maxBatches: 500 };
+  const lifecycle = async () => {
+    const purged = await purgeDueWorkspaces(pool, l);
+    if (purged.rows) log.info({ rows: purged.rows, behind: purged.behind }, 'removed rows of workspaces whose deletion is due');
+    // The operator's trace beside deleted_workspaces: an id, nothing the workspace held.
+    for (const tenantId of purged.workspaces) log.info({ tenantId }, 'workspace deleted');
+    const kept = await runRetention(pool, l);
+    const done = kept.filter((r) => r.processed > 0 || r.behind);
+    if (done.length) log.info({ retention: done }, 'retention pass');
+  };
   const stopListening = deps.databaseUrl ? listenForOutbox(deps.databaseUrl, () => void relay(), log) : async () => {};
   const stops = [
     every(deps.sweepEveryMs ?? 5000, 'inbox-sweep', log, () => deps.inbox.sweep()),
     every(deps.overdueEveryMs ?? 60_000, 'invoice-overdue', log, () => markOverdueInvoices(pool)),
     every(1000, 'outbox-relay', log, relay),
     every(1000, 'deliveries-due', log, () => queueDue(pool, queue, { requeueAfterSeconds: deps.leaseSeconds })),
-    every(3_600_000, 'outbox-prune', log, () => pruneOutbox(pool)),
+    every(l.everyMs, 'retention', log, lifecycle),
     every(1000, 'scoring', log, score),
     every(s.sweepEveryMs, 'scoring-daily', log, () => scoring.daily().then(score)),
   ];

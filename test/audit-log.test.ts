@@ -1,4 +1,6 @@
+import pg from 'pg';
 import { describe, expect } from 'vitest';
+import { appDatabaseRole } from './support/database.ts';
 import { testWith } from './support/fixtures.ts';
 
 type Gql = (query: string, variables?: object) => Promise<{ data?: any; errors?: { message: string; extensions?: { code?: string } }[] }>;
@@ -162,6 +164,59 @@ describe('audit log storage', () => {
     expect((await app.pool.query('DELETE FROM audit_events WHERE id = $1', [old.rows[0]!.id])).rowCount).toBe(1);
     await app.pool.query('DELETE FROM tenants WHERE id = $1', [tenant.tenantId]);
     expect((await app.pool.query('SELECT 1 FROM audit_events WHERE tenant_id = $1', [tenant.tenantId])).rowCount).toBe(0);
+  });
+});
+
+/** A connection as a login role in chs_app, the role the service runs as in production (docs/operations.md). */
+async function asAppRole<T>(databaseUrl: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const role = await appDatabaseRole();
+  const c = new pg.Client({ connectionString: Object.assign(new URL(databaseUrl), { username: role.name }).toString() });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+    await role.drop();
+  }
+}
+
+const insertAudit = (c: pg.Client | pg.Pool, tenantId: string, age = '0 days') =>
+  c.query(
+    `INSERT INTO audit_events (id, tenant_id, occurred_at, actor_type, action) VALUES (gen_random_uuid(), $1, now() - $2::interval, 'operator', 'user.created')`,
+    [tenantId, age],
+  );
+
+describe('audit log storage for the application’s database role', () => {
+  test('can add and read audit events, and cannot rewrite, delete or unprotect them', async ({ app, tenant }) => {
+    await asAppRole(app.config.database.url!, async (c) => {
+      await insertAudit(c, tenant.tenantId);
+      expect((await c.query('SELECT count(*)::int AS n FROM audit_events WHERE tenant_id = $1', [tenant.tenantId])).rows[0].n).toBe(1);
+      for (const statement of [
+        `UPDATE audit_events SET action = 'api_key.revoked'`,
+        'DELETE FROM audit_events',
+        'TRUNCATE audit_events',
+        'ALTER TABLE audit_events DISABLE TRIGGER audit_events_no_rewrite',
+        'DROP TRIGGER audit_events_no_rewrite ON audit_events',
+        'SET session_replication_role = replica',
+      ]) {
+        await expect(c.query(statement), statement).rejects.toThrow(/permission denied|must be owner/);
+      }
+    });
+    expect((await app.pool.query('SELECT count(*)::int AS n FROM audit_events WHERE tenant_id = $1', [tenant.tenantId])).rows[0].n).toBe(1);
+  });
+
+  test('removes through the purge function only rows past a year, whatever it is asked', async ({ app, tenant }) => {
+    await asAppRole(app.config.database.url!, async (c) => {
+      await insertAudit(c, tenant.tenantId, '400 days');
+      await insertAudit(c, tenant.tenantId, '300 days');
+      const purge = async (before: string) =>
+        (await c.query(`SELECT audit_events_purge($1, $2::timestamptz, 100) AS n`, [tenant.tenantId, before])).rows[0].n;
+      expect(await purge('infinity')).toBe(1);
+      expect(await purge('infinity')).toBe(0);
+      // Once the workspace's deletion is due, everything of it may go.
+      await c.query(`UPDATE tenants SET deletion_requested_at = now(), deletion_due_at = now() WHERE id = $1`, [tenant.tenantId]);
+      expect(await purge('infinity')).toBe(1);
+    });
   });
 });
 

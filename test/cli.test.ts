@@ -87,6 +87,48 @@ describe('npm run admin', () => {
     expect(user.passwordHash).toMatch(/^\$argon2id\$/);
   });
 
+  it('user:role and user:remove change a user, keep an owner, and are in the audit log as the operator', async () => {
+    const { tenant_id } = json((await admin(['tenant:create', '--name', 'Roles', '--plan', 'free'], env)).stdout);
+    const make = async (role: string) =>
+      json(
+        (
+          await admin(
+            [
+              'user:create',
+              '--tenant',
+              tenant_id,
+              '--email',
+              `${role}-${Date.now()}@example.com`,
+              '--password',
+              'long enough pw',
+              '--role',
+              role,
+            ],
+            env,
+          )
+        ).stdout,
+      ).user_id as string;
+    const owner = await make('owner');
+    const member = await make('member');
+    expect(json((await admin(['user:role', '--user-id', member, '--role', 'admin'], env)).stdout)).toEqual({
+      user_id: member,
+      role: 'admin',
+    });
+    const lastOwner = await admin(['user:role', '--user-id', owner, '--role', 'viewer'], env);
+    expect(lastOwner.code).not.toBe(0);
+    expect(lastOwner.stderr).toMatch(/at least one owner/);
+    expect(json((await admin(['user:remove', '--user-id', member], env)).stdout)).toEqual({ removed: true });
+    const prisma = createPrisma({ url: env.DATABASE_URL, poolSize: 1 });
+    const events = await prisma.auditEvent.findMany({
+      where: { tenantId: tenant_id, action: { in: ['user.role_changed', 'user.removed'] } },
+    });
+    await prisma.$disconnect();
+    expect(events.map((e) => [e.action, e.actorType]).sort()).toEqual([
+      ['user.removed', 'operator'],
+      ['user.role_changed', 'operator'],
+    ]);
+  }, 120_000);
+
   it.each([
     [['tenant:create', '--name', 'X', '--plan', 'platinum'], /--plan/],
     [['tenant:create', '--plan', 'scale'], /--name: is required/],

@@ -92,6 +92,11 @@ export async function callEveryGet(baseUrl: string, apiKey: string, unknownTenan
   seen.getHealthWeights = (await c.GET('/api/v1/health-weights')).response.status;
   seen.getChurnModel = (await c.GET('/api/v1/churn-model')).response.status;
   seen.listAuditEvents = (await c.GET('/api/v1/audit-events', { params: { query: { limit: 5 } } })).response.status;
+  seen.getWorkspace = (await c.GET('/api/v1/workspace')).response.status;
+  seen.getRetention = (await c.GET('/api/v1/retention')).response.status;
+  const csv = await c.GET('/api/v1/exports/{dataset}', { params: { path: { dataset: 'customers' }, query: { format: 'csv' } }, parseAs: 'text' });
+  seen.exportDataset = csv.response.status;
+  seen.exportCustomer = (await c.GET('/api/v1/customers/{customer_id}/export', { params: { path }, parseAs: 'text' })).response.status;
   const meta = await c.GET('/api/v1/webhooks/in/meta_ads/{tenant_id}', {
     params: { path: { tenant_id: unknownTenant }, query: { 'hub.mode': 'subscribe', 'hub.verify_token': 'x', 'hub.challenge': '1' } },
     parseAs: 'text',
@@ -132,6 +137,10 @@ export async function callEveryGet(baseUrl: string, apiKey: string, unknownTenan
   seen.getHealthWeights = status(await sdk.getHealthWeights({ client }));
   seen.getChurnModel = status(await sdk.getChurnModel({ client }));
   seen.listAuditEvents = status(await sdk.listAuditEvents({ client, query: { limit: 5 } }));
+  seen.getWorkspace = status(await sdk.getWorkspace({ client }));
+  seen.getRetention = status(await sdk.getRetention({ client }));
+  seen.exportDataset = status(await sdk.exportDataset({ client, path: { dataset: 'customers' }, query: { format: 'csv' }, parseAs: 'text' }));
+  seen.exportCustomer = status(await sdk.exportCustomer({ client, path, parseAs: 'text' }));
   const meta = await sdk.verifyMetaWebhook({
     client,
     path: { tenant_id: unknownTenant },

@@ -373,3 +373,106 @@ describe('the dashboard', () => {
     await s.context.close();
   });
 });
+
+describe('the dashboard’s data lifecycle screens', () => {
+  /** Waits for the download a click starts, and reads the file. */
+  async function downloaded(page: Page, click: () => Promise<void>): Promise<{ name: string; text: string }> {
+    const [download] = await Promise.all([page.waitForEvent('download'), click()]);
+    const path = await download.path();
+    const { readFileSync } = await import('node:fs');
+    return { name: download.suggestedFilename(), text: readFileSync(path, 'utf8') };
+  }
+
+  it('exports a customer’s data, then erases the customer once its name is typed', async () => {
+    const s = await signIn();
+    await s.page.getByRole('link', { name: 'Globex' }).click();
+    await s.page.getByRole('heading', { name: 'Globex', level: 1 }).waitFor();
+    const file = await downloaded(s.page, () => s.page.getByRole('button', { name: 'Export data' }).click());
+    expect(file.name).toMatch(/^customer-[0-9a-f-]{36}-\d{4}-\d{2}-\d{2}\.ndjson$/);
+    const records = file.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(records[0]).toMatchObject({ record: 'customer', data: { name: 'Globex' } });
+    expect(new Set(records.map((r) => r.record))).toContain('signal');
+
+    const before = await t.prisma.customer.count({ where: { tenantId } });
+    await s.page.getByRole('button', { name: 'Erase…' }).click();
+    const dialog = s.page.getByRole('dialog', { name: 'Erase “Globex”' });
+    const erase = dialog.getByRole('button', { name: 'Erase for good' });
+    expect(await erase.isDisabled()).toBe(true);
+    await dialog.getByLabel('Type the customer’s name to confirm').fill('Globex');
+    await screenshot(s.page, 'customer-erase-confirm');
+    await erase.click();
+    await s.page.getByText('Globex was erased, with every record about it.').waitFor();
+    await expect.poll(() => s.page.locator('table tbody tr').count()).toBe(before - 1);
+    expect(await t.prisma.customer.count({ where: { tenantId, name: 'Globex' } })).toBe(0);
+    await done(s);
+  });
+
+  it('downloads a dataset as CSV and changes retention from the Data settings', async () => {
+    const s = await signIn();
+    await s.page.getByRole('link', { name: 'Data' }).click();
+    await s.page.getByRole('heading', { name: 'Data', level: 1 }).waitFor();
+    const form = s.page.getByRole('form', { name: 'Export data' });
+    await form.getByLabel('Data').selectOption('customers');
+    await form.getByLabel('Format').selectOption('csv');
+    const file = await downloaded(s.page, () => form.getByRole('button', { name: 'Download' }).click());
+    expect(file.name).toMatch(/^customers-\d{4}-\d{2}-\d{2}\.csv$/);
+    const { parse } = await import('csv-parse/sync');
+    const rows = parse(file.text, { columns: true }) as Record<string, string>[];
+    expect(rows).toHaveLength(await t.prisma.customer.count({ where: { tenantId } }));
+    expect(Object.keys(rows[0]!)).toEqual(expect.arrayContaining(['id', 'name', 'health_score', 'churn_risk_level']));
+
+    const retention = s.page.getByRole('form', { name: 'Retention' });
+    await retention.locator('input[name="inboundBodies"]').fill('14');
+    await retention.getByRole('button', { name: 'Save retention' }).click();
+    await s.page.getByText('Saved.', { exact: false }).waitFor();
+    await screenshot(s.page, 'data-settings');
+    const [changed] = await t.prisma.auditEvent.findMany({ where: { tenantId, action: 'retention.changed' } });
+    expect(changed!.changes).toEqual({ inbound_body_retention_days: { from: 30, to: 14 } });
+    await done(s);
+  });
+
+  it('reads the audit log a page at a time and filters it by action', async () => {
+    // Enough entries for a second page, whatever ran before.
+    await t.pool.query(
+      `INSERT INTO audit_events (id, tenant_id, occurred_at, actor_type, action) SELECT gen_random_uuid(), $1, now() - g * interval '1 hour', 'operator', 'user.created' FROM generate_series(1, 30) g`,
+      [tenantId],
+    );
+    const s = await signIn();
+    await s.page.getByRole('link', { name: 'Audit log' }).click();
+    const table = s.page.getByRole('table', { name: 'Audit log' });
+    await table.locator('tbody tr').first().waitFor();
+    expect(await table.locator('tbody tr').count()).toBe(25);
+    await s.page.getByRole('button', { name: 'Next →' }).click();
+    await s.page.getByText(/^26–/).waitFor();
+    await s.page.getByLabel('Action').selectOption('customer.erased');
+    await s.page.waitForURL(/action=customer.erased/);
+    await expect.poll(() => table.locator('tbody tr').count()).toBe(1);
+    expect(await table.locator('tbody tr').first().textContent()).toContain('demo@example.com');
+    await s.page.getByLabel('Action').selectOption('data.exported');
+    await expect.poll(() => table.locator('tbody tr').count()).toBe(2);
+    await screenshot(s.page, 'audit-log');
+    await done(s);
+  });
+
+  it('schedules the workspace’s deletion, warns on every screen, and cancels it', async () => {
+    const s = await signIn();
+    await s.page.goto(`${base}/app/settings/data`);
+    await s.page.getByRole('button', { name: 'Delete workspace…' }).click();
+    const dialog = s.page.getByRole('dialog');
+    const name = (await t.prisma.tenant.findUniqueOrThrow({ where: { id: tenantId } })).name;
+    await dialog.getByLabel('Type the workspace’s name to confirm').fill(name);
+    await dialog.getByRole('button', { name: 'Schedule the deletion' }).click();
+    await s.page.getByText('The workspace is scheduled for deletion on', { exact: false }).waitFor();
+    await s.page.goto(`${base}/app/customers`);
+    await s.page.getByRole('alert').filter({ hasText: 'This workspace will be deleted on' }).waitFor();
+    await screenshot(s.page, 'workspace-deletion-banner');
+    await s.page.getByRole('link', { name: 'Cancel the deletion' }).click();
+    await s.page.getByRole('button', { name: 'Cancel the deletion' }).click();
+    await s.page.getByRole('button', { name: 'Delete workspace…' }).waitFor();
+    expect((await t.prisma.tenant.findUniqueOrThrow({ where: { id: tenantId } })).deletionDueAt).toBeNull();
+    await done(s);
+  });
+});

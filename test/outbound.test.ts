@@ -7,6 +7,8 @@ import { interleaveByEndpoint, queueDue, relayOutbox } from '../src/outbox/event
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS, RETRY_JITTER } from '../src/outbox/sender/retry-schedule.ts';
 import { checkEndpointUrl, isPublicAddress } from '../src/outbox/endpoints/ssrf.ts';
 import { verifyWebhookSignature } from '../src/outbox/sender/verify.ts';
+import type { Queue } from '../src/queue/queue.ts';
+import { createWebhookDeliveryService } from '../src/services/webhook-deliveries.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { exampleEvent, tenantWithKey } from './support/factories.ts';
 import type { EventName } from '../src/outbox/events/registry.ts';
@@ -410,6 +412,23 @@ describe('deliveries', () => {
       verifiesWithStripe(endpoint.secret, hit!),
       verifiesWithStripe('whsec_other', hit!),
     ]).toEqual([true, true, false]);
+  });
+
+  it('attempts a Test in the request, which a worker’s due-delivery pass running meanwhile does not take', async () => {
+    rx.set('ok');
+    const { tenantId, endpoint } = await endpointFor();
+    const published: string[] = [];
+    const watched: Queue = { ...t.queue, publish: async (_topic, body) => void published.push(JSON.stringify(body)) };
+    const deliveries = createWebhookDeliveryService({
+      pool: t.pool,
+      endpoints: t.services.webhookEndpoints,
+      queue: t.queue,
+      // The worker's pass runs between the Test's insert and its attempt.
+      deliverer: { attempt: async (id) => (await queueDue(t.pool, watched), t.outbound.deliverer.attempt(id)) },
+    });
+    const r = await deliveries.sendTest(tenantId, endpoint.id, 'invoice.paid');
+    expect(r.status).toBe('succeeded');
+    expect(published.join()).not.toContain(r.deliveryId);
   });
 
   it('queues due retries for the worker', async () => {

@@ -207,7 +207,14 @@ describe('behind a validating proxy (Prism with --errors)', () => {
     expectStatus(await send('trainChurnModel', 'POST', '/api/v1/churn-model/train', { headers: key }), 422);
     expectStatus(await send('resetChurnModel', 'DELETE', '/api/v1/churn-model', { headers: key }), 200);
     expectStatus(await send('listAuditEvents', 'GET', '/api/v1/audit-events?limit=5', { headers: key }), 200);
+    // Streamed exports: NDJSON and CSV bodies as the description's media types.
+    expectStatus(await send('exportDataset', 'GET', '/api/v1/exports/customers?format=csv', { headers: key }), 200);
+    expectStatus(await send('exportDataset', 'GET', '/api/v1/exports/alerts', { headers: key }), 200);
+    expectStatus(await send('exportCustomer', 'GET', `${c}/export`, { headers: key }), 200);
     expectStatus(await send('deleteCustomer', 'DELETE', `/api/v1/customers/${createdId}`, { headers: key }), 200);
+    const workspace = await send('getWorkspace', 'GET', '/api/v1/workspace', { headers: key });
+    expectStatus(workspace, 200);
+    expectStatus(await send('getRetention', 'GET', '/api/v1/retention', { headers: key }), 200);
 
     // Credential answers: an unknown key, a plan without API access, two different credentials.
     expectStatus(await send('listCustomers', 'GET', '/api/v1/customers', { headers: { 'x-api-key': `sk_${'0'.repeat(40)}` } }), 401);
@@ -217,11 +224,11 @@ describe('behind a validating proxy (Prism with --errors)', () => {
       await send('listCustomers', 'GET', '/api/v1/customers', { headers: { ...key, authorization: `Bearer ${free.apiKey}` } }),
       400,
     );
-    // A session from the sign-in route.
+    // A session from the sign-in route, an owner's: retention and the workspace's deletion are for owners, signed in.
     await t.services.accounts.createUser(operator(tenantId), {
       email: `proxy-${tenantId}@example.com`,
       password: 'correct horse battery',
-      role: 'admin',
+      role: 'owner',
     });
     const login = await send(
       'login',
@@ -234,6 +241,13 @@ describe('behind a validating proxy (Prism with --errors)', () => {
       await send('login', 'POST', '/api/v1/auth/login', json({}, { email: `proxy-${tenantId}@example.com`, password: 'wrong' })),
       401,
     );
+    const owner = { authorization: `Bearer ${JSON.parse(login.body).token}` };
+    expectStatus(await send('setRetention', 'PUT', '/api/v1/retention', json(owner, { inbound_bodies: 14, signals: null })), 200);
+    const name = JSON.parse(workspace.body).name as string;
+    expectStatus(await send('scheduleWorkspaceDeletion', 'POST', '/api/v1/workspace/deletion', json(owner, { confirm_name: name })), 202);
+    expectStatus(await send('scheduleWorkspaceDeletion', 'POST', '/api/v1/workspace/deletion', json(owner, { confirm_name: name })), 409);
+    expectStatus(await send('cancelWorkspaceDeletion', 'DELETE', '/api/v1/workspace/deletion', { headers: owner }), 200);
+    expectStatus(await send('cancelWorkspaceDeletion', 'DELETE', '/api/v1/workspace/deletion', { headers: owner }), 409);
   });
 
   it('went through every operation of the description', () => {

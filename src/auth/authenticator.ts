@@ -12,6 +12,8 @@ interface KeyRecord {
   revokedAt: Date | null;
   expiresAt: Date | null;
   lastUsedAt: Date | null;
+  /** When the workspace's deletion window ends, if its deletion is scheduled. */
+  deletionDueAt: Date | null;
 }
 
 export interface Authenticator {
@@ -20,6 +22,15 @@ export interface Authenticator {
 }
 
 const LAST_USED_RESOLUTION_MS = 60_000;
+
+/**
+ * A workspace whose deletion window has ended lets no one in, from that moment and not only once the worker
+ * has removed its keys and users. The due time is compared with the clock at each request, so a record
+ * cached during the window does not outlive it.
+ */
+const deleted = (deletionDueAt: Date | null, now: Date) => deletionDueAt !== null && deletionDueAt <= now;
+const workspaceDeleted = () =>
+  new DomainError('invalid_credentials', 'This workspace was deleted; its API keys and sessions no longer work.');
 
 export function createAuthenticator(deps: {
   prisma: Db;
@@ -31,7 +42,7 @@ export function createAuthenticator(deps: {
   // A short memory of verified keys and users keeps a database round trip off most requests; its
   // TTL bounds how long a revoked key or a deleted user can still be served.
   const keys = new LRUCache<string, KeyRecord | 'unknown'>({ max: 10_000, ttl: Math.max(deps.cacheMs, 1) });
-  const users = new LRUCache<string, { tenantId: string; plan: Plan; role: Role } | 'unknown'>({
+  const users = new LRUCache<string, { tenantId: string; plan: Plan; role: Role; deletionDueAt: Date | null } | 'unknown'>({
     max: 10_000,
     ttl: Math.max(deps.cacheMs, 1),
   });
@@ -48,9 +59,25 @@ export function createAuthenticator(deps: {
     const lookup = (async () => {
       const row = await prisma.apiKey.findUnique({
         where: { hash },
-        select: { id: true, tenantId: true, revokedAt: true, expiresAt: true, lastUsedAt: true, tenant: { select: { plan: true } } },
+        select: {
+          id: true,
+          tenantId: true,
+          revokedAt: true,
+          expiresAt: true,
+          lastUsedAt: true,
+          tenant: { select: { plan: true, deletionDueAt: true } },
+        },
       });
-      const record: KeyRecord | 'unknown' = row ? { ...row, plan: row.tenant.plan } : 'unknown';
+      const record: KeyRecord | 'unknown' = row
+        ? {
+            id: row.id,
+            tenantId: row.tenantId,
+            revokedAt: row.revokedAt,
+            expiresAt: row.expiresAt,
+            lastUsedAt: row.lastUsedAt,
+            ...row.tenant,
+          }
+        : 'unknown';
       if (deps.cacheMs > 0) keys.set(hash, record);
       return record;
     })().finally(() => keyLookups.delete(hash));
@@ -70,6 +97,7 @@ export function createAuthenticator(deps: {
     if (record === 'unknown' || (record.revokedAt && record.revokedAt <= now) || (record.expiresAt && record.expiresAt <= now)) {
       throw invalid();
     }
+    if (deleted(record.deletionDueAt, now)) throw workspaceDeleted();
     if (!PLANS_WITH_API_ACCESS.includes(record.plan)) {
       throw new DomainError(
         'plan_without_api_access',
@@ -86,14 +114,15 @@ export function createAuthenticator(deps: {
     if (!user) {
       const row = await prisma.user.findUnique({
         where: { id: claims.userId },
-        select: { tenantId: true, role: true, tenant: { select: { plan: true } } },
+        select: { tenantId: true, role: true, tenant: { select: { plan: true, deletionDueAt: true } } },
       });
-      user = row ? { tenantId: row.tenantId, role: row.role, plan: row.tenant.plan } : 'unknown';
+      user = row ? { tenantId: row.tenantId, role: row.role, ...row.tenant } : 'unknown';
       if (deps.cacheMs > 0) users.set(claims.userId, user);
     }
     if (user === 'unknown' || user.tenantId !== claims.tenantId) {
       throw new DomainError('invalid_credentials', 'The session token is invalid or has expired.');
     }
+    if (deleted(user.deletionDueAt, new Date())) throw workspaceDeleted();
     // The stored role wins over the token's, so a demotion takes effect without waiting for expiry.
     return { kind: 'session', tenantId: claims.tenantId, plan: user.plan, userId: claims.userId, role: user.role };
   }

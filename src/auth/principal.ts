@@ -12,11 +12,13 @@ export const PLANS_WITH_API_ACCESS: readonly Plan[] = ['growth', 'scale'];
 /**
  * What a caller may do. `write` is day-to-day work (customers, alerts, events); `manage` is
  * configuration (webhook endpoints, weights); `manage_credentials` — API keys and inbound secrets —
- * belongs to signed-in admins only, never to an API key (docs/decisions.md §3).
+ * belongs to signed-in admins only, never to an API key (docs/decisions.md §3); `own` — users' roles and
+ * the workspace's deletion — to its signed-in owners alone.
  */
-export type Capability = 'read' | 'write' | 'manage' | 'manage_credentials';
+export type Capability = 'read' | 'write' | 'manage' | 'manage_credentials' | 'own';
 
 export function can(p: Principal, capability: Capability): boolean {
+  if (capability === 'own') return p.kind === 'session' && p.role === 'owner';
   if (p.kind === 'api_key') return capability !== 'manage_credentials';
   switch (capability) {
     case 'read':

@@ -68,6 +68,27 @@ const commands: Record<string, { options: string[]; files?: boolean; run: Comman
       return { user_id: user.id };
     },
   },
+  'user:role': {
+    options: ['user-id', 'role'],
+    run: async (c, v) => {
+      const userId = option(v, 'user-id', uuid);
+      const role = option(v, 'role', z.enum(ROLES)) as (typeof ROLES)[number];
+      const tenantId = await c.services.accounts.tenantOfUser(userId);
+      if (!tenantId) throw new UsageError(`no user ${userId}`);
+      await c.services.workspace.setUserRole(operator(tenantId), userId, role);
+      return { user_id: userId, role };
+    },
+  },
+  'user:remove': {
+    options: ['user-id'],
+    run: async (c, v) => {
+      const userId = option(v, 'user-id', uuid);
+      const tenantId = await c.services.accounts.tenantOfUser(userId);
+      if (!tenantId) throw new UsageError(`no user ${userId}`);
+      await c.services.workspace.removeUser(operator(tenantId), userId);
+      return { removed: true };
+    },
+  },
   'inbound:secret': {
     options: ['tenant', 'provider', 'secret', 'verify-token'],
     run: async (c, v) => {

@@ -11,10 +11,12 @@ import {
   DELIVERY_STATUSES,
   DIMENSIONS,
   HEALTH_STATUSES,
+  PLANS,
   PROVIDERS,
   RISK_LEVELS,
 } from './enums.ts';
 import type { SourceOf } from './serialize.ts';
+import { RETENTION_KEYS, RETENTION_SETTINGS, type RetentionKey, retentionField } from './retention.ts';
 import { component, jsonObject, listedText, probability, score, time, uuid } from './wire.ts';
 
 const str = z.string();
@@ -220,6 +222,28 @@ export const auditEvent = z
   })
   .describe('A security-relevant change to the workspace: who made it, when, from where, and what changed (never a secret).');
 
+export const workspace = z
+  .object({
+    id: uuid,
+    name: str,
+    plan: z.enum(PLANS),
+    created_at: time,
+    deletion: z
+      .object({ requested_at: time, due_at: time, requested_by: str.describe('The owner who asked, by email.').nullable() })
+      .describe('Everything goes at `due_at` unless an owner cancels it before.')
+      .nullable(),
+  })
+  .describe('The workspace; `deletion` is set while its deletion is scheduled.');
+
+const retentionWindow = z.object({ days: int, default_days: int, min_days: int, max_days: int, is_default: z.boolean() });
+export const retention = z
+  .object(
+    Object.fromEntries(RETENTION_KEYS.map((k) => [retentionField(k), retentionWindow.describe(RETENTION_SETTINGS[k].what)])) as {
+      [K in RetentionKey as ReturnType<typeof retentionField<K>>]: typeof retentionWindow;
+    },
+  )
+  .describe('Days each kind of data is kept, with the default and the bounds a tenant may choose within.');
+
 /** The components of /openapi.json, in the order it lists them; routes refer to them by `ref`. */
 export const COMPONENTS = {
   problem: component('Problem', problem),
@@ -236,4 +260,6 @@ export const COMPONENTS = {
   webhookEndpoint: component('WebhookEndpoint', webhookEndpoint),
   webhookDelivery: component('WebhookDelivery', webhookDelivery),
   auditEvent: component('AuditEvent', auditEvent),
+  workspace: component('Workspace', workspace),
+  retention: component('RetentionSettings', retention),
 };

@@ -26,6 +26,21 @@ export const PROVIDERS = ['stripe', 'github', 'slack', 'discord', 'intercom', 'm
 /** The five health dimensions, in the order the API lists them (docs/scoring.md). */
 export const DIMENSIONS = ['usage', 'engagement', 'support', 'billing', 'growth'] as const;
 
+/**
+ * The datasets a workspace exports, with what each holds (the REST description states it); the export
+ * service (src/services/exports.ts) is typed `Record<ExportDataset, …>`, so a name added here must be read there.
+ */
+export const EXPORT_DATASET_CONTENTS = {
+  customers: 'Customers with their identities, current health and churn prediction',
+  health_history: 'One health point per customer and day',
+  alerts: 'Alerts, open and closed',
+  signals: 'Signals (within the signal retention; older days are kept only as daily aggregates)',
+} as const;
+export type ExportDataset = keyof typeof EXPORT_DATASET_CONTENTS;
+export const EXPORT_DATASETS = Object.keys(EXPORT_DATASET_CONTENTS) as [ExportDataset, ...ExportDataset[]];
+export const EXPORT_FORMATS = ['ndjson', 'csv'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
 export type Plan = db.Plan;
 export type Role = db.Role;
 export type HealthStatus = db.HealthStatus;

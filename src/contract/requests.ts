@@ -3,8 +3,19 @@
 // Domain rules beyond a field's type and size (a domain name's form, weights summing to 1, a snooze in the
 // future) are the services' and the GraphQL inputs', since GraphQL callers must meet them too.
 import { z } from 'zod';
-import { ALERT_SEVERITIES, ALERT_STATUSES, ALERT_TYPES, DIMENSIONS, HEALTH_STATUSES, RISK_LEVELS } from './enums.ts';
+import {
+  ALERT_SEVERITIES,
+  ALERT_STATUSES,
+  ALERT_TYPES,
+  DIMENSIONS,
+  EXPORT_DATASET_CONTENTS,
+  EXPORT_DATASETS,
+  EXPORT_FORMATS,
+  HEALTH_STATUSES,
+  RISK_LEVELS,
+} from './enums.ts';
 import { identity } from './entities.ts';
+import { RETENTION_KEYS, RETENTION_SETTINGS, type RetentionKey, retentionField } from './retention.ts';
 import { time, uuid } from './wire.ts';
 
 /** The most usage events one request may carry. */
@@ -107,3 +118,26 @@ export const auditQuery = pageQuery.extend({
 });
 
 export const loginInput = z.strictObject({ email: z.string().max(320), password: z.string().max(1024) });
+
+export const workspaceDeletionInput = z.strictObject({
+  confirm_name: z.string().min(1).max(200).describe('The workspace’s name, to confirm.'),
+});
+
+const retentionDays = (k: RetentionKey) =>
+  z.number().int().min(RETENTION_SETTINGS[k].min).max(RETENTION_SETTINGS[k].max).nullable().optional();
+export const retentionUpdate = z
+  .strictObject(
+    Object.fromEntries(RETENTION_KEYS.map((k) => [retentionField(k), retentionDays(k)])) as {
+      [K in RetentionKey as ReturnType<typeof retentionField<K>>]: ReturnType<typeof retentionDays>;
+    },
+  )
+  .describe('Days to keep each kind of data, within its bounds; `null` returns it to the default, an absent field leaves it.');
+
+export const exportParams = z.object({
+  dataset: z.enum(EXPORT_DATASETS).describe(EXPORT_DATASETS.map((d) => `\`${d}\`: ${EXPORT_DATASET_CONTENTS[d]}.`).join(' ')),
+});
+export const exportQuery = z.object({
+  format: z.enum(EXPORT_FORMATS).default('ndjson'),
+  since: time.describe('Rows at or after this time.').optional(),
+  until: time.describe('Rows before this time.').optional(),
+});

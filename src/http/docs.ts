@@ -59,6 +59,7 @@ export async function registerDocs(app: FastifyInstance, opts: { version: string
         { name: 'Inbound webhooks', description: 'Provider webhooks, verified by signature' },
         { name: 'Authentication', description: 'Browser sessions' },
         { name: 'Audit log', description: 'Who changed what in the workspace, and from where' },
+        { name: 'Workspace', description: 'Retention, exports and the workspace’s deletion (docs/data-lifecycle.md)' },
       ],
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },

@@ -44,21 +44,24 @@ const notFound = () => new DomainError('not_found', 'No such inbound webhook add
  */
 export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
   const now = deps.now ?? (() => Math.floor(Date.now() / 1000));
-  // Known tenants are remembered for the key cache's time, unknown ones for a few seconds; an
-  // address that keeps naming tenants that do not exist is refused before it costs a lookup.
-  const tenants = new LRUCache<string, boolean>({ max: 50_000, ttl: Math.max(deps.cacheMs, 1) });
+  // Known tenants are remembered for the key cache's time, with the moment their address closes (when a
+  // scheduled deletion falls due; docs/data-lifecycle.md), unknown ones for a few seconds; an address that
+  // keeps naming tenants that do not exist is refused before it costs a lookup.
+  const tenants = new LRUCache<string, number | false>({ max: 50_000, ttl: Math.max(deps.cacheMs, 1) });
   const tenantExists = async (id: string, address: string) => {
-    const cached = tenants.get(id);
-    if (cached !== undefined) return cached;
-    const wait = deps.unknownTenants.waitFor(address);
-    if (wait > 0) throw tooManyAttempts('Too many requests for inbound addresses that do not exist.', wait);
-    const exists = Boolean(await deps.prisma.tenant.findUnique({ where: { id }, select: { id: true } }));
-    if (exists && deps.cacheMs > 0) tenants.set(id, true);
-    if (!exists) {
-      tenants.set(id, false, { ttl: UNKNOWN_TENANT_TTL_MS });
-      await deps.unknownTenants.fail(address);
+    let closesAt = tenants.get(id);
+    if (closesAt === undefined) {
+      const wait = deps.unknownTenants.waitFor(address);
+      if (wait > 0) throw tooManyAttempts('Too many requests for inbound addresses that do not exist.', wait);
+      const row = await deps.prisma.tenant.findUnique({ where: { id }, select: { deletionDueAt: true } });
+      closesAt = row ? (row.deletionDueAt?.getTime() ?? Infinity) : false;
+      if (row && deps.cacheMs > 0) tenants.set(id, closesAt);
+      if (!row) {
+        tenants.set(id, false, { ttl: UNKNOWN_TENANT_TTL_MS });
+        await deps.unknownTenants.fail(address);
+      }
     }
-    return exists;
+    return closesAt !== false && Date.now() < closesAt;
   };
 
   // The raw bytes are what providers sign: keep them, and parse only after the signature holds.

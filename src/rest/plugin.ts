@@ -8,6 +8,7 @@ import { customerRoutes } from './routes/customers.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { eventRoutes } from './routes/events.ts';
 import { scoringRoutes } from './routes/scoring.ts';
+import { workspaceRoutes } from './routes/workspace.ts';
 
 /** The REST facade under /api/v1: thin routes, each one named GraphQL operation. */
 export async function restApi(v1: FastifyInstance, opts: RestDeps) {
@@ -24,5 +25,6 @@ export async function restApi(v1: FastifyInstance, opts: RestDeps) {
     await authed.register(eventRoutes, deps);
     await authed.register(scoringRoutes, deps);
     await authed.register(auditRoutes, deps);
+    await authed.register(workspaceRoutes, deps);
   });
 }

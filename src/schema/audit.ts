@@ -35,6 +35,16 @@ const filter = z.object({
   until: z.date().nullish(),
 });
 
+builder.queryField('auditActions', (t) =>
+  t.stringList({
+    description: 'Every action the audit log records, for filters.',
+    resolve: (_r, _a, ctx) => {
+      requireCapability(ctx, 'manage');
+      return [...AUDIT_ACTIONS];
+    },
+  }),
+);
+
 builder.queryField('auditEvents', (t) =>
   t.field({
     type: AuditConnection,

@@ -9,9 +9,11 @@ export function requireCapability(ctx: Context, capability: Capability = 'read')
   if (!p) throw missingCredentials();
   if (!can(p, capability)) {
     throw forbidden(
-      capability === 'manage_credentials' && p.kind === 'api_key'
-        ? 'API keys and inbound secrets are managed by a signed-in admin, not with an API key.'
-        : 'Your role does not allow this action.',
+      capability === 'own'
+        ? 'Only an owner of the workspace, signed in, may do this.'
+        : capability === 'manage_credentials' && p.kind === 'api_key'
+          ? 'API keys and inbound secrets are managed by a signed-in admin, not with an API key.'
+          : 'Your role does not allow this action.',
     );
   }
   return p;

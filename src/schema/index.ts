@@ -14,5 +14,6 @@ import './webhook.ts';
 import './usage-event.ts';
 import './signal.ts';
 import './portfolio.ts';
+import './workspace.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { onPg } from '../db/sql.ts';
 import type { Scorer } from './recompute.ts';
-import { type Claim, claimDue, pruneHistory, queueStale, releaseClaims, wakeSnoozedAlerts } from './scoring-queue.ts';
+import { type Claim, claimDue, queueStale, releaseClaims, wakeSnoozedAlerts } from './scoring-queue.ts';
 
 export interface ScoringLoopOptions {
   batchSize: number;
@@ -57,11 +57,10 @@ export function createScoringLoop(pool: pg.Pool, scorer: Scorer, opts: ScoringLo
       const lanes = await Promise.all(Array.from({ length: opts.concurrency }, lane));
       return lanes.reduce((a, b) => a + b, 0);
     },
-    /** Queues customers not computed for a day, wakes snoozed alerts and prunes old history. */
+    /** Queues customers not computed for a day and wakes snoozed alerts (old history goes with retention). */
     async daily(): Promise<{ queued: number; woken: number }> {
       const queued = await queueStale(sql);
       const woken = await wakeSnoozedAlerts(sql);
-      await pruneHistory(sql);
       if (queued || woken) opts.log.info({ queued, woken }, 'daily scoring pass queued customers');
       return { queued, woken };
     },

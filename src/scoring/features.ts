@@ -11,6 +11,7 @@ import {
   SUPPORT_KINDS,
   USAGE_KINDS,
 } from './signal-kinds.ts';
+import { SIGNALS_WITH_ROLLUPS, splitByRollups } from './signal-rollups.ts';
 
 /** Everything scoring knows about one customer as of a moment: counts over time windows and current state. */
 export interface Features {
@@ -73,8 +74,9 @@ export interface AsOf {
 }
 
 // Every per-row classification is computed once in the lateral subquery; the aggregates then only
-// test booleans. The window is 90 days back from each customer's own as-of time.
-const SIGNALS = `
+// test booleans. The window is 90 days back from each customer's own as-of time. `source` is the signals
+// table, or raw signals with rolled-up ones for windows that reach them (src/scoring/signal-rollups.ts).
+const SIGNALS = (source: string) => `
 WITH c AS (SELECT * FROM unnest($1::uuid[], $2::timestamptz[]) AS c(id, as_of))
 SELECT c.id AS customer_id,
   coalesce(sum(s.units) FILTER (WHERE s.usage AND s.d30), 0)::float8 AS usage_units_30d,
@@ -131,20 +133,20 @@ LEFT JOIN LATERAL (
     x.occurred_at > c.as_of - interval '14 days' AS d14,
     x.occurred_at > c.as_of - interval '30 days' AS d30,
     x.occurred_at <= c.as_of - interval '30 days' AND x.occurred_at > c.as_of - interval '60 days' AS prev30
-  FROM signals x
+  FROM ${source} x
   WHERE x.customer_id = c.id AND x.occurred_at > c.as_of - interval '90 days' AND x.occurred_at <= c.as_of
 ) s ON true
 GROUP BY c.id`;
 
 // A conversation is open when its latest event (as of the time) is anything but a close.
-const BACKLOG = `
+const BACKLOG = (source: string) => `
 SELECT customer_id,
   count(*) FILTER (WHERE last_kind <> 'support.conversation_closed')::int AS open_conversations,
   min(first_at) FILTER (WHERE last_kind <> 'support.conversation_closed') AS oldest_open_at
 FROM (
   SELECT x.customer_id, (array_agg(x.kind ORDER BY x.occurred_at DESC, x.created_at DESC))[1] AS last_kind, min(x.occurred_at) AS first_at
   FROM unnest($1::uuid[], $2::timestamptz[]) AS c(id, as_of)
-  JOIN signals x ON x.customer_id = c.id AND x.kind = ANY($3::text[])
+  JOIN ${source} x ON x.customer_id = c.id AND x.kind = ANY($3::text[])
    AND x.occurred_at > c.as_of - interval '90 days' AND x.occurred_at <= c.as_of
   WHERE x.attributes->>'conversation_id' IS NOT NULL
   GROUP BY x.customer_id, x.attributes->>'conversation_id'
@@ -185,17 +187,31 @@ function subscriptionStatus(r: Row | undefined): Features['subscriptionStatus'] 
   return r.any_live ? 'active' : 'canceled';
 }
 
+const QUERIES = {
+  raw: { signals: SIGNALS('signals'), backlog: BACKLOG('signals') },
+  daily: { signals: SIGNALS(SIGNALS_WITH_ROLLUPS), backlog: BACKLOG(SIGNALS_WITH_ROLLUPS) },
+};
+
 /**
  * Features of many customers in four set-based queries, each customer as of its own time (now for
- * scoring, the label's time for training). Works on any Sql: the pool or a Prisma transaction.
+ * scoring, the label's time for training). Works on any Sql: the pool or a Prisma transaction. A window
+ * that reaches the tenant's rolled-up signals is computed as of the end of the previous UTC day.
  */
 export async function extractFeatures(sql: Sql, targets: AsOf[]): Promise<Map<string, Features>> {
   const out = new Map<string, Features>();
   if (targets.length === 0) return out;
+  const { raw, daily } = await splitByRollups(sql, targets);
+  await extractInto(out, sql, raw, QUERIES.raw);
+  await extractInto(out, sql, daily, QUERIES.daily);
+  return out;
+}
+
+async function extractInto(out: Map<string, Features>, sql: Sql, targets: AsOf[], queries: { signals: string; backlog: string }) {
+  if (targets.length === 0) return;
   const ids = targets.map((t) => t.customerId);
   const times = targets.map((t) => t.asOf);
   const [signals, backlog, invoices, subscriptions] = await Promise.all([
-    sql.query<Row>(SIGNALS, [
+    sql.query<Row>(queries.signals, [
       ids,
       times,
       USAGE_KINDS,
@@ -208,7 +224,7 @@ export async function extractFeatures(sql: Sql, targets: AsOf[]): Promise<Map<st
       ACTIVITY_KINDS,
       MESSAGE_KINDS,
     ]),
-    sql.query<Row>(BACKLOG, [ids, times, SUPPORT_CONVERSATION_KINDS]),
+    sql.query<Row>(queries.backlog, [ids, times, SUPPORT_CONVERSATION_KINDS]),
     sql.query<Row>(INVOICES, [ids, times]),
     sql.query<Row>(SUBSCRIPTIONS, [ids, times]),
   ]);
@@ -269,7 +285,6 @@ export async function extractFeatures(sql: Sql, targets: AsOf[]): Promise<Map<st
       messages30d: num(s.messages_30d),
     });
   }
-  return out;
 }
 
 /** Whole days from `from` to `to` (fractional), or null when `from` is unknown. */

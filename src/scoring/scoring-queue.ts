@@ -78,8 +78,3 @@ export async function wakeSnoozedAlerts(sql: Sql): Promise<number> {
   );
   return rows.length;
 }
-
-/** History is kept for this many days. */
-export async function pruneHistory(sql: Sql, keepDays = 400): Promise<void> {
-  await sql.query(`DELETE FROM health_history WHERE day < current_date - $1::int`, [keepDays]);
-}

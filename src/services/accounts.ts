@@ -22,6 +22,9 @@ export function createAccountService(deps: { prisma: Db; sessions?: Sessions }) 
     async tenantExists(tenantId: string): Promise<boolean> {
       return Boolean(await prisma.tenant.findUnique({ where: { id: tenantId }, select: { id: true } }));
     },
+    async tenantOfUser(userId: string): Promise<string | null> {
+      return (await prisma.user.findUnique({ where: { id: userId }, select: { tenantId: true } }))?.tenantId ?? null;
+    },
     async emailTaken(email: string): Promise<boolean> {
       return Boolean(await prisma.user.findUnique({ where: { email }, select: { id: true } }));
     },
@@ -40,10 +43,13 @@ export function createAccountService(deps: { prisma: Db; sessions?: Sessions }) 
     },
     /** A session for the right email and password; the same answer, after the same work, for an unknown email. */
     async login(email: string, password: string, from: { clientAddress: string; requestId: string }) {
-      const user = await prisma.user.findUnique({
+      const found = await prisma.user.findUnique({
         where: { email },
-        select: { id: true, tenantId: true, role: true, passwordHash: true },
+        select: { id: true, tenantId: true, role: true, passwordHash: true, tenant: { select: { deletionDueAt: true } } },
       });
+      // The users of a workspace whose deletion window has ended are as good as removed (docs/data-lifecycle.md).
+      const due = found?.tenant.deletionDueAt;
+      const user = due && due <= new Date() ? null : found;
       const ok = await verifyPassword(user?.passwordHash ?? (await decoyHash()), password);
       // Attempts on a known email are the tenant's to see; an unknown email belongs to no tenant.
       const actor: Actor | null = user && { tenantId: user.tenantId, type: 'user', id: user.id, ...from };

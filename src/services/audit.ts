@@ -17,6 +17,8 @@ export const AUDIT_ACTIONS = [
   'session.signed_in',
   'session.sign_in_failed',
   'user.created',
+  'user.role_changed',
+  'user.removed',
   'api_key.created',
   'api_key.rotated',
   'api_key.revoked',
@@ -29,6 +31,10 @@ export const AUDIT_ACTIONS = [
   'churn_model.trained',
   'churn_model.reset',
   'customer.erased',
+  'data.exported',
+  'retention.changed',
+  'workspace.deletion_scheduled',
+  'workspace.deletion_cancelled',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -33,20 +33,21 @@ export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string):
     [tenantId, customerId],
   );
   const accountIds = identities.map((i) => i.external_id);
-  const terms = [customerId, c.external_id, c.email, c.name, c.domain, ...accountIds].filter(
-    (t): t is string => typeof t === 'string' && t.length >= MIN_TERM_LENGTH,
-  );
+  // Searched in any case: a provider may write a name or an address capitalised differently.
+  const terms = [customerId, c.external_id, c.email, c.name, c.domain, ...accountIds]
+    .filter((t): t is string => typeof t === 'string' && t.length >= MIN_TERM_LENGTH)
+    .map((t) => t.toLowerCase());
 
   // Raw inbound bodies: those that produced the customer's signals and any that mention it. The row stays
   // (provider, type, dedup key, times) so a redelivery is still recognised as a duplicate; an event not yet
-  // processed is set aside, since its body is gone.
+  // processed is set aside, since its body is gone. Its last error goes too: it may quote the body.
   const bodies = await sql.query<{ id: string }>(
     `UPDATE inbox_events SET body = '', body_sha256 = NULL,
             status = CASE WHEN status = 'received' THEN 'ignored'::"InboxStatus" ELSE status END,
-            last_error = CASE WHEN status = 'received' THEN 'body erased with its customer' ELSE last_error END
+            last_error = CASE WHEN status = 'received' THEN 'body erased with its customer' END
      WHERE tenant_id = $1 AND body <> ''
        AND (id IN (SELECT inbox_event_id FROM signals WHERE customer_id = $2 AND inbox_event_id IS NOT NULL)
-            OR EXISTS (SELECT 1 FROM unnest($3::text[]) AS t(term) WHERE strpos(body, t.term) > 0))
+            OR EXISTS (SELECT 1 FROM unnest($3::text[]) AS t(term) WHERE strpos(lower(body), t.term) > 0))
      RETURNING id`,
     [tenantId, customerId, terms],
   );

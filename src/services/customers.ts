@@ -182,6 +182,8 @@ export async function customerForProviderAccount(
 }
 
 const UNIQUE_VIOLATION = '23505';
+/** A deadlock or a serialization failure: the transaction can run again. */
+const RETRYABLE = new Set(['40P01', '40001']);
 /** Unique violations become 409s that name the clashing field instead of a 500. */
 function rethrowConflict(e: unknown, what: string): never {
   if ((e as { code?: string })?.code === UNIQUE_VIOLATION) throw new DomainError('conflict', `${what} already exists in this tenant.`);
@@ -221,8 +223,20 @@ export function createCustomerService(deps: { pool: pg.Pool; prisma: Db }) {
         rethrowConflict(e, 'A customer with this external_id');
       }
     },
-    /** Removes the customer and every trace of it (src/services/customer-erasure.ts), in one transaction. */
-    erase: (actor: Actor, id: string) => inTransaction(pool, (sql) => eraseCustomer(sql, actor, id)),
+    /**
+     * Removes the customer and every trace of it (src/services/customer-erasure.ts), in one transaction. An
+     * inbound event being applied to the customer at the same moment locks the same rows the other way
+     * round; PostgreSQL then aborts one of the two, and an aborted erasure starts again.
+     */
+    async erase(actor: Actor, id: string) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await inTransaction(pool, (sql) => eraseCustomer(sql, actor, id));
+        } catch (e) {
+          if (attempt >= 3 || !RETRYABLE.has((e as { code?: string })?.code ?? '')) throw e;
+        }
+      }
+    },
     async requireExists(tenantId: string, id: string): Promise<void> {
       if (!(await customerRows.exists(onPg(pool), tenantId, id))) throw notFound(`Customer ${id}`);
     },

@@ -15,6 +15,8 @@ import { createIntegrationService } from './integrations.ts';
 import { createUsageEventService } from './usage-events.ts';
 import { createWebhookDeliveryService } from './webhook-deliveries.ts';
 import { createWebhookEndpointService } from './webhook-endpoints.ts';
+import { createWorkspaceService } from './workspace.ts';
+import { createExportService } from './exports.ts';
 
 export interface ServiceDeps {
   prisma: Db;
@@ -27,6 +29,8 @@ export interface ServiceDeps {
   allowPrivateTargets: boolean;
   /** How long a found inbound secret is remembered; 0 reads it every time. */
   secretCacheMs: number;
+  /** Days between an owner's request to delete the workspace and its removal. */
+  workspaceDeletionDelayDays: number;
 }
 
 /** The composition root of the domain: one service per domain, each owning its tables' writes. */
@@ -44,6 +48,8 @@ export function createServices(deps: ServiceDeps) {
     integrations: createIntegrationService({ prisma, box: deps.box, cacheMs: deps.secretCacheMs }),
     usageEvents: createUsageEventService(pool),
     webhookEndpoints,
+    workspace: createWorkspaceService({ pool, deletionDelayDays: deps.workspaceDeletionDelayDays }),
+    exports: createExportService({ pool }),
     webhookDeliveries: createWebhookDeliveryService({ pool, endpoints: webhookEndpoints, deliverer: deps.deliverer, queue: deps.queue }),
   };
 }

@@ -58,9 +58,11 @@ export function createWebhookDeliveryService(deps: {
         throw validationFailed([{ path: 'event', message: `must be one of the endpoint's events: ${e.events.join(', ')}` }]);
       const id = globalThis.crypto.randomUUID();
       const payload = isEventName(name) ? { ...EVENTS[name].example, tenant_id: tenantId } : {};
+      // Marked queued: this request attempts it at once and answers with the outcome, so the worker's
+      // due-delivery pass must not take it first (the caller would be told it was skipped).
       await sql.query(
-        `INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_type, envelope, is_test, status, next_attempt_at, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, ${TEST_ENVELOPE}, true, 'pending', now(), now(), now())`,
+        `INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_type, envelope, is_test, status, next_attempt_at, queued_at, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, ${TEST_ENVELOPE}, true, 'pending', now(), now(), now(), now())`,
         [id, tenantId, endpointId, name, JSON.stringify(payload)],
       );
       return { deliveryId: id, event: name, ...(await deps.deliverer.attempt(id)) };

@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import type { Registry } from 'prom-client';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { checkContract } from './contract.ts';
-import { fileDatabaseUrl } from './database.ts';
+import { appDatabaseRole, fileDatabaseUrl } from './database.ts';
 import { createSessions, identityProvider, type Sessions } from '../../src/auth/sessions.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import type pg from 'pg';
@@ -77,9 +77,17 @@ export async function createTestApp(
     deliveryTimeoutMs?: number;
     ca?: string | Buffer;
     registry?: Registry;
+    /**
+     * Connect as a login role in chs_app, the application's role (docs/operations.md), instead of the tables'
+     * owner: what the service may do in production, and no more.
+     */
+    asAppRole?: boolean;
   } = {},
 ): Promise<TestApp> {
-  const config = testConfig(await fileDatabaseUrl(), opts.env);
+  const url = new URL(await fileDatabaseUrl());
+  const role = opts.asAppRole ? await appDatabaseRole() : undefined;
+  if (role) url.username = role.name;
+  const config = testConfig(url.toString(), opts.env);
   const queries: string[] = [];
   const waitMs = config.database.poolWaitMs;
   const pool = createPool(config.database.url!, 8, { waitMs });
@@ -146,6 +154,7 @@ export async function createTestApp(
       await pool.end();
       await deliveryPool.end();
       await ownRedis?.quit();
+      await role?.drop();
     },
   };
 }

@@ -29,3 +29,26 @@ export function fileDatabaseUrl(): Promise<string> {
   })();
   return url;
 }
+
+/**
+ * A login role in chs_app, the application's role the migrations grant to (docs/operations.md): the
+ * service's own rights, without owning a table. Roles belong to the whole server, so the name is unique
+ * and the role is dropped again by `drop`.
+ */
+export async function appDatabaseRole(): Promise<{ name: string; drop(): Promise<void> }> {
+  const admin = Object.assign(new URL(inject('databaseUrl')), { pathname: '/postgres' }).toString();
+  const name = `chs_app_test_${randomUUID().slice(0, 8)}`;
+  const c = new pg.Client({ connectionString: admin });
+  await c.connect();
+  await c.query(`CREATE ROLE ${name} LOGIN IN ROLE chs_app`);
+  await c.end();
+  return {
+    name,
+    async drop() {
+      const d = new pg.Client({ connectionString: admin });
+      await d.connect();
+      await d.query(`DROP ROLE IF EXISTS ${name}`);
+      await d.end();
+    },
+  };
+}

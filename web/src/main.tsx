@@ -10,6 +10,8 @@ import { Customers } from './pages/Customers.tsx';
 import { Login } from './pages/Login.tsx';
 import { NotFound } from './pages/NotFound.tsx';
 import { ApiKeys } from './pages/settings/ApiKeys.tsx';
+import { AuditLog } from './pages/settings/AuditLog.tsx';
+import { DataSettings } from './pages/settings/Data.tsx';
 import { Integrations } from './pages/settings/Integrations.tsx';
 import { Scoring } from './pages/settings/Scoring.tsx';
 import { WebhookEndpointPage } from './pages/settings/WebhookEndpoint.tsx';
@@ -48,6 +50,8 @@ const router = createBrowserRouter(
             { path: 'settings/webhooks/:id', element: <WebhookEndpointPage /> },
             { path: 'settings/integrations', element: <Integrations /> },
             { path: 'settings/scoring', element: <Scoring /> },
+            { path: 'settings/data', element: <DataSettings /> },
+            { path: 'settings/audit-log', element: <AuditLog /> },
             { path: '*', element: <NotFound /> },
           ],
         },

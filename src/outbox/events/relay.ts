@@ -70,6 +70,7 @@ export async function queueDue(pool: pg.Pool, queue: Queue, opts: { requeueAfter
        WHERE status = 'pending' AND next_attempt_at <= now()
          AND (locked_until IS NULL OR locked_until < now())
          AND (queued_at IS NULL OR queued_at < now() - make_interval(secs => $2))
+         AND NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = webhook_deliveries.tenant_id AND t.deletion_requested_at IS NOT NULL)
        ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
      RETURNING id, endpoint_id`,
     [opts.limit ?? 500, opts.requeueAfterSeconds ?? 60],
@@ -77,14 +78,6 @@ export async function queueDue(pool: pg.Pool, queue: Queue, opts: { requeueAfter
   // A job that fails to publish leaves queued_at set; queueDue queues it again after the lease time.
   await publishIds(queue, 'outbound.deliveries', interleaveByEndpoint(rows));
   return rows.length;
-}
-
-/** Drops what no one needs any more: dispatched outbox rows and settled deliveries after 30 days. */
-export async function pruneOutbox(pool: pg.Pool, keepDays = 30): Promise<void> {
-  await pool.query(`DELETE FROM outbox_events WHERE dispatched_at < now() - make_interval(days => $1)`, [keepDays]);
-  await pool.query(`DELETE FROM webhook_deliveries WHERE status <> 'pending' AND updated_at < now() - make_interval(days => $1)`, [
-    keepDays,
-  ]);
 }
 
 /**

@@ -61,6 +61,8 @@ export function createDeliveryStore(pool: pg.Pool, opts: { leaseSeconds: number 
        WHERE d.id = ANY($1::uuid[]) AND e.id = d.endpoint_id AND d.status = 'pending'
          AND (d.locked_until IS NULL OR d.locked_until < now())
          AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= now() + interval '1 second')
+         -- A workspace whose owner asked for its deletion sends nothing (docs/data-lifecycle.md).
+         AND NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = d.tenant_id AND t.deletion_requested_at IS NOT NULL)
        RETURNING d.id, d.tenant_id, d.endpoint_id, d.event_type, d.envelope, d.is_test, d.attempts,
                  e.url, e.enabled, e.secret, e.previous_secret, e.previous_expires_at, e.failing_since`,
       [ids, opts.leaseSeconds],

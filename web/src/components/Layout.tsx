@@ -1,6 +1,6 @@
-import { NavLink, Outlet } from 'react-router';
+import { Link, NavLink, Outlet } from 'react-router';
 import { useAuth } from '../lib/auth.tsx';
-import { humanize } from '../lib/format.ts';
+import { formatDateTime, humanize } from '../lib/format.ts';
 import { useViewer } from '../lib/viewer.tsx';
 
 const NAV = [
@@ -12,6 +12,8 @@ const SETTINGS = [
   { to: '/settings/webhooks', label: 'Webhooks' },
   { to: '/settings/integrations', label: 'Integrations' },
   { to: '/settings/scoring', label: 'Scoring' },
+  { to: '/settings/data', label: 'Data' },
+  { to: '/settings/audit-log', label: 'Audit log' },
 ];
 
 export function Layout() {
@@ -56,6 +58,12 @@ export function Layout() {
         </ul>
       </nav>
       <main id="main" className="content" tabIndex={-1}>
+        {tenant.deletion ? (
+          <p className="banner-danger" role="alert">
+            This workspace will be deleted on {formatDateTime(tenant.deletion.dueAt)}; webhooks are held until then.{' '}
+            <Link to="/settings/data">Cancel the deletion</Link>
+          </p>
+        ) : null}
         <Outlet />
       </main>
     </div>

@@ -13,6 +13,9 @@ const ViewerDoc = graphql(`
         name
         plan
         apiAccess
+        deletion {
+          dueAt
+        }
       }
       user {
         id

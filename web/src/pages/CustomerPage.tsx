@@ -1,5 +1,8 @@
-import { Link, useParams } from 'react-router';
+import { useState } from 'react';
+import { Link, useNavigate, useParams } from 'react-router';
 import { useMutation, useQuery } from 'urql';
+import { Dialog } from '../components/Dialog.tsx';
+import { TypeToConfirm } from '../components/TypeToConfirm.tsx';
 import { HealthBadge, RiskBadge, SeverityBadge, StatusPill, Trend } from '../components/Badges.tsx';
 import { DimensionChart, HistoryChart } from '../components/Charts.tsx';
 import { Empty, ErrorState, FormError, Loading } from '../components/States.tsx';
@@ -7,7 +10,70 @@ import { graphql } from '../gql/index.ts';
 import type { Provider } from '../gql/graphql.ts';
 import { DIMENSION_LABELS, formatDateTime, formatPercent, formatRelative, formatScore, humanize } from '../lib/format.ts';
 import { PROVIDER_GUIDES, providerLabel } from '../lib/providers.ts';
+import { useAuth } from '../lib/auth.tsx';
+import { downloadExport } from '../lib/download.ts';
 import { useViewer } from '../lib/viewer.tsx';
+
+const EraseCustomerDoc = graphql(`
+  mutation EraseCustomer($id: UUID!) {
+    deleteCustomer(id: $id) {
+      id
+      externalId
+    }
+  }
+`);
+
+/** Export and erasure of one customer, for owners and admins: an access request, or a request to be forgotten. */
+function CustomerDataActions({ id, name }: { id: string; name: string }) {
+  const { session } = useAuth();
+  const navigate = useNavigate();
+  const [erasing, setErasing] = useState(false);
+  const [exporting, setExporting] = useState<string | null>(null);
+  const [erased, erase] = useMutation(EraseCustomerDoc);
+  const exportData = async () => {
+    setExporting('Preparing the export…');
+    try {
+      await downloadExport(`/api/v1/customers/${id}/export`, session!.token);
+      setExporting('The export was downloaded.');
+    } catch (e) {
+      setExporting((e as Error).message);
+    }
+  };
+  const confirm = async () => {
+    const r = await erase({ id });
+    if (r.data) navigate('/customers', { state: { notice: `${name} was erased, with every record about it.` } });
+  };
+  return (
+    <span className="page-actions">
+      <button type="button" onClick={exportData}>
+        Export data
+      </button>
+      <button type="button" className="danger" onClick={() => setErasing(true)}>
+        Erase…
+      </button>
+      <span role="status" className="small">
+        {exporting}
+      </span>
+      <Dialog title={`Erase “${name}”`} open={erasing} onClose={() => setErasing(false)}>
+        <TypeToConfirm
+          expected={name}
+          label="Type the customer’s name to confirm"
+          action="Erase for good"
+          busy={erased.fetching}
+          error={erased.error}
+          onConfirm={confirm}
+          onCancel={() => setErasing(false)}
+        >
+          <p>
+            This removes the customer for good, in one step: its identities, signals, health history, churn prediction, labels and alerts,
+            and the raw provider events that name it. Invoices and subscriptions stay as revenue facts, without the link. Your webhook
+            endpoints receive <code>customer.deleted</code>. It cannot be undone.
+          </p>
+        </TypeToConfirm>
+      </Dialog>
+    </span>
+  );
+}
 
 const CustomerDoc = graphql(`
   query CustomerPage($id: UUID!) {
@@ -119,7 +185,7 @@ const sourceLabel = (source: string) =>
 
 export function CustomerPage() {
   const { id = '' } = useParams();
-  const { canWrite } = useViewer();
+  const { canWrite, canManage } = useViewer();
   const [{ data, error, fetching }, refetch] = useQuery({ query: CustomerDoc, variables: { id } });
   const [outcome, recordOutcome] = useMutation(OutcomeDoc);
 
@@ -137,6 +203,7 @@ export function CustomerPage() {
       <div className="page-head">
         <h1>{c.name}</h1>
         <HealthBadge status={h.status} />
+        {canManage ? <CustomerDataActions id={c.id} name={c.name} /> : null}
       </div>
       <p className="muted">
         {[c.domain, c.email, c.externalId && `external id ${c.externalId}`].filter(Boolean).join(' · ')}

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { Link, useSearchParams } from 'react-router';
+import { Link, useLocation, useSearchParams } from 'react-router';
 import { useQuery } from 'urql';
 import { HealthBadge, RiskBadge, ScoreBar, Trend } from '../components/Badges.tsx';
 import { Pager, useCursorStack } from '../components/Pager.tsx';
@@ -141,12 +141,19 @@ export function Customers() {
   };
   const filtered = Boolean(status || risk || search);
   const conn = data?.customers;
+  // What the page that sent the user here did (an erasure).
+  const notice = (useLocation().state as { notice?: string } | null)?.notice;
 
   return (
     <>
       <div className="page-head">
         <h1>Customers</h1>
       </div>
+      {notice ? (
+        <p role="status" className="notice">
+          {notice}
+        </p>
+      ) : null}
       <PortfolioSummary />
       <form className="filters" role="search" onSubmit={(e) => e.preventDefault()}>
         <label className="field grow">

@@ -1,0 +1,190 @@
+import type pg from 'pg';
+import { onPg, type Sql } from '../db/sql.ts';
+import { RETENTION_KEYS, RETENTION_SETTINGS, type Retention } from '../contract/retention.ts';
+import { rollUpSignals, signalCutoff } from '../scoring/signal-rollups.ts';
+import { FIXED_RETENTION, RETENTION_COLUMNS } from './policy.ts';
+
+// The retention pass (docs/data-lifecycle.md): each kind of data past its tenant's window goes in bounded
+// batches, oldest first, each batch one short statement whose rows are locked with SKIP LOCKED, so nothing
+// waits on it for long and any number of workers can run it together. A pass stops at its batch budget
+// and says it is behind; the next pass goes on from the oldest rows again.
+
+export const RETENTION_KINDS = [
+  'inbound_bodies',
+  'inbound_events',
+  'signals',
+  'outbox_events',
+  'deliveries',
+  'audit_events',
+  'health_history',
+  'idempotency_keys',
+] as const;
+export type RetentionKind = (typeof RETENTION_KINDS)[number];
+
+export interface RetentionOptions {
+  /** Rows per statement. */
+  batchSize: number;
+  /** Full batches per kind and pass; past it the kind is reported behind. */
+  maxBatches: number;
+  now?: () => Date;
+}
+
+export interface TenantRetention extends Retention {
+  tenantId: string;
+}
+
+const DAY_MS = 86_400_000;
+const daysBefore = (now: Date, days: number) => new Date(now.getTime() - days * DAY_MS);
+
+/** Every tenant's retention, defaults filled in; tenants whose deletion is due are the purge's (workspace-purge.ts). */
+export async function tenantRetentions(sql: Sql): Promise<TenantRetention[]> {
+  const rows = await sql.query<Record<string, string | number | null>>(
+    `SELECT id, ${Object.values(RETENTION_COLUMNS).join(', ')} FROM tenants WHERE deletion_due_at IS NULL OR deletion_due_at > now()`,
+  );
+  return rows.map((r) => ({
+    tenantId: r.id as string,
+    ...(Object.fromEntries(RETENTION_KEYS.map((k) => [k, Number(r[RETENTION_COLUMNS[k]] ?? RETENTION_SETTINGS[k].days)])) as Retention),
+  }));
+}
+
+type Batch = (sql: Sql, limit: number) => Promise<number>;
+
+/**
+ * A batch over one tenant's oldest rows of a table: `action` (a DELETE, or an UPDATE that empties) on up
+ * to `limit` rows whose `time` is before `before` and that meet `where`, locked with SKIP LOCKED.
+ */
+const oldestRows =
+  (spec: { table: string; time: string; where?: string; action: string }, tenantId: string, before: Date): Batch =>
+  async (sql, limit) =>
+    (
+      await sql.query(
+        `${spec.action} WHERE id IN (
+           SELECT id FROM ${spec.table} WHERE tenant_id = $1 AND ${spec.time} < $2 ${spec.where ? `AND ${spec.where}` : ''}
+           ORDER BY ${spec.time} LIMIT $3 FOR UPDATE SKIP LOCKED)
+         RETURNING 1`,
+        [tenantId, before, limit],
+      )
+    ).length;
+
+/** One tenant's batch statement for a kind, or null when the kind is not per tenant. */
+function tenantBatch(kind: RetentionKind, t: TenantRetention, now: Date): Batch | null {
+  const id = t.tenantId;
+  switch (kind) {
+    case 'inbound_bodies':
+      // An event not yet processed keeps its body: processing needs it.
+      return oldestRows(
+        {
+          table: 'inbox_events',
+          time: 'received_at',
+          where: `body <> '' AND status <> 'received'`,
+          action: `UPDATE inbox_events SET body = '', body_sha256 = NULL`,
+        },
+        id,
+        daysBefore(now, t.inboundBodies),
+      );
+    case 'inbound_events':
+      return oldestRows(
+        { table: 'inbox_events', time: 'received_at', where: `status <> 'received'`, action: 'DELETE FROM inbox_events' },
+        id,
+        daysBefore(now, t.signals),
+      );
+    case 'signals': {
+      const before = signalCutoff(now, t.signals);
+      return (sql, limit) => rollUpSignals(sql, id, before, limit);
+    }
+    case 'outbox_events':
+      return oldestRows(
+        { table: 'outbox_events', time: 'dispatched_at', action: 'DELETE FROM outbox_events' },
+        id,
+        daysBefore(now, t.deliveries),
+      );
+    case 'deliveries':
+      // Attempts (with the receivers' response excerpts) go with their delivery; at most eight each.
+      return oldestRows(
+        { table: 'webhook_deliveries', time: 'updated_at', where: `status <> 'pending'`, action: 'DELETE FROM webhook_deliveries' },
+        id,
+        daysBefore(now, t.deliveries),
+      );
+    case 'audit_events': {
+      // The application's role cannot delete audit events; this function may, and only past a year.
+      const before = daysBefore(now, t.auditEvents);
+      return async (sql, limit) =>
+        (await sql.query<{ n: number }>('SELECT audit_events_purge($1, $2, $3) AS n', [id, before, limit]))[0]!.n;
+    }
+    default:
+      return null;
+  }
+}
+
+/** A batch over the oldest rows of a table kept alike for every tenant; it has no id, so rows are named by ctid. */
+const oldestGlobal =
+  (table: string, time: string, before: Date): Batch =>
+  async (sql, limit) =>
+    (
+      await sql.query(
+        `DELETE FROM ${table} WHERE ctid = ANY(ARRAY(
+           SELECT ctid FROM ${table} WHERE ${time} < $1 ORDER BY ${time} LIMIT $2 FOR UPDATE SKIP LOCKED))
+         RETURNING 1`,
+        [before, limit],
+      )
+    ).length;
+
+/** Batch statements of the kinds kept alike for every tenant. */
+function globalBatch(kind: RetentionKind, now: Date): Batch | null {
+  if (kind === 'health_history') return oldestGlobal('health_history', 'day', daysBefore(now, FIXED_RETENTION.healthHistoryDays));
+  if (kind === 'idempotency_keys')
+    return oldestGlobal('idempotency_keys', 'created_at', daysBefore(now, FIXED_RETENTION.idempotencyKeyDays));
+  return null;
+}
+
+function shuffled<T>(items: T[]): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
+export interface RetentionReport {
+  kind: RetentionKind;
+  processed: number;
+  behind: boolean;
+}
+
+/** One retention pass over every kind; each kind's outcome is recorded for /metrics. */
+export async function runRetention(pool: pg.Pool, opts: RetentionOptions): Promise<RetentionReport[]> {
+  const sql = onPg(pool);
+  const now = opts.now?.() ?? new Date();
+  const tenants = await tenantRetentions(sql);
+  const reports: RetentionReport[] = [];
+  for (const kind of RETENTION_KINDS) {
+    const g = globalBatch(kind, now);
+    // Tenants in a different order each pass, so a budget spent on one large tenant does not starve the rest.
+    const batches = g ? [g] : shuffled(tenants).map((t) => tenantBatch(kind, t, now)!);
+    let budget = opts.maxBatches;
+    let processed = 0;
+    let behind = false;
+    // Only a full batch spends the budget: a tenant with nothing (more) due costs one look.
+    for (const batch of batches) {
+      for (;;) {
+        if (budget === 0) {
+          behind = true;
+          break;
+        }
+        const n = await batch(sql, opts.batchSize);
+        processed += n;
+        if (n < opts.batchSize) break;
+        budget--;
+      }
+      if (behind) break;
+    }
+    await sql.query(
+      `INSERT INTO retention_runs (kind, last_run_at, processed, behind) VALUES ($1, now(), $2, $3)
+       ON CONFLICT (kind) DO UPDATE SET last_run_at = now(), processed = retention_runs.processed + excluded.processed, behind = excluded.behind`,
+      [kind, processed, behind],
+    );
+    reports.push({ kind, processed, behind });
+  }
+  return reports;
+}

@@ -1,0 +1,119 @@
+import type pg from 'pg';
+import { onPg, type Sql } from '../db/sql.ts';
+
+// Removing a workspace whose deletion is due (docs/data-lifecycle.md, "Deleting a workspace"), in bounded
+// batches like retention: first whatever lets anyone in or out (keys, users, secrets, endpoints), then the
+// data, largest tables first and children before their parents so that no cascade is large, then the tenant
+// row itself, which leaves its only trace in deleted_workspaces: its id, plan and dates, no name and no person.
+// A pass that runs out of budget leaves the rest to the next; the order makes that safe.
+
+/**
+ * Tables emptied one batch at a time, in this order, each on an index that starts with tenant_id.
+ * webhook_attempts go with their deliveries; health_history and scoring_queue with their customers.
+ */
+const TABLES = [
+  'api_keys',
+  'users',
+  'inbound_secrets',
+  'webhook_deliveries',
+  'webhook_endpoints',
+  'outbox_events',
+  'signals',
+  'signal_rollups',
+  'inbox_events',
+  'alerts',
+  'churn_outcomes',
+  'churn_predictions',
+  'health_snapshots',
+  'customer_identities',
+  'invoice_payments',
+  'invoices',
+  'subscriptions',
+  'idempotency_keys',
+  'customers',
+] as const;
+
+export interface PurgeOptions {
+  batchSize: number;
+  /** Full batches per pass. */
+  maxBatches: number;
+}
+
+/** Workspaces whose deletion window has ended. */
+export async function dueWorkspaces(sql: Sql): Promise<string[]> {
+  const rows = await sql.query<{ id: string }>('SELECT id FROM tenants WHERE deletion_due_at <= now() ORDER BY deletion_due_at');
+  return rows.map((r) => r.id);
+}
+
+/** A customer brings up to a year of daily history with it: fewer of them per statement. */
+const HISTORY_PER_CUSTOMER = 50;
+
+interface PurgeReport {
+  rows: number;
+  /** The workspaces gone completely in this pass. */
+  workspaces: string[];
+  behind: boolean;
+}
+
+/**
+ * One pass: removes due workspaces batch by batch within the budget, and records what it did for /metrics.
+ * Resolves with the rows removed and the workspaces gone completely.
+ */
+export async function purgeDueWorkspaces(pool: pg.Pool, opts: PurgeOptions): Promise<PurgeReport> {
+  const sql = onPg(pool);
+  const report = await purge(sql, opts);
+  await sql.query(
+    `INSERT INTO retention_runs (kind, last_run_at, processed, behind) VALUES ('workspaces', now(), $1, $2)
+     ON CONFLICT (kind) DO UPDATE SET last_run_at = now(), processed = retention_runs.processed + excluded.processed, behind = excluded.behind`,
+    [report.rows, report.behind],
+  );
+  return report;
+}
+
+async function purge(sql: Sql, opts: PurgeOptions): Promise<PurgeReport> {
+  let budget = opts.maxBatches;
+  let rows = 0;
+  const workspaces: string[] = [];
+  for (const tenantId of await dueWorkspaces(sql)) {
+    // As in retention, only a full batch spends the budget; a pass resumes from the first table, whose
+    // emptiness then costs one look each.
+    for (const table of TABLES) {
+      const limit = table === 'customers' ? Math.max(1, Math.floor(opts.batchSize / HISTORY_PER_CUSTOMER)) : opts.batchSize;
+      for (;;) {
+        if (budget <= 0) return { rows, workspaces, behind: true };
+        const n = await deleteBatch(sql, table, tenantId, limit);
+        rows += n;
+        if (n < limit) break;
+        budget--;
+      }
+    }
+    // The audit log goes last but one: it records the deletion until the data is gone.
+    for (;;) {
+      if (budget <= 0) return { rows, workspaces, behind: true };
+      const [r] = await sql.query<{ n: number }>(`SELECT audit_events_purge($1, 'infinity', $2) AS n`, [tenantId, opts.batchSize]);
+      rows += r!.n;
+      if (r!.n < opts.batchSize) break;
+      budget--;
+    }
+    // Still due: a cancellation that raced this pass keeps the (now empty) workspace. The record that it
+    // existed is written by the same statement, so one is never without the other.
+    const gone = await sql.query(
+      `WITH gone AS (DELETE FROM tenants WHERE id = $1 AND deletion_due_at <= now()
+                     RETURNING id, plan, created_at, deletion_requested_at, deletion_due_at)
+       INSERT INTO deleted_workspaces (tenant_id, plan, created_at, requested_at, due_at)
+       SELECT id, plan, created_at, deletion_requested_at, deletion_due_at FROM gone
+       RETURNING tenant_id`,
+      [tenantId],
+    );
+    if (gone.length) workspaces.push(tenantId);
+  }
+  return { rows, workspaces, behind: false };
+}
+
+async function deleteBatch(sql: Sql, table: (typeof TABLES)[number], tenantId: string, limit: number): Promise<number> {
+  const gone = await sql.query(
+    `DELETE FROM ${table} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${table} WHERE tenant_id = $1 LIMIT $2 FOR UPDATE SKIP LOCKED)) RETURNING 1`,
+    [tenantId, limit],
+  );
+  return gone.length;
+}

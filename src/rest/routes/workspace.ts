@@ -1,0 +1,188 @@
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { COMPONENTS as C } from '../../contract/entities.ts';
+import { EXPORT_FORMATS, type ExportFormat } from '../../contract/enums.ts';
+import * as r from '../../contract/requests.ts';
+import { RETENTION_KEYS, type RetentionKey, retentionField } from '../../contract/retention.ts';
+import { camelKeys, serialize } from '../../contract/serialize.ts';
+import { type ContractTypeProvider, schemaOf } from '../../contract/wire.ts';
+import { problemResponses } from '../../http/openapi.ts';
+import {
+  CancelWorkspaceDeletionDocument,
+  DeleteWorkspaceDocument,
+  GetRetentionDocument,
+  GetWorkspaceDocument,
+  SetRetentionDocument,
+  StartDataExportDocument,
+  type RetentionItemFragment,
+} from '../generated/operations.ts';
+import type { RestDeps } from '../deps.ts';
+
+// The workspace as a whole (docs/data-lifecycle.md): its deletion, retention and exports. An export route
+// runs its operation (which authorises and audits it), then streams the rows from the export service: a
+// GraphQL answer is built whole, and an export must not be.
+
+/** GraphQL lists the settings with their keys; REST answers one field per setting. */
+const retention = (items: readonly RetentionItemFragment[]) =>
+  serialize(C.retention.shape, Object.fromEntries(items.map((s) => [s.key, s])) as Record<RetentionKey, RetentionItemFragment>);
+
+/** GraphQL error paths name the input's fields; REST callers know them by their wire names. */
+const RETENTION_FIELDS = Object.fromEntries(RETENTION_KEYS.map((k) => [k, retentionField(k)]));
+
+const MEDIA: Record<ExportFormat, string> = { ndjson: 'application/x-ndjson', csv: 'text/csv' };
+const streamed = (formats: readonly ExportFormat[], description: string) => ({
+  description,
+  headers: { 'content-disposition': { type: 'string', description: 'attachment, with a file name' } },
+  content: Object.fromEntries(formats.map((f) => [MEDIA[f], { schema: { type: 'string' } }])),
+});
+
+function sendStream(reply: FastifyReply, format: ExportFormat, filename: string, chunks: AsyncGenerator<string>) {
+  reply
+    .header('content-type', `${MEDIA[format]}; charset=utf-8`)
+    .header('content-disposition', `attachment; filename="${filename}.${format}"`)
+    .header('cache-control', 'no-store');
+  // Bytes, not objects: one page waits in the stream at most, whatever its size.
+  return reply.send(Readable.from(chunks, { objectMode: false, highWaterMark: 64 * 1024 }));
+}
+
+const today = () => new Date().toISOString().slice(0, 10);
+const tags = ['Workspace'];
+
+export async function workspaceRoutes(fastify: FastifyInstance, { run, context }: RestDeps) {
+  const app = fastify.withTypeProvider<ContractTypeProvider>();
+  app.get(
+    '/workspace',
+    {
+      schema: {
+        tags,
+        operationId: 'getWorkspace',
+        summary: 'Get the workspace',
+        description: 'The caller’s workspace, with its scheduled deletion if there is one.',
+        response: { 200: C.workspace.ref, ...problemResponses(401, 403, 429) },
+      },
+    },
+    async (req) => serialize(C.workspace.shape, (await run(GetWorkspaceDocument, {}, context(req))).workspace),
+  );
+
+  app.post(
+    '/workspace/deletion',
+    {
+      schema: {
+        tags,
+        operationId: 'scheduleWorkspaceDeletion',
+        summary: 'Schedule the workspace’s deletion',
+        description:
+          'Owners only, signed in. Outbound webhooks stop at once; when the undo window ends (7 days by default) its API keys and sessions stop working and every row of the workspace is removed. `confirm_name` must be the workspace’s name. `DELETE` on the same path cancels it within the window.',
+        body: schemaOf(r.workspaceDeletionInput, { examples: [{ confirm_name: 'Acme' }] }),
+        response: { 202: C.workspace.ref, ...problemResponses(400, 401, 403, 409, 413, 415, 429) },
+      },
+    },
+    async (req, reply) => {
+      const data = await run(DeleteWorkspaceDocument, { confirmName: req.body.confirm_name }, context(req), {
+        confirmName: 'confirm_name',
+      });
+      reply.code(202);
+      return serialize(C.workspace.shape, data.deleteWorkspace);
+    },
+  );
+
+  app.delete(
+    '/workspace/deletion',
+    {
+      schema: {
+        tags,
+        operationId: 'cancelWorkspaceDeletion',
+        summary: 'Cancel the workspace’s deletion',
+        description: 'Owners only, signed in, while the undo window lasts; held webhooks then go out.',
+        response: { 200: C.workspace.ref, ...problemResponses(401, 403, 409, 429) },
+      },
+    },
+    async (req) => serialize(C.workspace.shape, (await run(CancelWorkspaceDeletionDocument, {}, context(req))).cancelWorkspaceDeletion),
+  );
+
+  app.get(
+    '/retention',
+    {
+      schema: {
+        tags,
+        operationId: 'getRetention',
+        summary: 'Get the retention settings',
+        description: 'How long each kind of data is kept (docs/data-lifecycle.md).',
+        response: { 200: C.retention.ref, ...problemResponses(401, 403, 429) },
+      },
+    },
+    async (req) => retention((await run(GetRetentionDocument, {}, context(req))).retention),
+  );
+
+  app.put(
+    '/retention',
+    {
+      schema: {
+        tags,
+        operationId: 'setRetention',
+        summary: 'Set the retention settings',
+        description: 'Owners and admins, signed in. Data past a shortened window goes at the worker’s next pass.',
+        body: schemaOf(r.retentionUpdate, { examples: [{ inbound_bodies: 14, signals: null }] }),
+        response: { 200: C.retention.ref, ...problemResponses(400, 401, 403, 413, 415, 429) },
+      },
+    },
+    async (req) => {
+      const data = await run(SetRetentionDocument, { input: camelKeys(req.body) }, context(req), RETENTION_FIELDS);
+      return retention(data.setRetention);
+    },
+  );
+
+  app.get(
+    '/exports/:dataset',
+    {
+      schema: {
+        tags,
+        operationId: 'exportDataset',
+        summary: 'Export a dataset',
+        description:
+          'Streams one of the workspace’s datasets as NDJSON (one object a line) or CSV (a header row, JSON in JSON-valued cells), in bounded memory. Owners, admins and API keys; every export is in the audit log. `since` and `until` bound the datasets with a time.',
+        params: schemaOf(r.exportParams),
+        querystring: schemaOf(r.exportQuery),
+        response: { 200: streamed(EXPORT_FORMATS, 'The rows, streamed.'), ...problemResponses(400, 401, 403, 429) },
+      },
+    },
+    async (req, reply) => {
+      const { dataset } = req.params;
+      const { format, since, until } = req.query;
+      const ctx = context(req);
+      await run(StartDataExportDocument, { dataset, format, since, until }, ctx);
+      const chunks = ctx.services.exports.dataset(dataset, format, {
+        tenantId: ctx.principal!.tenantId,
+        since: since ? new Date(since) : null,
+        until: until ? new Date(until) : null,
+      });
+      return sendStream(reply, format, `${dataset}-${today()}`, chunks);
+    },
+  );
+
+  app.get(
+    '/customers/:customer_id/export',
+    {
+      schema: {
+        tags: ['Customers'],
+        operationId: 'exportCustomer',
+        summary: 'Export everything about a customer',
+        description:
+          'For an access request: every record held about the customer (the customer, health, history, churn prediction, labels, alerts, signals and their daily aggregates, invoices, subscriptions, and the raw provider events behind its signals while their bodies are kept), streamed as NDJSON lines `{"record": type, "data": {...}}`. Owners, admins and API keys; recorded in the audit log.',
+        params: schemaOf(r.customerParams),
+        response: { 200: streamed(['ndjson'], 'The records, streamed.'), ...problemResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (req, reply) => {
+      const ctx = context(req);
+      const customerId = req.params.customer_id;
+      await run(StartDataExportDocument, { customerId, format: 'ndjson' }, ctx);
+      return sendStream(
+        reply,
+        'ndjson',
+        `customer-${customerId}-${today()}`,
+        ctx.services.exports.subject(ctx.principal!.tenantId, customerId),
+      );
+    },
+  );
+}

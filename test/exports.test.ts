@@ -1,0 +1,136 @@
+import { parse } from 'csv-parse/sync';
+import { describe, expect } from 'vitest';
+import { testWith } from './support/fixtures.ts';
+import { alert, customer, daysAgo, historyPoint, scoredCustomer, signals } from './support/factories.ts';
+
+// Exports stream as they are read; the files are checked with a CSV parser written elsewhere and JSON.parse.
+
+const test = testWith({ asAppRole: true });
+
+const ndjson = (body: string) =>
+  body
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
+
+describe('exporting a dataset', () => {
+  test('writes every customer with its health and churn as NDJSON, one object a line', async ({ app, api, tenant }) => {
+    const { customer: scored } = await scoredCustomer(app.prisma, tenant.tenantId, {
+      usage: 80,
+      engagement: 60,
+      support: null,
+      billing: 90,
+      growth: 50,
+    });
+    await customer(app.prisma, tenant.tenantId, { name: 'Unscored', email: 'a@unscored.example' });
+    const res = await api.get('/api/v1/exports/customers');
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('application/x-ndjson; charset=utf-8');
+    expect(res.headers['content-disposition']).toMatch(/^attachment; filename="customers-\d{4}-\d{2}-\d{2}\.ndjson"$/);
+    const rows = ndjson(res.body);
+    expect(rows).toHaveLength(2);
+    expect(rows.find((r) => r.id === scored.id)).toMatchObject({
+      name: scored.name,
+      health_score: scored.healthScore,
+      usage_score: 80,
+      support_score: null,
+      churn_risk_level: scored.churnRiskLevel,
+      identities: [],
+    });
+  });
+
+  test('writes CSV with a header row that a CSV parser reads back, formulas defused', async ({ app, api, tenant }) => {
+    await customer(app.prisma, tenant.tenantId, {
+      name: '=HYPERLINK("http://evil.example","x")',
+      email: 'o@acme.example',
+      externalId: 'a,b "c"',
+    });
+    const res = await api.get('/api/v1/exports/customers?format=csv');
+    expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
+    const [row, ...more] = parse(res.body, { columns: true }) as Record<string, string>[];
+    expect(more).toEqual([]);
+    expect(row).toMatchObject({
+      name: `'=HYPERLINK("http://evil.example","x")`,
+      external_id: 'a,b "c"',
+      identities: '[]',
+      health_score: '',
+    });
+  });
+
+  test('bounds signals, history and alerts by time', async ({ app, api, tenant }) => {
+    const c = await customer(app.prisma, tenant.tenantId);
+    await signals(
+      app.prisma,
+      tenant.tenantId,
+      c.id,
+      [5, 15, 25].map((d) => ({ kind: 'usage.event', daysAgo: d, attributes: { user_id: `u${d}` } })),
+    );
+    for (const d of [5, 15, 25]) await historyPoint(app.prisma, tenant.tenantId, c.id, d, { score: 60 + d });
+    await alert(app.prisma, tenant.tenantId, c.id);
+    const since = daysAgo(20).toISOString();
+    const until = daysAgo(10).toISOString();
+    const got = async (dataset: string) => ndjson((await api.get(`/api/v1/exports/${dataset}?since=${since}&until=${until}`)).body);
+    expect((await got('signals')).map((s) => s.attributes.user_id)).toEqual(['u15']);
+    expect((await got('health_history')).map((h) => h.score)).toEqual([75]);
+    expect(await got('alerts')).toEqual([]);
+    expect(ndjson((await api.get('/api/v1/exports/alerts')).body)).toEqual([
+      expect.objectContaining({ customer_id: c.id, alert_type: 'health_drop' }),
+    ]);
+  });
+
+  test('streams a dataset larger than a page in full, each row once', async ({ app, api, tenant }) => {
+    await app.pool.query(
+      `INSERT INTO customers (id, tenant_id, name, updated_at) SELECT gen_random_uuid(), $1, 'Bulk ' || i, now() FROM generate_series(1, 2500) AS i`,
+      [tenant.tenantId],
+    );
+    const rows = ndjson((await api.get('/api/v1/exports/customers')).body);
+    expect(rows).toHaveLength(2500);
+    expect(new Set(rows.map((r) => r.id)).size).toBe(2500);
+  });
+
+  test('is recorded in the audit log, and refused to members and to bad input', async ({ app, api, tenant, signedIn }) => {
+    await api.get('/api/v1/exports/signals?format=csv&since=2026-01-01T00:00:00Z');
+    const [e] = await app.prisma.auditEvent.findMany({ where: { tenantId: tenant.tenantId, action: 'data.exported' } });
+    expect(e).toMatchObject({
+      actorType: 'api_key',
+      changes: { dataset: 'signals', format: 'csv', since: '2026-01-01T00:00:00.000Z', until: null },
+    });
+    const member = await signedIn('member');
+    const refused = await app.app.inject({
+      method: 'GET',
+      url: '/api/v1/exports/customers',
+      headers: { authorization: `Bearer ${member.token}` },
+    });
+    expect(refused.statusCode).toBe(403);
+    expect((await api.get('/api/v1/exports/passwords')).statusCode).toBe(400);
+    expect((await api.get('/api/v1/exports/signals?since=2026-02-01T00:00:00Z&until=2026-01-01T00:00:00Z')).statusCode).toBe(400);
+  });
+});
+
+describe('exporting one customer’s data for an access request', () => {
+  test('writes every record held about it, and nothing about others', async ({ app, api, tenant }) => {
+    const c = await customer(app.prisma, tenant.tenantId, { name: 'Initech', email: 'peter@initech.example' });
+    const other = await customer(app.prisma, tenant.tenantId, { name: 'Globex' });
+    const [inbox] = (
+      await app.pool.query<{ id: string }>(
+        `INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body, status) VALUES (gen_random_uuid(), $1, 'intercom', 'n1', 'conversation.user.created', '{"text":"help"}', 'processed') RETURNING id`,
+        [tenant.tenantId],
+      )
+    ).rows;
+    await app.pool.query(
+      `INSERT INTO signals (id, tenant_id, customer_id, inbox_event_id, source, kind, occurred_at) VALUES (gen_random_uuid(), $1, $2, $3, 'intercom', 'support.conversation_opened', now())`,
+      [tenant.tenantId, c.id, inbox!.id],
+    );
+    await signals(app.prisma, tenant.tenantId, other.id, [{ kind: 'usage.event' }]);
+    await alert(app.prisma, tenant.tenantId, c.id);
+    await historyPoint(app.prisma, tenant.tenantId, c.id, 1, { score: 70 });
+    const res = await api.get(`/api/v1/customers/${c.id}/export`);
+    expect(res.statusCode).toBe(200);
+    const records = ndjson(res.body);
+    expect(records.map((r) => r.record)).toEqual(['customer', 'health_history', 'alert', 'signal', 'inbound_event']);
+    expect(records[0].data).toMatchObject({ id: c.id, name: 'Initech', email: 'peter@initech.example' });
+    expect(records.at(-1).data).toMatchObject({ provider: 'intercom', body: '{"text":"help"}' });
+    expect(res.body).not.toContain(other.id);
+    expect((await api.get(`/api/v1/customers/${other.id.replace(/.$/, '0')}/export`)).statusCode).toBe(404);
+  });
+});
