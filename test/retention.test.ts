@@ -127,6 +127,26 @@ describe('a retention pass', () => {
     expect(ids(await app.prisma.auditEvent.findMany({ where: { tenantId: other.tenantId } }))).toEqual(kept(theirs.audit, 730));
   });
 
+  test('reads back the windows a tenant set, and the defaults for the ones it cleared', async ({ app, signedIn }) => {
+    const admin = await signedIn('admin');
+    const headers = { authorization: `Bearer ${admin.token}` };
+    const set = await app.app.inject({
+      method: 'PUT',
+      url: '/api/v1/retention',
+      headers,
+      payload: { inbound_bodies: 14, deliveries: 7, signals: null },
+    });
+    expect(set.statusCode).toBe(200);
+    const res = await app.app.inject({ method: 'GET', url: '/api/v1/retention', headers });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({
+      inbound_bodies: { days: 14, is_default: false },
+      deliveries: { days: 7, is_default: false },
+      signals: { days: 400, is_default: true },
+      audit_events: { days: 730, is_default: true },
+    });
+  });
+
   test('rolls a customer’s old signals up into daily aggregates and deletes unattributed ones', async ({ app, tenant }) => {
     const c = await customer(app.prisma, tenant.tenantId);
     await signals(app.prisma, tenant.tenantId, c.id, [
