@@ -4,7 +4,7 @@ import { enqueueEvents } from '../src/outbox/events/enqueue.ts';
 import pino from 'pino';
 import { openDatabase } from '../src/runtime/database.ts';
 import { interleaveByEndpoint, queueDue, relayOutbox } from '../src/outbox/events/relay.ts';
-import { MAX_ATTEMPTS, RETRY_DELAYS_MS, RETRY_JITTER } from '../src/outbox/sender/retry-schedule.ts';
+import { MAX_ATTEMPTS, MAX_RETRY_AFTER_MS, RETRY_DELAYS_MS, RETRY_JITTER } from '../src/outbox/sender/retry-schedule.ts';
 import { checkEndpointUrl, isPublicAddress } from '../src/outbox/endpoints/ssrf.ts';
 import { verifyWebhookSignature } from '../src/outbox/sender/verify.ts';
 import type { Queue } from '../src/queue/queue.ts';
@@ -326,6 +326,30 @@ describe('deliveries', () => {
     // 2,048 bytes of the answer, decoded: each invalid byte becomes one replacement character.
     const excerpt = (await t.prisma.webhookAttempt.findFirstOrThrow({ where: { deliveryId: id } })).responseBody ?? '';
     expect(excerpt.length).toBe(2048);
+  });
+
+  it('records an answer holding NUL bytes, each replaced, and settles the delivery', async () => {
+    const { tenantId } = await endpointFor();
+    const id = await emit(tenantId);
+    rx.set('nul');
+    const r = await t.outbound.deliverer.attempt(id);
+    rx.set('ok');
+    expect(r.status).toBe('succeeded');
+    expect((await t.prisma.webhookDelivery.findUniqueOrThrow({ where: { id } })).status).toBe('succeeded');
+    expect((await t.prisma.webhookAttempt.findFirstOrThrow({ where: { deliveryId: id } })).responseBody).toBe('ok\uFFFDthanks');
+  });
+
+  it('defers an attempt at most the longest scheduled wait, whatever Retry-After asks', async () => {
+    const { tenantId } = await endpointFor();
+    const id = await emit(tenantId);
+    rx.set('back_in_a_century');
+    const r = await t.outbound.deliverer.attempt(id);
+    rx.set('ok');
+    expect(r.status).toBe('retrying');
+    const d = await t.prisma.webhookDelivery.findUniqueOrThrow({ where: { id } });
+    expect(d.attempts).toBe(1);
+    expect(d.nextAttemptAt!.getTime() - Date.now()).toBeLessThanOrEqual(MAX_RETRY_AFTER_MS);
+    expect(d.nextAttemptAt!.getTime() - Date.now()).toBeGreaterThan(MAX_RETRY_AFTER_MS - 60_000);
   });
 
   it('disables the endpoint on 410 Gone', async () => {
