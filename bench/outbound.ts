@@ -81,6 +81,8 @@ const common = {
   SEED_DEMO: 'never',
   REDIS_URL: '',
   WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  // One tenant here: the measure is the worker's 64 slots, not how they are shared between tenants.
+  DELIVERY_CONCURRENCY_PER_TENANT: '64',
   NODE_EXTRA_CA_CERTS: join(tlsDir, 'cert.pem'),
 };
 const expected = EVENTS * ENDPOINTS;

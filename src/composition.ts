@@ -48,6 +48,7 @@ export async function compose(config: Config, opts: ComposeOptions) {
     ca: opts.ca,
     leaseSeconds: config.webhooks.leaseSeconds,
     perEndpointConcurrency: config.webhooks.perEndpointConcurrency,
+    perTenantConcurrency: config.webhooks.perTenantConcurrency,
   });
   const sessions = opts.sessions === null ? undefined : (opts.sessions ?? (await sessionsFor(config)));
   const services = createServices({

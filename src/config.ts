@@ -51,6 +51,8 @@ const envSchema = z.object({
   /** How long a worker holds a delivery it is attempting; a crashed worker's deliveries resume after it. */
   /** Attempts one worker process makes to one endpoint at once, so a slow receiver cannot take every slot. */
   DELIVERY_CONCURRENCY_PER_ENDPOINT: z.coerce.number().int().min(1).max(256).default(16),
+  /** Attempts one worker process makes for one tenant at once, whatever its endpoints: a quarter of its 64 slots. */
+  DELIVERY_CONCURRENCY_PER_TENANT: z.coerce.number().int().min(1).max(256).default(16),
   DELIVERY_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(5),
   DELIVERY_LEASE_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   BODY_LIMIT_BYTES: z.coerce
@@ -151,7 +153,13 @@ export interface Config {
   redisUrl?: string;
   sessions: { secret?: string; ttlSeconds: number; jwksUrl?: string; jwtIssuers: string[]; jwtAudiences: string[] };
   encryptionKey?: string;
-  webhooks: { allowPrivateTargets: boolean; leaseSeconds: number; perEndpointConcurrency: number; deliveryPoolSize: number };
+  webhooks: {
+    allowPrivateTargets: boolean;
+    leaseSeconds: number;
+    perEndpointConcurrency: number;
+    perTenantConcurrency: number;
+    deliveryPoolSize: number;
+  };
   rateLimit: { perMinute: { growth: number; scale: number }; windowMs: number };
   apiKeyCacheMs: number;
   authLimits: { loginPerAddress: number; loginPerAccount: number; failuresPerAddress: number; windowMs: number };
@@ -241,6 +249,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       allowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS,
       leaseSeconds: e.DELIVERY_LEASE_SECONDS,
       perEndpointConcurrency: e.DELIVERY_CONCURRENCY_PER_ENDPOINT,
+      perTenantConcurrency: e.DELIVERY_CONCURRENCY_PER_TENANT,
       deliveryPoolSize: e.DELIVERY_POOL_SIZE,
     },
     rateLimit: { perMinute: { growth: e.RATE_LIMIT_GROWTH, scale: e.RATE_LIMIT_SCALE }, windowMs: e.RATE_LIMIT_WINDOW_MS },

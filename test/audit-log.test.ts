@@ -218,6 +218,20 @@ describe('audit log storage for the application’s database role', () => {
       expect(await purge('infinity')).toBe(1);
     });
   });
+
+  test('cannot take back a due deletion, so a workspace cannot be made due to purge its log and then live on', async ({ app, tenant }) => {
+    await asAppRole(app.config.database.url!, async (c) => {
+      await insertAudit(c, tenant.tenantId);
+      await c.query(`UPDATE tenants SET deletion_requested_at = now(), deletion_due_at = now() WHERE id = $1`, [tenant.tenantId]);
+      for (const set of ['deletion_due_at = NULL', `deletion_due_at = now() + interval '7 days'`, 'deletion_requested_at = NULL']) {
+        await expect(c.query(`UPDATE tenants SET ${set} WHERE id = $1`, [tenant.tenantId]), set).rejects.toThrow(/cannot be taken back/);
+      }
+      // Other changes to the row go on.
+      await c.query(`UPDATE tenants SET updated_at = now() WHERE id = $1`, [tenant.tenantId]);
+    });
+    const t = await app.prisma.tenant.findUniqueOrThrow({ where: { id: tenant.tenantId } });
+    expect(t.deletionDueAt!.getTime()).toBeLessThanOrEqual(Date.now());
+  });
 });
 
 describe('GET /api/v1/audit-events', () => {

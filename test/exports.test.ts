@@ -57,6 +57,20 @@ describe('exporting a dataset', () => {
     });
   });
 
+  test('defuses formulas behind spaces and quotes every text cell, so no list separator splits one into a formula', async ({
+    app,
+    api,
+    tenant,
+  }) => {
+    await customer(app.prisma, tenant.tenantId, { name: ' =1+1', externalId: 'x;=HYPERLINK("http://evil.example")' });
+    const res = await api.get('/api/v1/exports/customers?format=csv');
+    const line = res.body.split('\n')[1]!;
+    expect(line).toContain(`"' =1+1"`);
+    expect(line).toContain(`"x;=HYPERLINK(""http://evil.example"")"`);
+    const [row] = parse(res.body, { columns: true }) as Record<string, string>[];
+    expect(row).toMatchObject({ name: `' =1+1`, external_id: 'x;=HYPERLINK("http://evil.example")' });
+  });
+
   test('bounds signals, history and alerts by time', async ({ app, api, tenant }) => {
     const c = await customer(app.prisma, tenant.tenantId);
     await signals(

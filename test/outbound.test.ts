@@ -4,7 +4,7 @@ import { enqueueEvents } from '../src/outbox/events/enqueue.ts';
 import pino from 'pino';
 import { openDatabase } from '../src/runtime/database.ts';
 import { interleaveByEndpoint, queueDue, relayOutbox } from '../src/outbox/events/relay.ts';
-import { MAX_ATTEMPTS, RETRY_DELAYS_MS, RETRY_JITTER } from '../src/outbox/sender/retry-schedule.ts';
+import { MAX_ATTEMPTS, MAX_RETRY_AFTER_MS, RETRY_DELAYS_MS, RETRY_JITTER } from '../src/outbox/sender/retry-schedule.ts';
 import { checkEndpointUrl, isPublicAddress } from '../src/outbox/endpoints/ssrf.ts';
 import { verifyWebhookSignature } from '../src/outbox/sender/verify.ts';
 import type { Queue } from '../src/queue/queue.ts';
@@ -328,6 +328,30 @@ describe('deliveries', () => {
     expect(excerpt.length).toBe(2048);
   });
 
+  it('records an answer holding NUL bytes, each replaced, and settles the delivery', async () => {
+    const { tenantId } = await endpointFor();
+    const id = await emit(tenantId);
+    rx.set('nul');
+    const r = await t.outbound.deliverer.attempt(id);
+    rx.set('ok');
+    expect(r.status).toBe('succeeded');
+    expect((await t.prisma.webhookDelivery.findUniqueOrThrow({ where: { id } })).status).toBe('succeeded');
+    expect((await t.prisma.webhookAttempt.findFirstOrThrow({ where: { deliveryId: id } })).responseBody).toBe('ok\uFFFDthanks');
+  });
+
+  it('defers an attempt at most the longest scheduled wait, whatever Retry-After asks', async () => {
+    const { tenantId } = await endpointFor();
+    const id = await emit(tenantId);
+    rx.set('back_in_a_century');
+    const r = await t.outbound.deliverer.attempt(id);
+    rx.set('ok');
+    expect(r.status).toBe('retrying');
+    const d = await t.prisma.webhookDelivery.findUniqueOrThrow({ where: { id } });
+    expect(d.attempts).toBe(1);
+    expect(d.nextAttemptAt!.getTime() - Date.now()).toBeLessThanOrEqual(MAX_RETRY_AFTER_MS);
+    expect(d.nextAttemptAt!.getTime() - Date.now()).toBeGreaterThan(MAX_RETRY_AFTER_MS - 60_000);
+  });
+
   it('disables the endpoint on 410 Gone', async () => {
     const { tenantId, endpoint } = await endpointFor();
     const id = await emit(tenantId);
@@ -453,22 +477,25 @@ describe('delivering many at once', () => {
 
   it('records every one of 45 concurrent deliveries to three endpoints, and each endpoint’s last success', async () => {
     rx.set('ok');
-    const k = await tenantWithKey(t.prisma);
+    // Three tenants, so that no per-tenant cap turns any away.
+    const tenants: string[] = [];
     const endpoints: string[] = [];
     for (let i = 0; i < 3; i++) {
+      const k = await tenantWithKey(t.prisma);
       const res = await api(k.apiKey).post('/api/v1/webhook-endpoints', { url: rx.url, events: ['invoice.created'] });
+      tenants.push(k.tenantId);
       endpoints.push(res.json().id);
+      await enqueueEvents(
+        onPg(t.pool),
+        Array.from({ length: 15 }, (_, j) => exampleEvent(k.tenantId, 'invoice.created', `many:${j}`)),
+      );
     }
-    await enqueueEvents(
-      onPg(t.pool),
-      Array.from({ length: 15 }, (_, i) => exampleEvent(k.tenantId, 'invoice.created', `many:${i}`)),
-    );
     await relayOutbox(t.pool, t.queue);
-    const ids = (await t.prisma.webhookDelivery.findMany({ where: { tenantId: k.tenantId }, select: { id: true } })).map((d) => d.id);
+    const ids = (await t.prisma.webhookDelivery.findMany({ where: { tenantId: { in: tenants } }, select: { id: true } })).map((d) => d.id);
     expect(ids).toHaveLength(45);
     const outcomes = await Promise.all(ids.map((id) => t.outbound.deliverer.attempt(id)));
     expect(outcomes.filter((o) => o.status !== 'succeeded')).toEqual([]);
-    const settled = await t.prisma.webhookDelivery.findMany({ where: { tenantId: k.tenantId }, include: { attemptLog: true } });
+    const settled = await t.prisma.webhookDelivery.findMany({ where: { tenantId: { in: tenants } }, include: { attemptLog: true } });
     expect(settled.every((d) => d.status === 'succeeded' && d.attempts === 1 && d.lockedUntil === null && d.attemptLog.length === 1)).toBe(
       true,
     );
@@ -496,6 +523,29 @@ describe('delivering many at once', () => {
       expect(d.nextAttemptAt!.getTime() - Date.now()).toBeLessThan(1000);
       expect(d.attempts).toBe(0);
     }
+  });
+
+  it('holds at most 16 attempts for one tenant at once, whatever its endpoints, while another tenant’s go out', async () => {
+    rx.set('ok');
+    const { tenantId, apiKey, endpoint } = await endpointFor(['invoice.created']);
+    const second = await api(apiKey).post('/api/v1/webhook-endpoints', { url: `${rx.url}?second`, events: ['invoice.created'] });
+    expect(second.statusCode).toBe(201);
+    const other = await endpointFor(['invoice.created']);
+    await enqueueEvents(onPg(t.pool), [
+      ...Array.from({ length: 12 }, (_, i) => exampleEvent(tenantId, 'invoice.created', `tenant-cap:${i}`)),
+      exampleEvent(other.tenantId, 'invoice.created', 'tenant-cap:other'),
+    ]);
+    await relayOutbox(t.pool, t.queue);
+    const ids = async (id: string) =>
+      (await t.prisma.webhookDelivery.findMany({ where: { tenantId: id }, select: { id: true } })).map((d) => d.id);
+    const [mine, theirs] = [await ids(tenantId), await ids(other.tenantId)];
+    expect(mine).toHaveLength(24);
+    const outcomes = await Promise.all([...mine, ...theirs].map((id) => t.outbound.deliverer.attempt(id)));
+    const of = (list: typeof outcomes, status: string) => list.filter((o) => o.status === status).length;
+    expect(of(outcomes.slice(0, 24), 'succeeded')).toBe(16);
+    expect(of(outcomes.slice(0, 24), 'busy')).toBe(8);
+    expect(outcomes[24]!.status).toBe('succeeded');
+    expect(endpoint.id).not.toBe(second.json().id);
   });
 
   it('queues a batch round-robin across endpoints, so one endpoint’s run cannot fill every consumer slot', () => {

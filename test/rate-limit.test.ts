@@ -67,6 +67,27 @@ describe('in memory', () => {
   });
 });
 
+describe('without a credential', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t.close());
+
+  const anonymous = (remoteAddress: string) =>
+    t.app.inject({ method: 'POST', url: '/graphql', remoteAddress, payload: { query: '{ __typename }' } }).then((r) => r.statusCode);
+
+  it('counts every address of an IPv6 /64 together', async () => {
+    const statuses: number[] = [];
+    for (let i = 1; i <= 31; i++) statuses.push(await anonymous(`2001:db8:5:6::${i.toString(16)}`));
+    expect(statuses.slice(0, 30).every((s) => s === 200)).toBe(true);
+    expect(statuses[30]).toBe(429);
+    expect(await anonymous('2001:db8:5:6:ffff:ffff:ffff:ffff')).toBe(429);
+    // The next /64 has a limit of its own.
+    expect(await anonymous('2001:db8:5:7::1')).toBe(200);
+  });
+});
+
 describe('across two API processes sharing Redis', () => {
   let one: TestApp;
   let two: TestApp;

@@ -240,4 +240,27 @@ describe('users and roles', () => {
     const removed = await app.app.inject({ method: 'GET', url: '/api/v1/workspace', headers: { authorization: `Bearer ${admin.token}` } });
     expect(removed.statusCode).toBe(401);
   });
+
+  test('two owners demoting or removing each other at once leave the workspace one owner', async ({ app, signedIn, tenant }) => {
+    const gql = (token: string, query: string, id: string) =>
+      app.app.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers: { authorization: `Bearer ${token}` },
+        payload: { query, variables: { id } },
+      });
+    const demote = 'mutation($id: UUID!) { updateUserRole(id: $id, role: admin) { id } }';
+    const remove = 'mutation($id: UUID!) { removeUser(id: $id) }';
+    for (const [first, second] of [
+      [demote, demote],
+      [remove, remove],
+      [demote, remove],
+    ]) {
+      await app.prisma.user.deleteMany({ where: { tenantId: tenant.tenantId } });
+      const [a, b] = [await signedIn('owner'), await signedIn('owner')];
+      const answers = await Promise.all([gql(a.token, first!, b.user.id), gql(b.token, second!, a.user.id)]);
+      expect(answers.map((r) => r.json().errors?.[0]?.extensions.code ?? 'ok').sort()).toEqual(['conflict', 'ok']);
+      expect(await app.prisma.user.count({ where: { tenantId: tenant.tenantId, role: 'owner' } })).toBe(1);
+    }
+  });
 });

@@ -1,6 +1,7 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
+import { clientKey } from '../auth/attempt-counter.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Config } from '../config.ts';
 import { DomainError } from '../errors.ts';
@@ -23,7 +24,9 @@ export async function registerRateLimit(scope: FastifyInstance, cfg: Config['rat
     hook: 'preParsing',
     timeWindow: cfg.windowMs,
     max: (request: FastifyRequest) => limitFor(request.principal, cfg),
-    keyGenerator: (request: FastifyRequest) => (request.principal ? `tenant:${request.principal.tenantId}` : `ip:${request.ip}`),
+    // Callers without a credential by address, an IPv6 one by its /64 as everywhere else: a subscriber holds a
+    // whole /64 and would otherwise get a fresh limit with every address of it.
+    keyGenerator: (request: FastifyRequest) => (request.principal ? `tenant:${request.principal.tenantId}` : `ip:${clientKey(request.ip)}`),
     ...(redis ? { redis, nameSpace: 'chs:rl:' } : {}),
     // If Redis fails, serve rather than refuse: the limit protects capacity, it is not a security boundary.
     skipOnError: true,

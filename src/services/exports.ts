@@ -285,8 +285,9 @@ async function* rowsOf(sql: Sql, d: Dataset, f: Filter): AsyncGenerator<Row[]> {
 }
 
 // A cell that starts like a formula would run as one in a spreadsheet (CSV injection): it is written
-// with a leading apostrophe, which spreadsheets show as text and hide.
-const FORMULA_START = /^[=+\-@\t\r]/;
+// with a leading apostrophe, which spreadsheets show as text and hide. Leading spaces do not stop a
+// spreadsheet from reading a formula, so they do not stop the apostrophe either.
+const FORMULA_START = /^\s*[=+\-@]|^[\t\r]/;
 const csvCell = {
   string: (v: string) => (FORMULA_START.test(v) ? `'${v}` : v),
   date: (v: Date) => v.toISOString(),
@@ -303,7 +304,11 @@ export function createExportService(deps: { pool: pg.Pool }) {
       const columns = d.columns.map((c) => c.name);
       if (format === 'csv') yield stringify([columns]);
       for await (const rows of rowsOf(sql, d, f)) {
-        yield format === 'csv' ? stringify(rows, { columns, cast: csvCell }) : rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
+        // Every text cell is quoted: a spreadsheet whose list separator is ';' splits an unquoted `a;=1+1`
+        // into two cells, the second a formula.
+        yield format === 'csv'
+          ? stringify(rows, { columns, cast: csvCell, quoted_string: true })
+          : rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
       }
     },
     /** Everything held about one customer, as NDJSON records `{ "record": type, "data": {...} }`. */

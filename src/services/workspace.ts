@@ -42,6 +42,15 @@ const view = (o: Record<RetentionKey, number | null>): RetentionSettingView[] =>
     };
   });
 
+/**
+ * Takes the workspace's lock on its users: role changes and removals of one workspace run one after the
+ * other. Each checks that another owner remains; two at once (two owners demoting or removing each other)
+ * would each see the other still an owner, and both commit.
+ */
+async function lockUsersOf(sql: Sql, tenantId: string) {
+  await sql.query('SELECT 1 FROM tenants WHERE id = $1 FOR UPDATE', [tenantId]);
+}
+
 /** Refuses to leave the workspace without an owner (the command line can act on any user). */
 async function requireAnotherOwner(sql: Sql, tenantId: string, userId: string) {
   const others = await sql.query(`SELECT 1 FROM users WHERE tenant_id = $1 AND role = 'owner' AND id <> $2 LIMIT 1`, [tenantId, userId]);
@@ -121,6 +130,7 @@ export function createWorkspaceService(deps: { pool: pg.Pool; deletionDelayDays:
     /** Changes a user's role; the workspace always keeps an owner, and owners do not demote themselves. */
     async setUserRole(actor: Actor, userId: string, role: Role): Promise<void> {
       await inTransaction(pool, async (sql) => {
+        await lockUsersOf(sql, actor.tenantId);
         const [u] = await sql.query<{ role: Role }>('SELECT role::text AS role FROM users WHERE id = $1 AND tenant_id = $2 FOR UPDATE', [
           userId,
           actor.tenantId,
@@ -146,6 +156,7 @@ export function createWorkspaceService(deps: { pool: pg.Pool; deletionDelayDays:
     async removeUser(actor: Actor, userId: string): Promise<void> {
       await inTransaction(pool, async (sql) => {
         if (userId === actor.id) throw new DomainError('conflict', 'You cannot remove yourself; another owner can.');
+        await lockUsersOf(sql, actor.tenantId);
         await requireAnotherOwner(sql, actor.tenantId, userId);
         const [u] = await sql.query<{ email: string; role: Role }>(
           'DELETE FROM users WHERE id = $1 AND tenant_id = $2 RETURNING email, role::text AS role',

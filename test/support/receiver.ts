@@ -43,7 +43,8 @@ export interface Hit {
   at: number;
 }
 
-export type Behaviour = 'ok' | 'fail' | 'gone' | 'redirect' | 'hang' | 'reset' | 'garbage' | 'slow' | 'too_many';
+export type Behaviour =
+  'ok' | 'fail' | 'gone' | 'redirect' | 'hang' | 'reset' | 'garbage' | 'nul' | 'slow' | 'too_many' | 'back_in_a_century';
 
 /**
  * An HTTPS receiver on 127.0.0.1 whose answer the test chooses; it records every request. With
@@ -80,6 +81,10 @@ export async function startReceiver(tls: { key: Buffer; cert: Buffer }, opts: { 
           return res.writeHead(429, { 'retry-after': '120' }).end();
         case 'garbage':
           return res.writeHead(200).end(Buffer.alloc(10_000, 0xff));
+        case 'nul':
+          return res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\u0000thanks');
+        case 'back_in_a_century':
+          return res.writeHead(503, { 'retry-after': String(100 * 365 * 86_400) }).end('down for maintenance');
         case 'slow':
           return setTimeout(() => res.writeHead(200).end('late'), 50);
         case 'reset':

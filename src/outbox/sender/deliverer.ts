@@ -17,7 +17,8 @@ export interface AttemptOutcome {
 /**
  * Attempts one delivery: claims it with a lease (a crashed worker's lease expires and another takes
  * over, with the same X-Webhook-Id), sends the signed body, records the attempt and schedules what
- * comes next. A per-endpoint cap keeps one slow receiver from holding every slot.
+ * comes next. A per-endpoint cap keeps one slow receiver from holding every slot, and a per-tenant cap
+ * one tenant's many slow receivers (up to 20 endpoints, each within its own cap).
  */
 export function createDeliverer(deps: {
   /** Where delivery state lives; see `createDeliveryStore` for why it may commit asynchronously. */
@@ -25,13 +26,22 @@ export function createDeliverer(deps: {
   box: SecretBox;
   sender: Sender;
   perEndpointConcurrency?: number;
+  perTenantConcurrency?: number;
   leaseSeconds?: number;
   now?: () => Date;
 }) {
   const { box, sender } = deps;
   const cap = deps.perEndpointConcurrency ?? 16;
+  const tenantCap = deps.perTenantConcurrency ?? 16;
   const now = deps.now ?? (() => new Date());
+  // Attempts in flight by endpoint id and by tenant id (the two kinds of id never collide).
   const active = new Map<string, number>();
+  const inFlight = (key: string) => active.get(key) ?? 0;
+  const count = (key: string, by: 1 | -1) => {
+    const n = inFlight(key) + by;
+    if (n > 0) active.set(key, n);
+    else active.delete(key);
+  };
   const store = createDeliveryStore(deps.pool, { leaseSeconds: deps.leaseSeconds ?? 60 });
 
   async function attempt(deliveryId: string): Promise<AttemptOutcome> {
@@ -41,15 +51,17 @@ export function createDeliverer(deps: {
       await store.failDisabled(d.id);
       return { status: 'failed', error: 'endpoint disabled' };
     }
-    if ((active.get(d.endpoint_id) ?? 0) >= cap) {
+    if (inFlight(d.endpoint_id) >= cap || inFlight(d.tenant_id) >= tenantCap) {
       await store.release(d.id, BUSY_DELAY_MS / 1000);
       return { status: 'busy' };
     }
-    active.set(d.endpoint_id, (active.get(d.endpoint_id) ?? 0) + 1);
+    count(d.endpoint_id, 1);
+    count(d.tenant_id, 1);
     try {
       return await send(d);
     } finally {
-      active.set(d.endpoint_id, (active.get(d.endpoint_id) ?? 1) - 1);
+      count(d.endpoint_id, -1);
+      count(d.tenant_id, -1);
     }
   }
 

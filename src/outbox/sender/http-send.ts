@@ -1,4 +1,5 @@
 import https from 'node:https';
+import { storableText } from '../../text.ts';
 import { guardedLookup, refusedLiteral, TargetRefused } from '../endpoints/ssrf.ts';
 
 export const DELIVERY_TIMEOUT_MS = 15_000;
@@ -48,7 +49,10 @@ export function createSender(opts: { allowPrivateTargets: boolean; timeoutMs?: n
           if (settled) return;
           settled = true;
           clearTimeout(timer);
-          resolve({ ...r, durationMs: Math.round(performance.now() - started) });
+          // The receiver writes the answer: a NUL in it must not make the attempt unrecordable, which
+          // would leave the delivery leased, unattempted, and sent again after every lease for ever.
+          const text = (s: string | null) => (s === null ? null : storableText(s));
+          resolve({ ...r, error: text(r.error), bodyExcerpt: text(r.bodyExcerpt), durationMs: Math.round(performance.now() - started) });
         };
         let req: ReturnType<typeof https.request>;
         const refused = refusedLiteral(url, opts.allowPrivateTargets);

@@ -14,6 +14,7 @@ export function createOutbound(deps: {
   ca?: string | Buffer;
   leaseSeconds?: number;
   perEndpointConcurrency?: number;
+  perTenantConcurrency?: number;
 }) {
   const sender = createSender({ allowPrivateTargets: deps.allowPrivateTargets, timeoutMs: deps.timeoutMs, ca: deps.ca });
   const deliverer = createDeliverer({
@@ -22,6 +23,7 @@ export function createOutbound(deps: {
     sender,
     leaseSeconds: deps.leaseSeconds,
     perEndpointConcurrency: deps.perEndpointConcurrency,
+    perTenantConcurrency: deps.perTenantConcurrency,
   });
   return { sender, deliverer, close: () => sender.close() };
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MAX_ATTEMPTS, nextAttemptAt, RETRY_DELAYS_MS, RETRY_JITTER, RETRY_SPAN_MS } from './retry-schedule.ts';
+import { MAX_ATTEMPTS, MAX_RETRY_AFTER_MS, nextAttemptAt, RETRY_DELAYS_MS, RETRY_JITTER, RETRY_SPAN_MS } from './retry-schedule.ts';
 
 const now = new Date('2026-11-20T00:00:00Z');
 const after = (attemptsMade: number, random = () => 0, retryAfterMs?: number) =>
@@ -61,5 +61,12 @@ describe('the retry schedule', () => {
     const wait = RETRY_DELAYS_MS[0]!;
     expect(after(1, () => 0, wait + 60_000)).toBe(wait + 60_000);
     expect(after(1, () => 0, wait - 1)).toBe(wait);
+  });
+
+  it('waits no longer than the longest scheduled wait for a Retry-After that asks for more, or for one that is no number', () => {
+    expect(MAX_RETRY_AFTER_MS).toBe(Math.max(...RETRY_DELAYS_MS));
+    expect(after(1, () => 0, 1e23)).toBe(MAX_RETRY_AFTER_MS);
+    expect(after(1, () => 0, Number.POSITIVE_INFINITY)).toBe(RETRY_DELAYS_MS[0]);
+    expect(after(1, () => 0, Number.NaN)).toBe(RETRY_DELAYS_MS[0]);
   });
 });
