@@ -9,6 +9,12 @@ import { DomainError, missingCredentials } from '../errors.ts';
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
+    /**
+     * The request's credential resolved again, as it stands now: a response that streams for long (an
+     * export) asks before each part whether its caller still may, since a key revoked or a user removed
+     * meanwhile must not go on reading.
+     */
+    reauthenticate: (() => Promise<Principal>) | null;
   }
 }
 
@@ -32,6 +38,7 @@ export function authHook(authenticator: Authenticator, mode: 'required' | 'optio
     if (wait > 0) throw tooManyAttempts('Too many failed authentications from this address.', wait);
     try {
       request.principal = await authenticator.authenticate(credential);
+      request.reauthenticate = () => authenticator.authenticate(credential);
     } catch (e) {
       if (e instanceof DomainError && e.code === 'invalid_credentials') await failures.fail(request.ip);
       throw e;
