@@ -16,7 +16,7 @@ const invoicePaid = (id: string, account: string) =>
     data: { object: { object: 'invoice', customer: account, hosted_invoice_url: 'https://invoice.stripe.com/i/acct_1' } },
   });
 
-test('keeps other customers’ pending events that only share text with the erased customer, and sets aside its own', async ({
+test('keeps other customers’ events that only share text with the erased customer, and sets aside its own', async ({
   app,
   tenant,
   apiKey,
@@ -31,6 +31,17 @@ test('keeps other customers’ pending events that only share text with the eras
     });
   const others = await pending('evt_other', 'cus_Other22');
   const its = await pending('evt_its', 'cus_Erased1');
+  const chargeBody = JSON.stringify({ id: 'evt_done', created: '2024-06-20T10:00:00Z', data: { object: { customer: 'cus_Other22' } } });
+  const applied = await app.prisma.inboxEvent.create({
+    data: {
+      tenantId: tenant.tenantId,
+      provider: 'stripe',
+      dedupKey: 'evt_done',
+      eventType: 'charge.succeeded',
+      body: chargeBody,
+      status: 'processed',
+    },
+  });
 
   const res = await app.app.inject({ method: 'DELETE', url: `/api/v1/customers/${erased.id}`, headers: { 'x-api-key': apiKey } });
   expect(res.statusCode).toBe(200);
@@ -38,4 +49,6 @@ test('keeps other customers’ pending events that only share text with the eras
   const after = async (id: string) => app.prisma.inboxEvent.findUniqueOrThrow({ where: { id } });
   expect(await after(others.id)).toMatchObject({ status: 'received', body: invoicePaid('evt_other', 'cus_Other22'), lastError: null });
   expect(await after(its.id)).toMatchObject({ status: 'ignored', body: '' });
+  // An applied event keeps its body too when the external id is only part of a date in it.
+  expect(await after(applied.id)).toMatchObject({ status: 'processed', body: chargeBody });
 });

@@ -36,8 +36,9 @@ export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string):
   // Searched in any case: a provider may write a name or an address capitalised differently.
   const searchable = (values: (string | null)[]) =>
     values.filter((t): t is string => typeof t === 'string' && t.length >= MIN_TERM_LENGTH).map((t) => t.toLowerCase());
-  const terms = searchable([customerId, c.external_id, c.email, c.name, c.domain, ...accountIds]);
-  // The values that name this customer and no other, as a provider writes them: a whole JSON string.
+  const terms = searchable([customerId, c.email, c.name, c.domain, ...accountIds]);
+  // The values that name this customer and no other, as a provider writes them: a whole JSON string. The
+  // external id is the tenant's and often short ("2024", "4711"): it is looked for only whole, not in dates.
   const ownValues = searchable([customerId, c.external_id, c.email, ...accountIds]).map((t) => JSON.stringify(t));
 
   // Raw inbound bodies: those that produced the customer's signals and any that mention it. The row stays
@@ -53,7 +54,7 @@ export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string):
             last_error = CASE WHEN status = 'received' THEN 'body erased with its customer' END
      WHERE tenant_id = $1 AND body <> ''
        AND (id IN (SELECT inbox_event_id FROM signals WHERE customer_id = $2 AND inbox_event_id IS NOT NULL)
-            OR (status <> 'received' AND EXISTS (SELECT 1 FROM unnest($3::text[]) AS t(term) WHERE strpos(lower(body), t.term) > 0))
+            OR (status <> 'received' AND EXISTS (SELECT 1 FROM unnest($3::text[] || $4::text[]) AS t(term) WHERE strpos(lower(body), t.term) > 0))
             OR (status = 'received' AND EXISTS (SELECT 1 FROM unnest($4::text[]) AS t(term) WHERE strpos(lower(body), t.term) > 0)))
      RETURNING id`,
     [tenantId, customerId, terms, ownValues],
