@@ -36,7 +36,9 @@ export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string):
   // Searched in any case: a provider may write a name or an address capitalised differently.
   const searchable = (values: (string | null)[]) =>
     values.filter((t): t is string => typeof t === 'string' && t.length >= MIN_TERM_LENGTH).map((t) => t.toLowerCase());
-  const terms = searchable([customerId, c.email, c.name, c.domain, ...accountIds]);
+  // The domain names people through their addresses there ("@initech.example"); alone it is in URLs of
+  // anything ("stripe.com" in every Stripe invoice's link).
+  const terms = searchable([customerId, c.email, c.name, c.domain && `@${c.domain}`, ...accountIds]);
   // The values that name this customer and no other, as a provider writes them: a whole JSON string. The
   // external id is the tenant's and often short ("2024", "4711"): it is looked for only whole, not in dates.
   const ownValues = searchable([customerId, c.external_id, c.email, ...accountIds]).map((t) => JSON.stringify(t));
