@@ -197,6 +197,16 @@ describe('inbound addresses for unknown tenants', () => {
     expect(tenantLookups()).toBe(before);
   });
 
+  it('leaves a tenant that exists reachable from the address that named the unknown ones, a provider’s address being every tenant’s', async () => {
+    const provider = address();
+    const { tenantId } = await tenantWithKey(t.prisma);
+    expect((await post(tenantId, provider)).statusCode).toBe(403);
+    // Someone points the provider at made-up addresses of ours, from the same sender.
+    for (let i = 0; i < 6; i++) await post(crypto.randomUUID(), provider);
+    expect429(await post(crypto.randomUUID(), provider));
+    expect((await post(tenantId, provider)).statusCode).toBe(403);
+  });
+
   it('leaves a known tenant reachable from other addresses', async () => {
     const noisy = address();
     for (let i = 0; i < 6; i++) await post(crypto.randomUUID(), noisy);
