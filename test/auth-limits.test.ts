@@ -147,6 +147,17 @@ describe('failed authentications', () => {
     expect429(await list(`${prefix}::abcd`, { 'x-api-key': generateApiKey() }));
   });
 
+  it('keeps serving a key that worked lately from an address whose failures are spent, as a shared egress serves other clients', async () => {
+    const shared = address();
+    const { apiKey } = await tenantWithKey(t.prisma);
+    expect((await list(shared, { 'x-api-key': apiKey })).statusCode).toBe(200);
+    for (let i = 0; i < 5; i++) expect((await list(shared, { 'x-api-key': generateApiKey() })).statusCode).toBe(401);
+    expect429(await list(shared, { 'x-api-key': generateApiKey() }));
+    expect((await list(shared, { 'x-api-key': apiKey })).statusCode).toBe(200);
+    // A key this process has not seen work is held back with the guesses.
+    expect429(await list(shared, { 'x-api-key': (await tenantWithKey(t.prisma)).apiKey }));
+  });
+
   it('leaves other addresses alone', async () => {
     const noisy = address();
     for (let i = 0; i < 6; i++) await list(noisy, { 'x-api-key': generateApiKey() });
