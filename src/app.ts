@@ -82,6 +82,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // closing promptly on shutdown.
   app.server.headersTimeout = config.http.headersTimeoutMs;
   app.decorateRequest('principal', null);
+  app.decorateRequest('reauthenticate', null);
   // JSON only: any other body type is a 415, not a string that fails validation later.
   registerJsonBodyParser(app);
   app.addHook('onRequest', async (req, reply) => {

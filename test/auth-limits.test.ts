@@ -147,6 +147,17 @@ describe('failed authentications', () => {
     expect429(await list(`${prefix}::abcd`, { 'x-api-key': generateApiKey() }));
   });
 
+  it('keeps serving a key that worked lately from an address whose failures are spent, as a shared egress serves other clients', async () => {
+    const shared = address();
+    const { apiKey } = await tenantWithKey(t.prisma);
+    expect((await list(shared, { 'x-api-key': apiKey })).statusCode).toBe(200);
+    for (let i = 0; i < 5; i++) expect((await list(shared, { 'x-api-key': generateApiKey() })).statusCode).toBe(401);
+    expect429(await list(shared, { 'x-api-key': generateApiKey() }));
+    expect((await list(shared, { 'x-api-key': apiKey })).statusCode).toBe(200);
+    // A key this process has not seen work is held back with the guesses.
+    expect429(await list(shared, { 'x-api-key': (await tenantWithKey(t.prisma)).apiKey }));
+  });
+
   it('leaves other addresses alone', async () => {
     const noisy = address();
     for (let i = 0; i < 6; i++) await list(noisy, { 'x-api-key': generateApiKey() });
@@ -195,6 +206,16 @@ describe('inbound addresses for unknown tenants', () => {
     const before = tenantLookups();
     expect((await post(id, address())).statusCode).toBe(404);
     expect(tenantLookups()).toBe(before);
+  });
+
+  it('leaves a tenant that exists reachable from the address that named the unknown ones, a provider’s address being every tenant’s', async () => {
+    const provider = address();
+    const { tenantId } = await tenantWithKey(t.prisma);
+    expect((await post(tenantId, provider)).statusCode).toBe(403);
+    // Someone points the provider at made-up addresses of ours, from the same sender.
+    for (let i = 0; i < 6; i++) await post(crypto.randomUUID(), provider);
+    expect429(await post(crypto.randomUUID(), provider));
+    expect((await post(tenantId, provider)).statusCode).toBe(403);
   });
 
   it('leaves a known tenant reachable from other addresses', async () => {

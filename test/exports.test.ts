@@ -1,3 +1,6 @@
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { parse } from 'csv-parse/sync';
 import { describe, expect } from 'vitest';
 import { testWith } from './support/fixtures.ts';
@@ -145,6 +148,36 @@ describe('exporting one customer’s data for an access request', () => {
     expect(records[0].data).toMatchObject({ id: c.id, name: 'Initech', email: 'peter@initech.example' });
     expect(records.at(-1).data).toMatchObject({ provider: 'intercom', body: '{"text":"help"}' });
     expect(res.body).not.toContain(other.id);
-    expect((await api.get(`/api/v1/customers/${other.id.replace(/.$/, '0')}/export`)).statusCode).toBe(404);
+    expect((await api.get(`/api/v1/customers/${randomUUID()}/export`)).statusCode).toBe(404);
+  });
+});
+
+describe('an export whose caller loses access while it streams', () => {
+  test('reads no further page once its API key is revoked', async ({ app, tenant, apiKey }) => {
+    const rows = 10_000;
+    const name = 'n'.repeat(1000);
+    await app.prisma.customer.createMany({
+      data: Array.from({ length: rows }, (_, i) => ({ tenantId: tenant.tenantId, name: `${name}${i}` })),
+    });
+    if (!app.app.server.listening) await app.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.app.server.address() as AddressInfo;
+    const lines = await new Promise<number>((resolve) => {
+      let n = 0;
+      const req = http.get({ host: '127.0.0.1', port, path: '/api/v1/exports/customers', headers: { 'x-api-key': apiKey } }, (res) => {
+        expect(res.statusCode).toBe(200);
+        res.once('data', async (first: Buffer) => {
+          n += first.toString('utf8').split('\n').length - 1;
+          // A slow reader: nothing more is read until the key is revoked.
+          res.pause();
+          await app.prisma.apiKey.updateMany({ where: { tenantId: tenant.tenantId }, data: { revokedAt: new Date() } });
+          res.on('data', (c: Buffer) => (n += c.toString('utf8').split('\n').length - 1));
+          res.resume();
+        });
+        res.on('close', () => resolve(n));
+      });
+      req.on('error', () => resolve(n));
+    });
+    expect(lines).toBeGreaterThan(0);
+    expect(lines).toBeLessThan(rows);
   });
 });

@@ -27,6 +27,8 @@ export interface InboundDeps {
 
 // Long enough to absorb a flood of one made-up address, short enough that a new tenant is reachable at once in practice.
 const UNKNOWN_TENANT_TTL_MS = 5_000;
+// How long a tenant found to exist stays exempt from its sender's budget of unknown addresses.
+const SEEN_TENANT_TTL_MS = 3_600_000;
 
 const PREFIX = '/api/v1/webhooks/in/';
 /** Whether an OpenAPI path is one of these routes (they pass no rate limiter). */
@@ -48,15 +50,21 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
   // scheduled deletion falls due; docs/data-lifecycle.md), unknown ones for a few seconds; an address that
   // keeps naming tenants that do not exist is refused before it costs a lookup.
   const tenants = new LRUCache<string, number | false>({ max: 50_000, ttl: Math.max(deps.cacheMs, 1) });
+  // A provider sends every tenant's events from the same few addresses, and anyone can point a provider
+  // at made-up addresses of ours: an address's budget of unknown tenants must not cost the tenants that
+  // exist. So it holds back only lookups of ids not found to exist within the hour.
+  const seen = new LRUCache<string, true>({ max: 100_000, ttl: SEEN_TENANT_TTL_MS });
   const tenantExists = async (id: string, address: string) => {
     let closesAt = tenants.get(id);
     if (closesAt === undefined) {
-      const wait = deps.unknownTenants.waitFor(address);
+      const wait = seen.has(id) ? 0 : deps.unknownTenants.waitFor(address);
       if (wait > 0) throw tooManyAttempts('Too many requests for inbound addresses that do not exist.', wait);
       const row = await deps.prisma.tenant.findUnique({ where: { id }, select: { deletionDueAt: true } });
       closesAt = row ? (row.deletionDueAt?.getTime() ?? Infinity) : false;
       if (row && deps.cacheMs > 0) tenants.set(id, closesAt);
-      if (!row) {
+      if (row) seen.set(id, true);
+      else {
+        seen.delete(id);
         tenants.set(id, false, { ttl: UNKNOWN_TENANT_TTL_MS });
         await deps.unknownTenants.fail(address);
       }

@@ -19,6 +19,14 @@ export function requireCapability(ctx: Context, capability: Capability = 'read')
   return p;
 }
 
+/** Who may export a workspace's data or a customer's: `startDataExport` authorises with it, and a streaming export asks it again before each page. */
+export const EXPORT_CAPABILITY: Capability = 'manage';
+
+/** Whether a caller, resolved again while its request streams, may still do what it began: same workspace, capability kept. */
+export function stillMay(then: Principal, now: Principal, capability: Capability): boolean {
+  return now.tenantId === then.tenantId && can(now, capability);
+}
+
 /** The caller as the audit log names it: whose principal, from which address, in which request. */
 export function actorOf(ctx: Context, p: Principal): Actor {
   return {

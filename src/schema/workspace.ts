@@ -4,7 +4,7 @@ import { EXPORT_DATASETS, EXPORT_FORMATS, type ExportDataset, type ExportFormat,
 import { RETENTION_KEYS, RETENTION_SETTINGS } from '../contract/retention.ts';
 import { builder } from './builder.ts';
 import { Role } from './enums.ts';
-import { actorOf, requireCapability } from './guards.ts';
+import { actorOf, EXPORT_CAPABILITY, requireCapability } from './guards.ts';
 import { parseInput } from './validate.ts';
 
 // The workspace as a whole (docs/data-lifecycle.md): retention, users' roles, exports and deletion.
@@ -143,7 +143,7 @@ builder.mutationFields((t) => ({
       until: t.arg({ type: 'DateTime', required: false, description: 'Rows before this time.' }),
     },
     resolve: async (_root, args, ctx) => {
-      const p = requireCapability(ctx, 'manage');
+      const p = requireCapability(ctx, EXPORT_CAPABILITY);
       const format = args.format ?? 'ndjson';
       if (!args.dataset && !args.customerId) throw validationFailed([{ path: 'dataset', message: 'name a dataset, or a customer' }]);
       if (!args.dataset && format !== 'ndjson') throw validationFailed([{ path: 'format', message: 'a customer’s export is NDJSON' }]);

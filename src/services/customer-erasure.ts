@@ -34,22 +34,32 @@ export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string):
   );
   const accountIds = identities.map((i) => i.external_id);
   // Searched in any case: a provider may write a name or an address capitalised differently.
-  const terms = [customerId, c.external_id, c.email, c.name, c.domain, ...accountIds]
-    .filter((t): t is string => typeof t === 'string' && t.length >= MIN_TERM_LENGTH)
-    .map((t) => t.toLowerCase());
+  const searchable = (values: (string | null)[]) =>
+    values.filter((t): t is string => typeof t === 'string' && t.length >= MIN_TERM_LENGTH).map((t) => t.toLowerCase());
+  // The domain names people through their addresses there ("@initech.example"); alone it is in URLs of
+  // anything ("stripe.com" in every Stripe invoice's link).
+  const terms = searchable([customerId, c.email, c.name, c.domain && `@${c.domain}`, ...accountIds]);
+  // The values that name this customer and no other, as a provider writes them: a whole JSON string. The
+  // external id is the tenant's and often short ("2024", "4711"): it is looked for only whole, not in dates.
+  const ownValues = searchable([customerId, c.external_id, c.email, ...accountIds]).map((t) => JSON.stringify(t));
 
   // Raw inbound bodies: those that produced the customer's signals and any that mention it. The row stays
-  // (provider, type, dedup key, times) so a redelivery is still recognised as a duplicate; an event not yet
-  // processed is set aside, since its body is gone. Its last error goes too: it may quote the body.
+  // (provider, type, dedup key, times) so a redelivery is still recognised as a duplicate. Its last error
+  // goes too: it may quote the body.
+  // An event not yet processed has not been applied to anyone: it is set aside (`ignored`, its body gone)
+  // only when one of its values is one of the customer's own ids or its email. Any text in it would take
+  // other customers' events with it, unapplied: a name is any word ("Invoice" is in every Stripe invoice
+  // event), a domain is in URLs ("stripe.com" in each invoice's link), an external id "2024" in every date.
   const bodies = await sql.query<{ id: string }>(
     `UPDATE inbox_events SET body = '', body_sha256 = NULL,
             status = CASE WHEN status = 'received' THEN 'ignored'::"InboxStatus" ELSE status END,
             last_error = CASE WHEN status = 'received' THEN 'body erased with its customer' END
      WHERE tenant_id = $1 AND body <> ''
        AND (id IN (SELECT inbox_event_id FROM signals WHERE customer_id = $2 AND inbox_event_id IS NOT NULL)
-            OR EXISTS (SELECT 1 FROM unnest($3::text[]) AS t(term) WHERE strpos(lower(body), t.term) > 0))
+            OR (status <> 'received' AND EXISTS (SELECT 1 FROM unnest($3::text[] || $4::text[]) AS t(term) WHERE strpos(lower(body), t.term) > 0))
+            OR (status = 'received' AND EXISTS (SELECT 1 FROM unnest($4::text[]) AS t(term) WHERE strpos(lower(body), t.term) > 0)))
      RETURNING id`,
-    [tenantId, customerId, terms],
+    [tenantId, customerId, terms, ownValues],
   );
   // Signals: the customer's, and those kept without a customer that would be attributed to it.
   const signals = await sql.query<{ id: string }>(

@@ -251,6 +251,8 @@ interface Filter {
   customerId?: string;
   since?: Date | null;
   until?: Date | null;
+  /** Called before every page but the first; throws to end the export (the caller may no longer read). */
+  beforePage?: () => Promise<void>;
 }
 
 /** One dataset's rows, page after page, in keyset order. */
@@ -271,6 +273,7 @@ async function* rowsOf(sql: Sql, d: Dataset, f: Filter): AsyncGenerator<Row[]> {
   const orderBy = d.key.map((k) => `${k} ${direction}`).join(', ');
   let after: unknown[] | null = null;
   for (;;) {
+    if (after) await f.beforePage?.();
     const page = after ? `(${d.key.join(', ')}) ${beyond} (${after.map((_, i) => `$${fixed + i + 2}`).join(', ')})` : 'true';
     const rows: Row[] = await sql.query(
       `SELECT ${select}, ${keys} FROM ${d.from} WHERE ${conds.join(' AND ')} AND ${page} ORDER BY ${orderBy} LIMIT $${fixed + 1}`,
@@ -312,9 +315,12 @@ export function createExportService(deps: { pool: pg.Pool }) {
       }
     },
     /** Everything held about one customer, as NDJSON records `{ "record": type, "data": {...} }`. */
-    async *subject(tenantId: string, customerId: string): AsyncGenerator<string> {
+    async *subject(tenantId: string, customerId: string, beforePage?: () => Promise<void>): AsyncGenerator<string> {
+      let first = true;
       for (const [record, d] of Object.entries(SUBJECT_RECORDS) as [string, Dataset][]) {
-        for await (const rows of rowsOf(sql, d, { tenantId, customerId })) {
+        if (!first) await beforePage?.();
+        first = false;
+        for await (const rows of rowsOf(sql, d, { tenantId, customerId, beforePage })) {
           yield rows.map((data) => JSON.stringify({ record, data })).join('\n') + '\n';
         }
       }

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { COMPONENTS as C } from '../../contract/entities.ts';
 import { EXPORT_FORMATS, type ExportFormat } from '../../contract/enums.ts';
 import * as r from '../../contract/requests.ts';
@@ -7,6 +7,8 @@ import { RETENTION_KEYS, type RetentionKey, retentionField } from '../../contrac
 import { camelKeys, serialize } from '../../contract/serialize.ts';
 import { type ContractTypeProvider, schemaOf } from '../../contract/wire.ts';
 import { problemResponses } from '../../http/openapi.ts';
+import { forbidden } from '../../errors.ts';
+import { EXPORT_CAPABILITY, stillMay } from '../../schema/guards.ts';
 import {
   CancelWorkspaceDeletionDocument,
   DeleteWorkspaceDocument,
@@ -44,6 +46,16 @@ function sendStream(reply: FastifyReply, format: ExportFormat, filename: string,
   // Bytes, not objects: one page waits in the stream at most, whatever its size.
   return reply.send(Readable.from(chunks, { objectMode: false, highWaterMark: 64 * 1024 }));
 }
+
+/**
+ * Asked before each page of an export: the caller's credential is resolved again, so a key revoked, a user
+ * removed or demoted, or a workspace closed while a slow client reads ends the export there, rather than
+ * letting it read rows written since. Throws, which aborts the response.
+ */
+const stillAllowed = (req: FastifyRequest) => async () => {
+  const now = await req.reauthenticate!();
+  if (!stillMay(req.principal!, now, EXPORT_CAPABILITY)) throw forbidden('The caller may no longer export this workspace’s data.');
+};
 
 const today = () => new Date().toISOString().slice(0, 10);
 const tags = ['Workspace'];
@@ -155,6 +167,7 @@ export async function workspaceRoutes(fastify: FastifyInstance, { run, context }
         tenantId: ctx.principal!.tenantId,
         since: since ? new Date(since) : null,
         until: until ? new Date(until) : null,
+        beforePage: stillAllowed(req),
       });
       return sendStream(reply, format, `${dataset}-${today()}`, chunks);
     },
@@ -181,7 +194,7 @@ export async function workspaceRoutes(fastify: FastifyInstance, { run, context }
         reply,
         'ndjson',
         `customer-${customerId}-${today()}`,
-        ctx.services.exports.subject(ctx.principal!.tenantId, customerId),
+        ctx.services.exports.subject(ctx.principal!.tenantId, customerId, stillAllowed(req)),
       );
     },
   );
