@@ -122,6 +122,14 @@ describe('exporting a dataset', () => {
     expect((await api.get('/api/v1/exports/passwords')).statusCode).toBe(400);
     expect((await api.get('/api/v1/exports/signals?since=2026-02-01T00:00:00Z&until=2026-01-01T00:00:00Z')).statusCode).toBe(400);
   });
+  test('is not run by a HEAD request, so nothing is recorded as exported', async ({ app, tenant, apiKey }) => {
+    const c = await customer(app.prisma, tenant.tenantId);
+    for (const url of ['/api/v1/exports/customers', `/api/v1/customers/${c.id}/export`]) {
+      const res = await app.app.inject({ method: 'HEAD', url, headers: { 'x-api-key': apiKey } });
+      expect(res.statusCode).toBe(404);
+    }
+    expect(await app.prisma.auditEvent.count({ where: { tenantId: tenant.tenantId, action: 'data.exported' } })).toBe(0);
+  });
 });
 
 describe('exporting one customer’s data for an access request', () => {

@@ -147,6 +147,8 @@ export async function workspaceRoutes(fastify: FastifyInstance, { run, context }
   app.get(
     '/exports/:dataset',
     {
+      // A HEAD would run the export (and record it in the audit log) only to send no rows.
+      exposeHeadRoute: false,
       schema: {
         tags,
         operationId: 'exportDataset',
@@ -176,6 +178,7 @@ export async function workspaceRoutes(fastify: FastifyInstance, { run, context }
   app.get(
     '/customers/:customer_id/export',
     {
+      exposeHeadRoute: false,
       schema: {
         tags: ['Customers'],
         operationId: 'exportCustomer',
