@@ -2,22 +2,24 @@
 // and answer the same JSON (REST page, health breakdown, GraphQL page), with no authentication.
 import Fastify from 'fastify';
 import pg from 'pg';
+import { createCustomerPages } from '../src/services/customer-pages.ts';
 
 const tenantId = process.env.TENANT_ID!;
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.POOL ?? 10) });
 const app = Fastify({ logger: false });
 
-// The statements the service sends for these requests (captured from its query log).
-const PAGE = `SELECT "public"."customers"."id", "public"."customers"."tenant_id", "public"."customers"."external_id", "public"."customers"."name", "public"."customers"."email", "public"."customers"."domain", "public"."customers"."health_score", "public"."customers"."health_status"::text, "public"."customers"."churn_probability", "public"."customers"."churn_risk_level"::text, "public"."customers"."created_at", "public"."customers"."updated_at" FROM "public"."customers" WHERE "public"."customers"."tenant_id" = $1 ORDER BY "public"."customers"."created_at" DESC, "public"."customers"."id" DESC LIMIT $2 OFFSET $3`;
+// The page is read by the service's own statement; the health read's statements are those the service
+// sends (captured from its query log).
+const pages = createCustomerPages(pool);
 const CUSTOMER = `SELECT "public"."customers"."id", "public"."customers"."tenant_id", "public"."customers"."external_id", "public"."customers"."name", "public"."customers"."email", "public"."customers"."domain", "public"."customers"."health_score", "public"."customers"."health_status"::text, "public"."customers"."churn_probability", "public"."customers"."churn_risk_level"::text, "public"."customers"."created_at", "public"."customers"."updated_at" FROM "public"."customers" WHERE ("public"."customers"."id" = $1 AND "public"."customers"."tenant_id" = $2) LIMIT $3 OFFSET $4`;
 const SNAPSHOT = `SELECT "public"."health_snapshots"."id", "public"."health_snapshots"."tenant_id", "public"."health_snapshots"."customer_id", "public"."health_snapshots"."score", "public"."health_snapshots"."status"::text, "public"."health_snapshots"."dimensions", "public"."health_snapshots"."trend_7d", "public"."health_snapshots"."trend_30d", "public"."health_snapshots"."weakest_dimension", "public"."health_snapshots"."announced_score", "public"."health_snapshots"."announced_status"::text, "public"."health_snapshots"."computed_at" FROM "public"."health_snapshots" WHERE "public"."health_snapshots"."customer_id" IN ($1) OFFSET $2`;
 const WEIGHTS = `SELECT "public"."tenants"."id", "public"."tenants"."scoring_weights" FROM "public"."tenants" WHERE "public"."tenants"."id" IN ($1) OFFSET $2`;
 
-type Row = Record<string, unknown> & { id: string; created_at: Date };
-const cursorOf = (last: Row) => Buffer.from(JSON.stringify([last.created_at.toISOString(), last.id])).toString('base64url');
+type Row = Record<string, unknown> & { id: string; createdAt: Date };
+const cursorOf = (last: Row) => Buffer.from(JSON.stringify([last.createdAt.toISOString(), last.id])).toString('base64url');
 
 async function firstPage(limit: number) {
-  const { rows } = await pool.query<Row>(PAGE, [tenantId, limit + 1, 0]);
+  const rows = (await pages.page({ tenantId, sort: { field: 'createdAt', direction: 'desc' }, take: limit + 1 })) as Row[];
   const more = rows.length > limit;
   const nodes = more ? rows.slice(0, limit) : rows;
   return { nodes, more, cursor: more ? cursorOf(nodes[nodes.length - 1]!) : null };
@@ -28,16 +30,16 @@ app.get('/customers', async () => {
   return {
     data: nodes.map((c) => ({
       id: c.id,
-      external_id: c.external_id,
+      external_id: c.externalId,
       name: c.name,
       email: c.email,
       domain: c.domain,
-      health_score: c.health_score,
-      health_status: c.health_status,
-      churn_probability: c.churn_probability,
-      churn_risk_level: c.churn_risk_level,
-      created_at: c.created_at.toISOString(),
-      updated_at: (c.updated_at as Date).toISOString(),
+      health_score: c.healthScore,
+      health_status: c.healthStatus,
+      churn_probability: c.churnProbability,
+      churn_risk_level: c.churnRiskLevel,
+      created_at: c.createdAt.toISOString(),
+      updated_at: (c.updatedAt as Date).toISOString(),
     })),
     has_more: more,
     next_cursor: cursor,
@@ -52,12 +54,12 @@ app.post('/graphql', async () => {
         nodes: nodes.map((c) => ({
           id: c.id,
           name: c.name,
-          externalId: c.external_id,
-          healthScore: c.health_score,
-          healthStatus: c.health_status,
-          churnProbability: c.churn_probability,
-          churnRiskLevel: c.churn_risk_level,
-          createdAt: c.created_at.toISOString(),
+          externalId: c.externalId,
+          healthScore: c.healthScore,
+          healthStatus: c.healthStatus,
+          churnProbability: c.churnProbability,
+          churnRiskLevel: c.churnRiskLevel,
+          createdAt: c.createdAt.toISOString(),
         })),
         pageInfo: { hasNextPage: more, endCursor: cursor },
       },
@@ -75,7 +77,7 @@ interface Dimension {
 }
 
 app.get<{ Params: { id: string } }>('/customers/:id/health', async (req, reply) => {
-  const { rows } = await pool.query<Row>(CUSTOMER, [req.params.id, tenantId, 1, 0]);
+  const { rows } = await pool.query(CUSTOMER, [req.params.id, tenantId, 1, 0]);
   if (!rows[0]) return reply.code(404).send({ status: 404 });
   const [snapshots] = await Promise.all([pool.query(SNAPSHOT, [req.params.id, 0]), pool.query(WEIGHTS, [tenantId, 0])]);
   const s = snapshots.rows[0];
