@@ -2,19 +2,14 @@
 // and answer the same JSON (REST page, health breakdown, GraphQL page), with no authentication.
 import Fastify from 'fastify';
 import pg from 'pg';
-import { createCustomerPages } from '../src/services/customer-pages.ts';
+import { createCustomerReads } from '../src/services/customer-reads.ts';
 
 const tenantId = process.env.TENANT_ID!;
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.POOL ?? 10) });
 const app = Fastify({ logger: false });
 
-// The page is read by the service's own statement; the health read's statements are those the service
-// sends (captured from its query log).
-const pages = createCustomerPages(pool);
-const CUSTOMER = `SELECT "public"."customers"."id", "public"."customers"."tenant_id", "public"."customers"."external_id", "public"."customers"."name", "public"."customers"."email", "public"."customers"."domain", "public"."customers"."health_score", "public"."customers"."health_status"::text, "public"."customers"."churn_probability", "public"."customers"."churn_risk_level"::text, "public"."customers"."created_at", "public"."customers"."updated_at" FROM "public"."customers" WHERE ("public"."customers"."id" = $1 AND "public"."customers"."tenant_id" = $2) LIMIT $3 OFFSET $4`;
-const SNAPSHOT = `SELECT "public"."health_snapshots"."id", "public"."health_snapshots"."tenant_id", "public"."health_snapshots"."customer_id", "public"."health_snapshots"."score", "public"."health_snapshots"."status"::text, "public"."health_snapshots"."dimensions", "public"."health_snapshots"."trend_7d", "public"."health_snapshots"."trend_30d", "public"."health_snapshots"."weakest_dimension", "public"."health_snapshots"."announced_score", "public"."health_snapshots"."announced_status"::text, "public"."health_snapshots"."computed_at" FROM "public"."health_snapshots" WHERE "public"."health_snapshots"."customer_id" IN ($1) OFFSET $2`;
-const WEIGHTS = `SELECT "public"."tenants"."id", "public"."tenants"."scoring_weights" FROM "public"."tenants" WHERE "public"."tenants"."id" IN ($1) OFFSET $2`;
-
+// The same statements as the service's: its own reads module runs them.
+const pages = createCustomerReads(pool);
 type Row = Record<string, unknown> & { id: string; createdAt: Date };
 const cursorOf = (last: Row) => Buffer.from(JSON.stringify([last.createdAt.toISOString(), last.id])).toString('base64url');
 
@@ -77,17 +72,16 @@ interface Dimension {
 }
 
 app.get<{ Params: { id: string } }>('/customers/:id/health', async (req, reply) => {
-  const { rows } = await pool.query(CUSTOMER, [req.params.id, tenantId, 1, 0]);
-  if (!rows[0]) return reply.code(404).send({ status: 404 });
-  const [snapshots] = await Promise.all([pool.query(SNAPSHOT, [req.params.id, 0]), pool.query(WEIGHTS, [tenantId, 0])]);
-  const s = snapshots.rows[0];
+  const c = await pages.one(tenantId, req.params.id, { health: true });
+  if (!c) return reply.code(404).send({ status: 404 });
+  const s = c.healthSnapshot!;
   return {
     customer_id: req.params.id,
     score: s.score,
     status: s.status,
-    computed_at: (s.computed_at as Date).toISOString(),
-    trend: { change_7d: s.trend_7d, change_30d: s.trend_30d },
-    weakest_dimension: s.weakest_dimension,
+    computed_at: (s.computedAt as Date).toISOString(),
+    trend: { change_7d: s.trend7d, change_30d: s.trend30d },
+    weakest_dimension: s.weakestDimension,
     dimensions: (s.dimensions as Dimension[]).map((d) => ({
       key: d.key,
       score: d.score,

@@ -5,7 +5,7 @@ import { builder } from './builder.ts';
 import { type ProviderName, PROVIDERS } from '../contract/enums.ts';
 import { HealthStatus, Provider, RiskLevel } from './enums.ts';
 import { actorOf, requireCapability } from './guards.ts';
-import { isPageColumn, type PageRequest } from '../services/customer-pages.ts';
+import { isPageColumn, type PageRequest } from '../services/customer-reads.ts';
 import {
   connectionOf,
   decodeCursor,
@@ -49,6 +49,15 @@ builder.prismaObject('CustomerIdentity', {
 });
 
 const CustomerConnection = connectionOf('Customer', Customer);
+
+const HEALTH_INCLUDE = JSON.stringify({ healthSnapshot: true, tenant: { select: { scoringWeights: true } } });
+
+/** Whether one customer's planned query is its columns, or its columns and health, which plain SQL reads. */
+function plainRead(query: { include?: object; select?: object }): { health: boolean } | undefined {
+  if (query.select) return undefined;
+  if (!query.include || Object.keys(query.include).length === 0) return { health: false };
+  return JSON.stringify(query.include) === HEALTH_INCLUDE ? { health: true } : undefined;
+}
 
 /** Whether the page's nodes ask for table columns only (no relation, no field that loads more). */
 function columnsOnly(plan: Parameters<typeof selectionOf>[0], sort: Sort): boolean {
@@ -113,13 +122,13 @@ builder.queryFields((t) => ({
       if (!search && columnsOnly(plan, sort)) {
         const filters = { tenantId: p.tenantId, riskLevel: args.riskLevel, healthStatus: args.healthStatus };
         const take = pageSize(args.first);
-        const rows = await ctx.services.customerPages.page({
+        const rows = await ctx.services.customerReads.page({
           ...filters,
           sort: sort as PageRequest['sort'],
           after: args.after ? decodeCursor(args.after, sort) : null,
           take: take + 1,
         });
-        return toPage(rows as unknown as CustomerRow[], take, () => ctx.services.customerPages.count(filters), sort);
+        return toPage(rows as unknown as CustomerRow[], take, () => ctx.services.customerReads.count(filters), sort);
       }
       return keysetPage<CustomerRow>(ctx.prisma.customer, where, args, plan, sort);
     },
@@ -129,7 +138,12 @@ builder.queryFields((t) => ({
     args: { id: t.arg({ type: 'UUID' }) },
     resolve: async (query, _root, args, ctx) => {
       const p = requireCapability(ctx, 'read');
-      const c = await ctx.prisma.customer.findFirst({ ...query, where: { id: args.id, tenantId: p.tenantId } });
+      // The customer's columns, with its health when asked (the health route), are one plain SQL
+      // statement; any other relation takes Prisma's planned query.
+      const plain = plainRead(query);
+      const c = plain
+        ? ((await ctx.services.customerReads.one(p.tenantId, args.id, plain)) as unknown as CustomerRow | null)
+        : await ctx.prisma.customer.findFirst({ ...query, where: { id: args.id, tenantId: p.tenantId } });
       if (!c) throw notFound(`Customer ${args.id}`);
       return c;
     },
