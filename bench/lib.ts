@@ -20,11 +20,17 @@ export async function freshDatabase(url: string): Promise<void> {
 }
 
 /** Starts a TypeScript entry point in its own process (so the load generator never shares its event loop). */
-export function startProcess(args: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; output: string }> {
-  // Node with tsx's loader rather than the tsx CLI, so child.pid is the service itself (RSS, signals).
+export function startProcess(
+  args: string[],
+  env: Record<string, string>,
+  ready: RegExp,
+  opts: { plainNode?: boolean } = {},
+): Promise<{ child: ChildProcess; output: string }> {
+  // Node with tsx's loader rather than the tsx CLI, so child.pid is the service itself (RSS, signals);
+  // `plainNode` runs compiled JavaScript without it.
   // BENCH_NODE_ARGS passes flags to the service processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
   const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', ...args], {
+  const child = spawn(process.execPath, [...nodeArgs, ...(opts.plainNode ? [] : ['--import', 'tsx']), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
