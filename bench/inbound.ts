@@ -168,7 +168,11 @@ report('Inbound webhooks', [
     target: '≥ 1.5× the baseline accepted/s, p99 < 50 ms',
     met: accepted.rps >= 1.5 * baseline.rps && accepted.p99 < 50 ? 'yes' : 'no',
   },
-  { m: overload, target: 'excess refused with 503, p99 < 1 s, no timeouts' },
+  {
+    m: overload,
+    target: 'excess refused with 503, p99 < 1 s, no timeouts',
+    met: overload.p99 < 1000 && overload.errors === 0 ? 'yes' : 'no',
+  },
   {
     m: {
       name: `worker drain (${backlog} events, startup ${((drainStart - started) / 1000).toFixed(1)} s excluded)`,
