@@ -84,3 +84,25 @@ describe('inbound events accepted in groups', () => {
     expect((await stored(tenantId)).map((e) => e.dedupKey).sort()).toEqual(events.map((e) => e.id).sort());
   });
 });
+
+describe('an event whose application was lost', () => {
+  // The worker commits an event's application without waiting for the disk: a crash of PostgreSQL can
+  // lose it after the message was acked, leaving the event 'received' with an old publish.
+  it('is published again by the worker’s inbox sweep once its publish is stale, and applied', async () => {
+    const { tenantId } = await stripeTenant();
+    const event = invoiceEvent(`evt_lost_${randomUUID().slice(0, 6)}`);
+    const [{ id }] = (
+      await t.pool.query<{ id: string }>(
+        `INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body, published_at)
+         VALUES (gen_random_uuid(), $1, 'stripe', $2, 'invoice.created', $3, now() - interval '16 minutes') RETURNING id`,
+        [tenantId, event.id, JSON.stringify(event)],
+      )
+    ).rows as [{ id: string }];
+    // The worker's scheduled sweep (every 200 ms in tests) finds it; nothing else publishes it.
+    await expect
+      .poll(async () => (await t.pool.query('SELECT status::text FROM inbox_events WHERE id = $1', [id])).rows[0].status, {
+        timeout: 10_000,
+      })
+      .toBe('processed');
+  });
+});
