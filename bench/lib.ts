@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
@@ -19,11 +20,17 @@ export async function freshDatabase(url: string): Promise<void> {
 }
 
 /** Starts a TypeScript entry point in its own process (so the load generator never shares its event loop). */
-export function startProcess(args: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; output: string }> {
-  // Node with tsx's loader rather than the tsx CLI, so child.pid is the service itself (RSS, signals).
+export function startProcess(
+  args: string[],
+  env: Record<string, string>,
+  ready: RegExp,
+  opts: { plainNode?: boolean } = {},
+): Promise<{ child: ChildProcess; output: string }> {
+  // Node with tsx's loader rather than the tsx CLI, so child.pid is the service itself (RSS, signals);
+  // `plainNode` runs compiled JavaScript without it.
   // BENCH_NODE_ARGS passes flags to the service processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
   const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', ...args], {
+  const child = spawn(process.execPath, [...nodeArgs, ...(opts.plainNode ? [] : ['--import', 'tsx']), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -50,6 +57,17 @@ export function rssMiB(pid: number): number {
   return m ? Math.round(Number(m[1]) / 1024) : NaN;
 }
 
+/** CPU time (user + system) a process has used so far, in microseconds, from /proc (Linux, 100 ticks/s). */
+export function cpuMicros(pid: number): number {
+  // Fields after the command name (which may hold spaces): utime is the 14th field, stime the 15th.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+/** The 1-minute load average, as the machine is shared: a figure means little without it. */
+export const load1 = () => Math.round(loadavg()[0]! * 100) / 100;
+
 export interface Measured {
   name: string;
   rps: number;
@@ -58,6 +76,12 @@ export interface Measured {
   errors: number;
   non2xx: number;
   bytes: number;
+  /** Requests answered in the whole run (not per second). */
+  total?: number;
+  /** CPU time of the measured process(es) per answered request, in microseconds. */
+  cpuUs?: number;
+  /** The 1-minute load average at the end of the run. */
+  loadAvg?: number;
   /** Responses by HTTP status, where measured with `load`. */
   statuses?: Record<string, number>;
 }
@@ -72,8 +96,12 @@ export async function load(
     connections: number;
     /** Requests per second across all connections; unset is as fast as the server answers. */
     rate?: number;
+    /** Processes whose CPU time is charged to the requests (the server under test). */
+    pids?: number[];
   },
 ): Promise<Measured> {
+  const cpu = () => (opts.pids ?? []).reduce((sum, pid) => sum + cpuMicros(pid), 0);
+  const cpuBefore = cpu();
   const r = await autocannon({
     url: opts.url,
     headers: opts.headers,
@@ -83,8 +111,13 @@ export async function load(
     pipelining: 1,
     ...(opts.rate ? { overallRate: opts.rate } : {}),
   });
+  const cpuUsed = cpu() - cpuBefore;
+  const total = r.requests.total;
   return {
     name,
+    total,
+    ...(opts.pids?.length ? { cpuUs: Math.round(cpuUsed / Math.max(total, 1)) } : {}),
+    loadAvg: load1(),
     rps: Math.round(r.requests.average),
     p50: r.latency.p50,
     p99: r.latency.p99,
@@ -100,13 +133,19 @@ export async function load(
   };
 }
 
-export function report(title: string, rows: { m: Measured; baseline?: Measured; target?: string }[]) {
+const ratio = (a: number | undefined, b: number | undefined) => (a && b ? `${(a / b).toFixed(2)}×` : '–');
+
+/**
+ * A table of scenarios: req/s, latency, and CPU time per request beside each, with both ratios to the
+ * scenario's baseline from the same run. On a shared machine CPU per request is the steadier figure.
+ */
+export function report(title: string, rows: { m: Measured; baseline?: Measured; target?: string; met?: string }[]) {
   writeResult(title, [
-    '| scenario | req/s | p50 ms | p99 ms | bytes/resp | errors | non-2xx | ratio to bare | target |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| scenario | req/s | p50 ms | p99 ms | CPU µs/req | req/s vs baseline | CPU/req vs baseline | bytes/resp | errors | non-2xx | load avg | target | met |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows.map(
-      ({ m, baseline, target }) =>
-        `| ${m.name} | ${m.rps} | ${m.p50} | ${m.p99} | ${m.bytes} | ${m.errors} | ${m.non2xx} | ${baseline ? `${Math.round((m.rps / baseline.rps) * 100)} %` : '–'} | ${target ?? ''} |`,
+      ({ m, baseline, target, met }) =>
+        `| ${m.name} | ${m.rps} | ${m.p50} | ${m.p99} | ${m.cpuUs ?? '–'} | ${baseline ? `${Math.round((m.rps / baseline.rps) * 100)} %` : '–'} | ${baseline ? ratio(m.cpuUs, baseline.cpuUs) : '–'} | ${m.bytes} | ${m.errors} | ${m.non2xx} | ${m.loadAvg ?? '–'} | ${target ?? ''} | ${met ?? ''} |`,
     ),
   ]);
 }

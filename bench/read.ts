@@ -5,7 +5,7 @@ import { issueApiKey } from '../src/services/api-keys.ts';
 import { createPrisma } from '../src/db/prisma.ts';
 import { composeHealth } from '../src/scoring/compose.ts';
 import { DEFAULT_WEIGHTS, riskLevelFor } from '../src/scoring/dimensions.ts';
-import { freshDatabase, load, report, startProcess } from './lib.ts';
+import { freshDatabase, load, report, rssMiB, startProcess } from './lib.ts';
 
 const url = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/chs_bench';
 const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -83,47 +83,61 @@ const service = await startProcess(
 );
 const base = `http://127.0.0.1:${port}`;
 const headers = { authorization: `Bearer ${secret}` };
+const idleRss = rssMiB(service.child.pid!);
+const bare = await startProcess(
+  ['bench/bare-read-server.ts'],
+  { DATABASE_URL: url, TENANT_ID: tenant.id, PORT: '0' },
+  /bare listening on (\d+)/,
+);
+const bareBase = `http://127.0.0.1:${/bare listening on (\d+)/.exec(bare.output)![1]}`;
+
 const GRAPHQL = JSON.stringify({
   query:
     '{ customers(first: 25) { nodes { id name externalId healthScore healthStatus churnProbability churnRiskLevel createdAt } pageInfo { hasNextPage endCursor } } }',
 });
-const page = await (await fetch(`${base}/api/v1/customers?limit=25`, { headers })).text();
-const health = await (await fetch(`${base}/api/v1/customers/${ids[42]}/health`, { headers })).text();
-const graph = await (
-  await fetch(`${base}/graphql`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: GRAPHQL })
-).text();
-
-/** What each scenario sends: a fixed request, or a health read of a random customer. */
-const randomHealth = [
-  { setupRequest: (r: { path: string }) => ({ ...r, path: `/api/v1/customers/${ids[Math.floor(Math.random() * ids.length)]}/health` }) },
+const gqlRequest = { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: GRAPHQL };
+/** A health read of a random customer, on either server. */
+const randomHealth = (prefix: string) => [
+  { setupRequest: (r: { path: string }) => ({ ...r, path: `${prefix}/customers/${ids[Math.floor(Math.random() * ids.length)]}/health` }) },
 ];
-const scenarios: { name: string; body: string; path: string; requests?: unknown[] }[] = [
-  { name: 'GET /api/v1/customers (25 per page)', body: page, path: '/api/v1/customers?limit=25' },
-  { name: 'GET /api/v1/customers/{id}/health', body: health, path: `/api/v1/customers/${ids[0]}/health`, requests: randomHealth },
+const scenarios = [
+  { name: 'GET /api/v1/customers (25 per page)', path: '/api/v1/customers?limit=25', barePath: '/customers' },
+  {
+    name: 'GET /api/v1/customers/{id}/health',
+    path: `/api/v1/customers/${ids[42]}/health`,
+    barePath: `/customers/${ids[42]}/health`,
+    requests: randomHealth('/api/v1'),
+    bareRequests: randomHealth(''),
+  },
   {
     name: 'POST /graphql, customers(first: 25)',
-    body: graph,
     path: '/graphql',
-    requests: [{ method: 'POST', path: '/graphql', body: GRAPHQL, headers: { ...headers, 'content-type': 'application/json' } }],
+    barePath: '/graphql',
+    init: gqlRequest,
+    requests: [{ ...gqlRequest, path: '/graphql' }],
+    bareRequests: [{ ...gqlRequest, path: '/graphql' }],
   },
 ];
 
+const READ_TARGET = 'CPU/req ≤ 1.5× baseline, p99 < 50 ms';
 const results = [];
-for (const { name, body, path, requests } of scenarios) {
-  const bare = await startProcess(['bench/bare-server.ts'], { BARE_BODY: body, PORT: '0' }, /bare listening on (\d+)/);
-  const barePort = /bare listening on (\d+)/.exec(bare.output)![1];
-  await load('warm-up', { url: `http://127.0.0.1:${barePort}/bare`, durationS: 2, connections });
-  const baseline = await load(`bare route, same body (${body.length} B)`, {
-    url: `http://127.0.0.1:${barePort}/bare`,
-    durationS,
-    connections,
-  });
-  bare.child.kill();
-  const opts = { url: `${base}${path}`, headers, connections, requests: requests as never };
+for (const { name, path, barePath, init, requests, bareRequests } of scenarios) {
+  // The baseline must answer what the service answers, byte for byte, or the comparison means nothing.
+  const ours = await (await fetch(`${base}${path}`, { headers, ...init })).text();
+  const theirs = await (await fetch(`${bareBase}${barePath}`, init)).text();
+  if (ours !== theirs) throw new Error(`the baseline answers differently for ${name}:\n${ours.slice(0, 400)}\n${theirs.slice(0, 400)}`);
+  const bareOpts = { url: `${bareBase}${barePath}`, connections, requests: bareRequests as never, pids: [bare.child.pid!] };
+  await load('warm-up', { ...bareOpts, durationS: 2 });
+  const baseline = await load(`baseline: bare Fastify + pg, same SQL, same body (${ours.length} B)`, { ...bareOpts, durationS });
+  const opts = { url: `${base}${path}`, headers, connections, requests: requests as never, pids: [service.child.pid!] };
   await load('warm-up', { ...opts, durationS: 2 });
   const m = await load(name, { ...opts, durationS });
-  results.push({ m: baseline }, { m, baseline, target: '≥ 40 % of bare, p99 < 50 ms' });
+  const met = m.cpuUs! <= 1.5 * baseline.cpuUs! && m.p99 < 50;
+  results.push({ m: baseline }, { m, baseline, target: READ_TARGET, met: met ? 'yes' : 'no' });
 }
+const loadedRss = rssMiB(service.child.pid!);
+bare.child.kill();
 service.child.kill('SIGTERM');
 report('Read API', results);
+console.log(`API RSS: ${idleRss} MiB idle after start, ${loadedRss} MiB after the load`);
 process.exit(0);

@@ -6,20 +6,21 @@ import { startMetricsServer } from './http/observability.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './runtime/logger.ts';
 import { compose } from './composition.ts';
-import { seedDemoTenant } from './seed/demo.ts';
 
 type Role = 'all' | 'api' | 'worker';
 
 async function main(role: Role) {
   const config = loadConfig();
   const log = createLogger(config, role === 'worker' ? 'chs-worker' : 'chs');
-  const c = await compose(config, { log, migrate: true });
+  // A worker signs nobody in and seeds nothing: it loads neither.
+  const c = await compose(config, { log, migrate: true, ...(role === 'worker' ? { sessions: null } : {}) });
   const closers: (() => Promise<unknown>)[] = [() => c.close()];
   let banner: string[] = [];
 
   if (role !== 'worker') {
     if (config.seedDemo && (await c.db.prisma.tenant.count()) === 0) {
       const password = cryptoPassword();
+      const { seedDemoTenant } = await import('./seed/demo.ts');
       const demo = await seedDemoTenant(c.db.prisma, c.db.pool, password);
       if (c.embedded) writeFileSync(join(config.dataDir, 'demo-credentials.json'), JSON.stringify(demo, null, 2), { mode: 0o600 });
       banner = demoBanner(demo, false);

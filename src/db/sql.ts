@@ -40,10 +40,16 @@ export const onPrisma = (tx: Prisma.TransactionClient): Sql => ({
 });
 
 /** Runs `fn` in one transaction on a pooled connection; commits when it resolves, rolls back when it throws. */
-export async function inTransaction<T>(pool: pg.Pool, fn: (sql: Sql) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(
+  pool: pg.Pool,
+  fn: (sql: Sql) => Promise<T>,
+  opts: { synchronousCommit?: boolean } = {},
+): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query('BEGIN');
+    // Off: the commit returns before its WAL reaches disk (see createPool); only for work that is redone
+    // when a crash of PostgreSQL loses it.
+    await client.query(opts.synchronousCommit === false ? 'BEGIN; SET LOCAL synchronous_commit TO off' : 'BEGIN');
     const result = await fn(onPg(client));
     await client.query('COMMIT');
     return result;

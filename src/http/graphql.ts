@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError, type GraphQLSchema } from 'graphql';
+import { useGraphQlJit } from '@envelop/graphql-jit';
 import { createYoga, maskError } from 'graphql-yoga';
 import { isPoolExhausted, validationFailed } from '../errors.ts';
 import type { Context } from '../schema/context.ts';
@@ -26,7 +27,9 @@ export function registerGraphQL(
     // GraphiQL loads its assets from a CDN; the service serves nothing from outside itself.
     graphiql: false,
     landingPage: false,
-    plugins: graphqlLimits(),
+    // Documents run as compiled functions (graphql-jit), compiled once per distinct document and kept
+    // in the plugin's LRU cache; the document limits (graphqlLimits) bound what one compilation can cost.
+    plugins: [...graphqlLimits(), useGraphQlJit({ disablingCapturingStackErrors: true })],
     maskedErrors: {
       // Yoga unmasks errors whenever NODE_ENV is development, as many run it; only our own setting does here.
       isDev: opts.debugErrors,

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import DataLoader from 'dataloader';
 import type pg from 'pg';
 import { onPg } from '../db/sql.ts';
 import { DomainError } from '../errors.ts';
@@ -33,6 +34,24 @@ export const BODY_DEDUP_DAYS = 7;
 const ACCEPT_CONFIRM_TIMEOUT_MS = 1000;
 /** After a failed publish, how long accepted events skip publishing and leave it to the sweeper. */
 const BROKER_DOWN_HOLD_MS = 5000;
+/**
+ * Events arriving within this window are stored by one INSERT (one commit, one flush of the WAL) and
+ * published together (their confirms come back as a batch): at a thousand events a second that turns a
+ * commit per event into one per group, at the cost of this wait.
+ */
+const GROUP_WINDOW_MS = 2;
+const MAX_GROUP = 200;
+
+interface NewEvent {
+  tenantId: string;
+  provider: string;
+  key: string;
+  eventType: string;
+  body: string;
+  bodyHash: string | null;
+}
+/** Stored: its id; not stored as it conflicts with a stored event: null; the group's INSERT failed: undefined. */
+type Stored = string | null | undefined;
 
 export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object, m: string) => void }): Inbox {
   const sql = onPg(pool);
@@ -57,21 +76,89 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
     flushing ??= new Promise((r) => setTimeout(r, 20)).then(flush);
   };
 
+  const grouped = { cache: false, maxBatchSize: MAX_GROUP, batchScheduleFn: (run: () => void) => setTimeout(run, GROUP_WINDOW_MS) };
+  // A group's events in one statement, in arrival order. A copy of an event already stored, or of one
+  // earlier in the same group, conflicts and is answered null (the caller then finds the stored copy).
+  // If the statement fails, nothing of the group was stored, and each event is tried again on its own,
+  // so one event PostgreSQL refuses fails only its own request, and a database that is down fails every
+  // request of the group with an error (5xx): the provider sends it again. No 202 is answered for an
+  // event that was not committed.
+  const groups = new DataLoader<NewEvent, Stored>(async (events) => {
+    let rows: { id: string; tenant_id: string; provider: string; dedup_key: string }[];
+    try {
+      rows = await sql.query(
+        `INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body, body_sha256)
+         SELECT gen_random_uuid(), e.tenant_id, e.provider, e.dedup_key, e.event_type, e.body, e.body_sha256
+         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+           WITH ORDINALITY AS e(tenant_id, provider, dedup_key, event_type, body, body_sha256, n)
+         ORDER BY e.n
+         ON CONFLICT DO NOTHING
+         RETURNING id, tenant_id, provider, dedup_key`,
+        [
+          events.map((e) => e.tenantId),
+          events.map((e) => e.provider),
+          events.map((e) => e.key),
+          events.map((e) => e.eventType),
+          events.map((e) => e.body),
+          events.map((e) => e.bodyHash),
+        ],
+      );
+    } catch (err) {
+      if (events.length > 1)
+        log.warn({ err, events: events.length }, 'a group of inbound events could not be stored; storing each on its own');
+      return events.map(() => undefined);
+    }
+    const ids = new Map(rows.map((r) => [`${r.tenant_id} ${r.provider} ${r.dedup_key}`, r.id]));
+    return events.map((e) => {
+      const k = `${e.tenantId} ${e.provider} ${e.key}`;
+      const id = ids.get(k) ?? null;
+      // The first of several copies in the group took the row; the others are its duplicates.
+      ids.delete(k);
+      return id;
+    });
+  }, grouped);
+  // The ids stored by one group are published together, each with its confirm; the answer is the ids
+  // that were not confirmed in time.
+  const confirms = new DataLoader<string, boolean>(
+    async (ids) => {
+      const unconfirmed = new Set(await publishIds(queue, 'inbound.events', [...ids], MAX_GROUP, ACCEPT_CONFIRM_TIMEOUT_MS));
+      return ids.map((id) => !unconfirmed.has(id));
+    },
+    { cache: false, maxBatchSize: MAX_GROUP },
+  );
+
   return {
     async accept({ tenantId, provider, dedupKey, eventType, rawBody, hashBody = false }) {
       const bodyHash = createHash('sha256').update(rawBody).digest('hex');
       // Providers that give an event no id of its own are keyed by the bytes they signed.
       const key = dedupKey || `sha256:${bodyHash}`;
+      const event: NewEvent = {
+        tenantId,
+        provider,
+        key,
+        eventType: eventType.slice(0, 200),
+        body: rawBody.toString('utf8'),
+        bodyHash: hashBody ? bodyHash : null,
+      };
       const insert = () =>
         sql.query<{ id: string }>(
           `INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body, body_sha256)
            VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6)
            ON CONFLICT DO NOTHING
            RETURNING id`,
-          [tenantId, provider, key, eventType.slice(0, 200), rawBody.toString('utf8'), hashBody ? bodyHash : null],
+          [event.tenantId, event.provider, event.key, event.eventType, event.body, event.bodyHash],
         );
+      const insertAlone = async () => {
+        try {
+          return await insert();
+        } catch (err) {
+          log.warn({ err }, 'an inbound event could not be stored; the provider will send it again');
+          throw new DomainError('service_unavailable', 'The event could not be stored; send it again.');
+        }
+      };
       // Both unique indexes decide, so two concurrent copies cannot both get in (no check-then-insert).
-      let inserted = await insert();
+      const stored = await groups.load(event);
+      let inserted = stored === null ? [] : stored === undefined ? await insertAlone() : [{ id: stored }];
       // The conflicting copy can be removed between the two statements (retention): then insert again.
       for (let attempt = 0; inserted.length === 0 && attempt < 3; attempt++) {
         const [seen] = await sql.query<{ id: string; by_key: boolean; expired: boolean }>(
@@ -91,7 +178,7 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
       // Stored is what matters for the provider (202 means stored durably): if the broker is down or does
       // not confirm promptly, the sweeper publishes the event later.
       if (brokerDown()) return { id, duplicate: false };
-      if ((await publishIds(queue, 'inbound.events', [id], 1, ACCEPT_CONFIRM_TIMEOUT_MS)).length) {
+      if (!(await confirms.load(id))) {
         brokerDownUntil = Date.now() + BROKER_DOWN_HOLD_MS;
         log.warn({ inboxEventId: id }, 'inbound event stored but not yet published; leaving publishing to the sweeper for a while');
       } else markPublished(id);

@@ -25,33 +25,41 @@ interface Row {
  * row lock makes a redelivered message wait, then find the event done: processing is idempotent.
  */
 export async function processInboxEvent(pool: pg.Pool, id: string): Promise<'processed' | 'ignored' | 'already_done'> {
-  return inTransaction(pool, async (sql) => {
-    const [row] = await sql.query<Row>(
-      'SELECT id, tenant_id, provider, event_type, body, status::text AS status, received_at FROM inbox_events WHERE id = $1 FOR UPDATE',
-      [id],
-    );
-    if (!row || row.status !== 'received') return 'already_done';
-    const normalize = isProvider(row.provider) ? PROVIDER_SPECS[row.provider].normalize : undefined;
-    const outcome = normalize
-      ? await normalize({
-          sql,
-          event: {
-            id: row.id,
-            tenantId: row.tenant_id,
-            provider: row.provider,
-            eventType: row.event_type,
-            body: parseEventJson(row.body),
-            receivedAt: row.received_at,
-          },
-          sentiment: sentimentOf,
-        })
-      : 'ignored';
-    await sql.query(
-      `UPDATE inbox_events SET status = $2::"InboxStatus", processed_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = $1`,
-      [id, outcome],
-    );
-    return outcome;
-  });
+  // The commit does not wait for the disk: the event itself was stored durably on acceptance, so a crash
+  // of PostgreSQL that loses this transaction loses all of it (effects and status, never half), leaving the
+  // event 'received' with its message acked; the inbox sweep publishes such an event again once its
+  // publish is stale (Inbox.sweep). Waiting for the disk per event capped one worker below the accept rate.
+  return inTransaction(
+    pool,
+    async (sql) => {
+      const [row] = await sql.query<Row>(
+        'SELECT id, tenant_id, provider, event_type, body, status::text AS status, received_at FROM inbox_events WHERE id = $1 FOR UPDATE',
+        [id],
+      );
+      if (!row || row.status !== 'received') return 'already_done';
+      const normalize = isProvider(row.provider) ? PROVIDER_SPECS[row.provider].normalize : undefined;
+      const outcome = normalize
+        ? await normalize({
+            sql,
+            event: {
+              id: row.id,
+              tenantId: row.tenant_id,
+              provider: row.provider,
+              eventType: row.event_type,
+              body: parseEventJson(row.body),
+              receivedAt: row.received_at,
+            },
+            sentiment: sentimentOf,
+          })
+        : 'ignored';
+      await sql.query(
+        `UPDATE inbox_events SET status = $2::"InboxStatus", processed_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = $1`,
+        [id, outcome],
+      );
+      return outcome;
+    },
+    { synchronousCommit: false },
+  );
 }
 
 export function startInboxConsumer(

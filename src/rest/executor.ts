@@ -1,5 +1,6 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
-import { execute, type GraphQLError, type GraphQLSchema } from 'graphql';
+import { type DocumentNode, execute, type ExecutionResult, type GraphQLError, type GraphQLSchema } from 'graphql';
+import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import { DomainError, isErrorCode, validationFailed } from '../errors.ts';
 import type { Context } from '../schema/context.ts';
 
@@ -61,8 +62,28 @@ function toDomainError(error: GraphQLError): Error {
  * by codegen, so only execution happens per request.
  */
 export function createExecutor(schema: GraphQLSchema): Run {
+  // Each operation is compiled once into a function that runs it (graphql-jit), so a request skips
+  // graphql-js's walk of the document; one that does not compile runs on graphql-js.
+  type Compiled = (root: unknown, ctx: Context, variables: Record<string, unknown>) => Promise<ExecutionResult> | ExecutionResult;
+  const compiled = new WeakMap<DocumentNode, Compiled>();
+  const runnerOf = (document: DocumentNode): Compiled => {
+    let run = compiled.get(document);
+    if (!run) {
+      const query = compileQuery(schema, document, undefined, { disablingCapturingStackErrors: true });
+      run = isCompiledQuery(query)
+        ? (root, ctx, variables) => query.query(root, ctx, variables)
+        : (_root, ctx, variables) => execute({ schema, document, variableValues: variables, contextValue: ctx });
+      compiled.set(document, run);
+    }
+    return run;
+  };
   return async (document, variables, ctx, fieldNames = {}) => {
-    const result = await execute({ schema, document, variableValues: variables, contextValue: ctx });
+    let result = await runnerOf(document)(undefined, ctx, variables);
+    // Variables that do not fit stop both engines before any resolver runs; graphql-js words the error
+    // with the path of the value (see variableError), so it answers that case.
+    if (result.errors?.length && !result.errors[0]!.path) {
+      result = await execute({ schema, document, variableValues: variables, contextValue: ctx });
+    }
     const first = result.errors?.[0];
     if (first) {
       const e = toDomainError(first);

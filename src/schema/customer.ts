@@ -5,7 +5,19 @@ import { builder } from './builder.ts';
 import { type ProviderName, PROVIDERS } from '../contract/enums.ts';
 import { HealthStatus, Provider, RiskLevel } from './enums.ts';
 import { actorOf, requireCapability } from './guards.ts';
-import { connectionOf, DEFAULT_PAGE_SIZE, keysetPage, MAX_PAGE_SIZE, NEWEST_FIRST, type Sort } from './pagination.ts';
+import { isPageColumn, type PageRequest } from '../services/customer-reads.ts';
+import {
+  connectionOf,
+  decodeCursor,
+  DEFAULT_PAGE_SIZE,
+  keysetPage,
+  MAX_PAGE_SIZE,
+  NEWEST_FIRST,
+  pageSize,
+  type Sort,
+  selectionOf,
+  toPage,
+} from './pagination.ts';
 import { parseInput } from './validate.ts';
 
 export const Customer = builder.prismaObject('Customer', {
@@ -37,6 +49,21 @@ builder.prismaObject('CustomerIdentity', {
 });
 
 const CustomerConnection = connectionOf('Customer', Customer);
+
+const HEALTH_INCLUDE = JSON.stringify({ healthSnapshot: true, tenant: { select: { scoringWeights: true } } });
+
+/** Whether one customer's planned query is its columns, or its columns and health, which plain SQL reads. */
+function plainRead(query: { include?: object; select?: object }): { health: boolean } | undefined {
+  if (query.select) return undefined;
+  if (!query.include || Object.keys(query.include).length === 0) return { health: false };
+  return JSON.stringify(query.include) === HEALTH_INCLUDE ? { health: true } : undefined;
+}
+
+/** Whether the page's nodes ask for table columns only (no relation, no field that loads more). */
+function columnsOnly(plan: Parameters<typeof selectionOf>[0], sort: Sort): boolean {
+  const select = selectionOf(plan, sort);
+  return !!select && Object.entries(select).every(([key, value]) => value === true && isPageColumn(key));
+}
 const MAX_SEARCH = 200;
 
 const SORTS = {
@@ -89,7 +116,21 @@ builder.queryFields((t) => ({
       const sort: Sort = args.orderBy
         ? { field: args.orderBy.field, direction: args.orderBy.direction ?? 'desc', ...SORTS[args.orderBy.field] }
         : NEWEST_FIRST;
-      return keysetPage<CustomerRow>(ctx.prisma.customer, where, args, { context: ctx, info }, sort);
+      const plan = { context: ctx, info };
+      // A page of plain columns (the REST list, most dashboards) is one plain SQL statement; relations and
+      // searches take Prisma's planned query.
+      if (!search && columnsOnly(plan, sort)) {
+        const filters = { tenantId: p.tenantId, riskLevel: args.riskLevel, healthStatus: args.healthStatus };
+        const take = pageSize(args.first);
+        const rows = await ctx.services.customerReads.page({
+          ...filters,
+          sort: sort as PageRequest['sort'],
+          after: args.after ? decodeCursor(args.after, sort) : null,
+          take: take + 1,
+        });
+        return toPage(rows as unknown as CustomerRow[], take, () => ctx.services.customerReads.count(filters), sort);
+      }
+      return keysetPage<CustomerRow>(ctx.prisma.customer, where, args, plan, sort);
     },
   }),
   customer: t.prismaField({
@@ -97,7 +138,12 @@ builder.queryFields((t) => ({
     args: { id: t.arg({ type: 'UUID' }) },
     resolve: async (query, _root, args, ctx) => {
       const p = requireCapability(ctx, 'read');
-      const c = await ctx.prisma.customer.findFirst({ ...query, where: { id: args.id, tenantId: p.tenantId } });
+      // The customer's columns, with its health when asked (the health route), are one plain SQL
+      // statement; any other relation takes Prisma's planned query.
+      const plain = plainRead(query);
+      const c = plain
+        ? ((await ctx.services.customerReads.one(p.tenantId, args.id, plain)) as unknown as CustomerRow | null)
+        : await ctx.prisma.customer.findFirst({ ...query, where: { id: args.id, tenantId: p.tenantId } });
       if (!c) throw notFound(`Customer ${args.id}`);
       return c;
     },

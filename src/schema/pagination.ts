@@ -117,6 +117,23 @@ export function toPage<T extends { id: string }>(
   };
 }
 
+/** Prisma's query for the selection under `nodes`, with the sort field and id always read (cursors need them). */
+const planOf = (plan: { context: object; info: GraphQLResolveInfo }, sort: Sort) =>
+  queryFromInfo({ context: plan.context, info: plan.info, path: ['nodes'], select: { [sort.field]: true, id: true } }) as {
+    select?: Record<string, unknown>;
+    include?: Record<string, unknown>;
+  };
+
+/**
+ * The fields read under `nodes` as Prisma's `select` ({} when the plan is every column and no relation),
+ * or undefined when it includes relations.
+ */
+export function selectionOf(plan: { context: object; info: GraphQLResolveInfo }, sort: Sort): Record<string, unknown> | undefined {
+  const q = planOf(plan, sort);
+  if (q.include && Object.keys(q.include).length) return undefined;
+  return q.select ?? {};
+}
+
 /** What keysetPage needs of a Prisma model delegate. */
 interface Pageable<T> {
   findMany(args: object): Promise<T[]>;
@@ -136,7 +153,7 @@ export async function keysetPage<T extends { id: string }>(
 ): Promise<Page<T>> {
   const take = pageSize(args.first);
   const rows = await model.findMany({
-    ...(queryFromInfo({ context: plan.context, info: plan.info, path: ['nodes'], select: { [sort.field]: true, id: true } }) as object),
+    ...planOf(plan, sort),
     where: { AND: [where, afterCursor(args.after, sort)] },
     orderBy: orderOf(sort),
     take: take + 1,

@@ -9,6 +9,7 @@ import { createAlertService } from './alerts.ts';
 import { createApiKeyService } from './api-keys.ts';
 import { createAuditService } from './audit.ts';
 import { createChurnService } from './churn.ts';
+import { createCustomerReads } from './customer-reads.ts';
 import { createCustomerService } from './customers.ts';
 import { createHealthSettingsService } from './health-settings.ts';
 import { createIntegrationService } from './integrations.ts';
@@ -44,6 +45,7 @@ export function createServices(deps: ServiceDeps) {
     audit: createAuditService({ prisma }),
     churn: createChurnService({ pool, prisma }),
     customers: createCustomerService({ pool, prisma }),
+    customerReads: createCustomerReads(pool),
     healthSettings: createHealthSettingsService({ prisma }),
     integrations: createIntegrationService({ prisma, box: deps.box, cacheMs: deps.secretCacheMs }),
     usageEvents: createUsageEventService(pool),

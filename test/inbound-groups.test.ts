@@ -1,0 +1,108 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { operator } from '../src/services/audit.ts';
+import { createInboundSecretStore } from '../src/services/integrations.ts';
+import { appWithWorker, testSecretBox } from './support/app.ts';
+import { tenantWithKey } from './support/factories.ts';
+import * as p from './support/providers.ts';
+
+// Concurrent inbound events are stored by one INSERT per group and published together; a 202 still
+// means the event was committed, and an event that was not is never answered 202.
+
+const t = appWithWorker();
+
+async function stripeTenant() {
+  const k = await tenantWithKey(t.prisma);
+  const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put(
+    { tenantId: k.tenantId, provider: 'stripe' },
+    operator(k.tenantId),
+  );
+  return { tenantId: k.tenantId, secret };
+}
+
+const invoiceEvent = (id: string, marker = 'ok') => ({
+  ...p.stripeEvent('invoice.created', p.stripeInvoice(`in_${randomUUID().slice(0, 8)}`, `cus_${marker}`, 1000)),
+  id,
+});
+
+const post = (tenantId: string, s: p.Signed) =>
+  t.app.inject({ method: 'POST', url: `/api/v1/webhooks/in/stripe/${tenantId}`, headers: s.headers, payload: s.body });
+
+const stored = (tenantId: string) => t.prisma.inboxEvent.findMany({ where: { tenantId }, select: { dedupKey: true, status: true } });
+
+// A database fault, not a stand-in: PostgreSQL itself refuses the rows a trigger names.
+async function refuseInserts(condition: string) {
+  await t.pool.query(`CREATE OR REPLACE FUNCTION test_refuse_inbox() RETURNS trigger AS $$
+    BEGIN IF ${condition} THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`);
+  await t.pool.query('CREATE TRIGGER test_refuse_inbox BEFORE INSERT ON inbox_events FOR EACH ROW EXECUTE FUNCTION test_refuse_inbox()');
+}
+afterEach(async () => {
+  await t.pool.query('DROP TRIGGER IF EXISTS test_refuse_inbox ON inbox_events');
+});
+
+describe('inbound events accepted in groups', () => {
+  it('stores each of a burst of concurrent events once, answers copies within the burst as duplicates, and applies them all', async () => {
+    const { tenantId, secret } = await stripeTenant();
+    const events = Array.from({ length: 20 }, (_, i) => invoiceEvent(`evt_burst_${i}_${randomUUID().slice(0, 6)}`));
+    const copies = [events[0]!, events[0]!, events[0]!];
+    const answers = await Promise.all([...events, ...copies].map((e) => post(tenantId, p.signStripe(secret, e))));
+    const codes = answers.map((a) => a.statusCode);
+    expect(codes.filter((c) => c === 202)).toHaveLength(20);
+    expect(codes.filter((c) => c === 200)).toHaveLength(3);
+    const ids = new Set(answers.filter((a) => a.statusCode === 202).map((a) => a.json().id));
+    expect(ids.size).toBe(20);
+    await expect.poll(async () => (await stored(tenantId)).filter((e) => e.status === 'received').length, { timeout: 10_000 }).toBe(0);
+    expect((await stored(tenantId)).map((e) => e.dedupKey).sort()).toEqual(events.map((e) => e.id).sort());
+  });
+
+  it('fails only the request of an event the database refuses; the others of its group are stored', async () => {
+    const { tenantId, secret } = await stripeTenant();
+    await refuseInserts(`NEW.body LIKE '%cus_refused%'`);
+    const events = Array.from({ length: 5 }, (_, i) =>
+      invoiceEvent(`evt_group_${i}_${randomUUID().slice(0, 6)}`, i === 2 ? 'refused' : 'ok'),
+    );
+    const answers = await Promise.all(events.map((e) => post(tenantId, p.signStripe(secret, e))));
+    expect(answers.map((a) => a.statusCode)).toEqual([202, 202, 503, 202, 202]);
+    expect((await stored(tenantId)).map((e) => e.dedupKey).sort()).toEqual(
+      events
+        .filter((_, i) => i !== 2)
+        .map((e) => e.id)
+        .sort(),
+    );
+  });
+
+  it('answers 503 to every request of a group the database refuses, stores none, and stores each once when the provider sends them again', async () => {
+    const { tenantId, secret } = await stripeTenant();
+    await refuseInserts('true');
+    const events = Array.from({ length: 4 }, (_, i) => invoiceEvent(`evt_down_${i}_${randomUUID().slice(0, 6)}`));
+    const refused = await Promise.all(events.map((e) => post(tenantId, p.signStripe(secret, e))));
+    expect(refused.map((a) => a.statusCode)).toEqual([503, 503, 503, 503]);
+    expect(await stored(tenantId)).toEqual([]);
+    await t.pool.query('DROP TRIGGER test_refuse_inbox ON inbox_events');
+    const retried = await Promise.all(events.map((e) => post(tenantId, p.signStripe(secret, e))));
+    expect(retried.map((a) => a.statusCode)).toEqual([202, 202, 202, 202]);
+    expect((await stored(tenantId)).map((e) => e.dedupKey).sort()).toEqual(events.map((e) => e.id).sort());
+  });
+});
+
+describe('an event whose application was lost', () => {
+  // The worker commits an event's application without waiting for the disk: a crash of PostgreSQL can
+  // lose it after the message was acked, leaving the event 'received' with an old publish.
+  it('is published again by the worker’s inbox sweep once its publish is stale, and applied', async () => {
+    const { tenantId } = await stripeTenant();
+    const event = invoiceEvent(`evt_lost_${randomUUID().slice(0, 6)}`);
+    const [{ id }] = (
+      await t.pool.query<{ id: string }>(
+        `INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body, published_at)
+         VALUES (gen_random_uuid(), $1, 'stripe', $2, 'invoice.created', $3, now() - interval '16 minutes') RETURNING id`,
+        [tenantId, event.id, JSON.stringify(event)],
+      )
+    ).rows as [{ id: string }];
+    // The worker's scheduled sweep (every 200 ms in tests) finds it; nothing else publishes it.
+    await expect
+      .poll(async () => (await t.pool.query('SELECT status::text FROM inbox_events WHERE id = $1', [id])).rows[0].status, {
+        timeout: 10_000,
+      })
+      .toBe('processed');
+  });
+});
