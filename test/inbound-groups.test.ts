@@ -11,22 +11,23 @@ import * as p from './support/providers.ts';
 
 const t = appWithWorker();
 
-async function stripeTenant() {
+async function tenantFor(provider: 'stripe' | 'github') {
   const k = await tenantWithKey(t.prisma);
   const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put(
-    { tenantId: k.tenantId, provider: 'stripe' },
+    { tenantId: k.tenantId, provider },
     operator(k.tenantId),
   );
   return { tenantId: k.tenantId, secret };
 }
+const stripeTenant = () => tenantFor('stripe');
 
 const invoiceEvent = (id: string, marker = 'ok') => ({
   ...p.stripeEvent('invoice.created', p.stripeInvoice(`in_${randomUUID().slice(0, 8)}`, `cus_${marker}`, 1000)),
   id,
 });
 
-const post = (tenantId: string, s: p.Signed) =>
-  t.app.inject({ method: 'POST', url: `/api/v1/webhooks/in/stripe/${tenantId}`, headers: s.headers, payload: s.body });
+const post = (tenantId: string, s: p.Signed, provider = 'stripe') =>
+  t.app.inject({ method: 'POST', url: `/api/v1/webhooks/in/${provider}/${tenantId}`, headers: s.headers, payload: s.body });
 
 const stored = (tenantId: string) => t.prisma.inboxEvent.findMany({ where: { tenantId }, select: { dedupKey: true, status: true } });
 
@@ -82,5 +83,21 @@ describe('inbound events accepted in groups', () => {
     const retried = await Promise.all(events.map((e) => post(tenantId, p.signStripe(secret, e))));
     expect(retried.map((a) => a.statusCode)).toEqual([202, 202, 202, 202]);
     expect((await stored(tenantId)).map((e) => e.dedupKey).sort()).toEqual(events.map((e) => e.id).sort());
+  });
+
+  it('answers a body copy of a stored event as a duplicate and a new event arriving with it as accepted with its own id, though both carry one delivery id', async () => {
+    const { tenantId, secret } = await tenantFor('github');
+    // Several rounds, so the two land in one group at least once.
+    for (let round = 0; round < 5; round++) {
+      const seen = p.githubPush(`org-${randomUUID().slice(0, 8)}`, 1);
+      expect((await post(tenantId, p.signGithub(secret, 'push', seen), 'github')).statusCode).toBe(202);
+      const delivery = randomUUID();
+      const copy = p.signGithub(secret, 'push', seen, delivery);
+      const fresh = p.signGithub(secret, 'push', p.githubPush(`org-${randomUUID().slice(0, 8)}`, 2), delivery);
+      const [a, b] = await Promise.all([post(tenantId, copy, 'github'), post(tenantId, fresh, 'github')]);
+      expect([a.statusCode, b.statusCode]).toEqual([200, 202]);
+      const [row] = (await t.pool.query<{ body: string }>('SELECT body FROM inbox_events WHERE id = $1', [b.json().id])).rows;
+      expect(row?.body).toBe(fresh.body);
+    }
   });
 });

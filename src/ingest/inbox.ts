@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import DataLoader from 'dataloader';
 import type pg from 'pg';
 import { onPg } from '../db/sql.ts';
@@ -84,17 +84,22 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
   // request of the group with an error (5xx): the provider sends it again. No 202 is answered for an
   // event that was not committed.
   const groups = new DataLoader<NewEvent, Stored>(async (events) => {
-    let rows: { id: string; tenant_id: string; provider: string; dedup_key: string }[];
+    // Each event's row id is chosen here, so each inserted row answers exactly its own event: an event
+    // skipped for a clash on either unique index (its key, or GitHub's body hash) is never mistaken
+    // for another one that shares its key.
+    const ids = events.map(() => randomUUID());
+    let rows: { id: string }[];
     try {
       rows = await sql.query(
         `INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body, body_sha256)
-         SELECT gen_random_uuid(), e.tenant_id, e.provider, e.dedup_key, e.event_type, e.body, e.body_sha256
-         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
-           WITH ORDINALITY AS e(tenant_id, provider, dedup_key, event_type, body, body_sha256, n)
+         SELECT e.id, e.tenant_id, e.provider, e.dedup_key, e.event_type, e.body, e.body_sha256
+         FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+           WITH ORDINALITY AS e(id, tenant_id, provider, dedup_key, event_type, body, body_sha256, n)
          ORDER BY e.n
          ON CONFLICT DO NOTHING
-         RETURNING id, tenant_id, provider, dedup_key`,
+         RETURNING id`,
         [
+          ids,
           events.map((e) => e.tenantId),
           events.map((e) => e.provider),
           events.map((e) => e.key),
@@ -108,14 +113,8 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
         log.warn({ err, events: events.length }, 'a group of inbound events could not be stored; storing each on its own');
       return events.map(() => undefined);
     }
-    const ids = new Map(rows.map((r) => [`${r.tenant_id} ${r.provider} ${r.dedup_key}`, r.id]));
-    return events.map((e) => {
-      const k = `${e.tenantId} ${e.provider} ${e.key}`;
-      const id = ids.get(k) ?? null;
-      // The first of several copies in the group took the row; the others are its duplicates.
-      ids.delete(k);
-      return id;
-    });
+    const inserted = new Set(rows.map((r) => r.id));
+    return ids.map((id) => (inserted.has(id) ? id : null));
   }, grouped);
   // The ids stored by one group are published together, each with its confirm; the answer is the ids
   // that were not confirmed in time.
