@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import { isPoolExhausted } from '../src/errors.ts';
 import { operator } from '../src/services/audit.ts';
 import { createInboundSecretStore } from '../src/services/integrations.ts';
 import { appWithWorker, testSecretBox } from './support/app.ts';
@@ -9,7 +11,8 @@ import * as p from './support/providers.ts';
 // Concurrent inbound events are stored by one INSERT per group and published together; a 202 still
 // means the event was committed, and an event that was not is never answered 202.
 
-const t = appWithWorker();
+// A short pool wait, so a test that holds every connection is answered within its time.
+const t = appWithWorker({ env: { DATABASE_POOL_WAIT_MS: '300' } });
 
 async function tenantFor(provider: 'stripe' | 'github') {
   const k = await tenantWithKey(t.prisma);
@@ -99,5 +102,28 @@ describe('inbound events accepted in groups', () => {
       const [row] = (await t.pool.query<{ body: string }>('SELECT body FROM inbox_events WHERE id = $1', [b.json().id])).rows;
       expect(row?.body).toBe(fresh.body);
     }
+  });
+
+  it('fails every event of a group as a busy database (503 with Retry-After) when no connection is free', async () => {
+    const { tenantId } = await stripeTenant();
+    const held: pg.PoolClient[] = [];
+    const errors: unknown[] = [];
+    try {
+      while (held.length < t.pool.options.max) held.push(await t.pool.connect());
+      const accept = () =>
+        t.inbox.accept({
+          tenantId,
+          provider: 'stripe',
+          dedupKey: `evt_${randomUUID()}`,
+          eventType: 'invoice.created',
+          rawBody: Buffer.from('{}'),
+        });
+      await Promise.all([accept(), accept(), accept()].map((a) => a.catch((e: unknown) => errors.push(e))));
+    } finally {
+      for (const c of held) c.release();
+    }
+    // The error the problem handler answers with 503 and Retry-After: 1.
+    expect(errors.map((e) => isPoolExhausted(e))).toEqual([true, true, true]);
+    expect(await stored(tenantId)).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import DataLoader from 'dataloader';
 import type pg from 'pg';
 import { onPg } from '../db/sql.ts';
-import { DomainError } from '../errors.ts';
+import { DomainError, isPoolExhausted } from '../errors.ts';
 import { publishIds } from '../queue/publish-ids.ts';
 import type { Queue } from '../queue/queue.ts';
 
@@ -53,6 +53,22 @@ interface NewEvent {
 /** Stored: its id; not stored as it conflicts with a stored event: null; the group's INSERT failed: undefined. */
 type Stored = string | null | undefined;
 
+const sqlState = (err: unknown) =>
+  err && typeof err === 'object' && typeof (err as { code?: unknown }).code === 'string' ? (err as { code: string }).code : '';
+
+/** PostgreSQL refused the rows themselves (a value, a constraint, a trigger, a lock it would not wait for). */
+function refusedRows(err: unknown): boolean {
+  const code = sqlState(err);
+  return /^(22|23|54|P0)/.test(code) || code === '55P03' || code === '40P01';
+}
+
+/** The database could not be reached or stopped serving: nothing was stored, and sending again will do. */
+function databaseUnavailable(err: unknown): boolean {
+  const code = sqlState(err);
+  if (/^(08|53|57|58)/.test(code) || /^E[A-Z]+$/.test(code)) return true;
+  return err instanceof Error && /Connection terminated|Connection ended|not queryable/i.test(err.message);
+}
+
 export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object, m: string) => void }): Inbox {
   const sql = onPg(pool);
   // A circuit breaker: while the broker is known to be down, a request does not wait on it at all.
@@ -76,13 +92,20 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
     flushing ??= new Promise((r) => setTimeout(r, 20)).then(flush);
   };
 
+  // What the provider is told when its event was not stored. A busy pool stays itself (503 with Retry-After,
+  // as everywhere); a refusal or an unreachable database asks for the event again; anything else is a bug (500).
+  const unstored = (err: unknown) => {
+    if (isPoolExhausted(err) || !(refusedRows(err) || databaseUnavailable(err))) return err;
+    log.warn({ err }, 'an inbound event could not be stored; the provider will send it again');
+    return new DomainError('service_unavailable', 'The event could not be stored; send it again.');
+  };
+
   const grouped = { cache: false, maxBatchSize: MAX_GROUP, batchScheduleFn: (run: () => void) => setTimeout(run, GROUP_WINDOW_MS) };
   // A group's events in one statement, in arrival order. A copy of an event already stored, or of one
   // earlier in the same group, conflicts and is answered null (the caller then finds the stored copy).
-  // If the statement fails, nothing of the group was stored, and each event is tried again on its own,
-  // so one event PostgreSQL refuses fails only its own request, and a database that is down fails every
-  // request of the group with an error (5xx): the provider sends it again. No 202 is answered for an
-  // event that was not committed.
+  // If PostgreSQL refuses rows, nothing of the group was stored, and each event is tried again on its
+  // own, so one event it refuses fails only its own request. No 202 is answered for an event that was
+  // not committed.
   const groups = new DataLoader<NewEvent, Stored>(async (events) => {
     // Each event's row id is chosen here, so each inserted row answers exactly its own event: an event
     // skipped for a clash on either unique index (its key, or GitHub's body hash) is never mistaken
@@ -109,6 +132,9 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
         ],
       );
     } catch (err) {
+      // Only rows PostgreSQL refused are tried again one by one; a busy pool or a database that is down
+      // fails the whole group at once (each attempt alone would wait again), and anything else is a bug.
+      if (!refusedRows(err)) throw unstored(err);
       if (events.length > 1)
         log.warn({ err, events: events.length }, 'a group of inbound events could not be stored; storing each on its own');
       return events.map(() => undefined);
@@ -151,8 +177,7 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
         try {
           return await insert();
         } catch (err) {
-          log.warn({ err }, 'an inbound event could not be stored; the provider will send it again');
-          throw new DomainError('service_unavailable', 'The event could not be stored; send it again.');
+          throw unstored(err);
         }
       };
       // Both unique indexes decide, so two concurrent copies cannot both get in (no check-then-insert).
