@@ -127,3 +127,53 @@ describe('inbound events accepted in groups', () => {
     expect(await stored(tenantId)).toEqual([]);
   });
 });
+
+describe('inbound events waiting on another transaction', () => {
+  // Another transaction has written the event and not yet committed (a group in flight, an erasure, a
+  // purge): its copy must wait for the outcome, and must make no other event wait with it.
+  async function whileUncommitted(tenantId: string, key: string, meanwhile: () => Promise<void>) {
+    const c = await t.pool.connect();
+    try {
+      await c.query('BEGIN');
+      await c.query(
+        `INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body) VALUES (gen_random_uuid(), $1, 'stripe', $2, 'x', '{}')`,
+        [tenantId, key],
+      );
+      await meanwhile();
+    } finally {
+      await c.query('ROLLBACK');
+      c.release();
+    }
+  }
+  const isStored = async (tenantId: string, key: string) =>
+    (await t.pool.query('SELECT 1 FROM inbox_events WHERE tenant_id = $1 AND dedup_key = $2', [tenantId, key])).rowCount;
+
+  it('stores another tenant’s event arriving with it', async () => {
+    const a = await stripeTenant();
+    const b = await stripeTenant();
+    const key = `evt_${randomUUID()}`;
+    const other = `evt_${randomUUID()}`;
+    let answers: Promise<unknown> = Promise.resolve();
+    await whileUncommitted(a.tenantId, key, async () => {
+      answers = Promise.all([
+        post(a.tenantId, p.signStripe(a.secret, invoiceEvent(key))),
+        post(b.tenantId, p.signStripe(b.secret, invoiceEvent(other))),
+      ]);
+      await expect.poll(() => isStored(b.tenantId, other), { timeout: 5000 }).toBe(1);
+    });
+    await answers;
+  });
+
+  it('stores the other events of its own tenant’s group', async () => {
+    const { tenantId, secret } = await stripeTenant();
+    const key = `evt_${randomUUID()}`;
+    const others = [`evt_${randomUUID()}`, `evt_${randomUUID()}`];
+    let answers: Promise<{ statusCode: number }[]> = Promise.resolve([]);
+    await whileUncommitted(tenantId, key, async () => {
+      answers = Promise.all([key, ...others].map((k) => post(tenantId, p.signStripe(secret, invoiceEvent(k)))));
+      for (const k of others) await expect.poll(() => isStored(tenantId, k), { timeout: 5000 }).toBe(1);
+    });
+    // The waiting copy is stored once the other transaction rolls back.
+    expect((await answers).map((a) => a.statusCode)).toEqual([202, 202, 202]);
+  });
+});
