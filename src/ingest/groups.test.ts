@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { createGroups } from './groups.ts';
 
-function recorder(maxCount = 10) {
+function recorder(maxCount = 10, maxBytes = 1000) {
   const runs: string[][] = [];
   const groups = createGroups<string, string>({
     windowMs: 1,
     maxCount,
+    maxBytes,
+    sizeOf: (item) => item.length,
     run: async (items) => {
       runs.push(items);
       return items.map((i) => i.toUpperCase());
@@ -33,8 +35,20 @@ describe('groups', () => {
     expect(runs).toEqual([['p', 'q'], ['r']]);
   });
 
+  it('starts a new group when the next item would take it past its byte cap, and runs a larger item alone', async () => {
+    const { runs, groups } = recorder(10, 10);
+    await Promise.all(['aaaa', 'bbbb', 'cccc', 'dddddddddddd', 'e'].map((i) => groups.add('a', i)));
+    expect(runs).toEqual([['aaaa', 'bbbb'], ['cccc'], ['dddddddddddd'], ['e']]);
+  });
+
   it('rejects every item of a group whose run fails', async () => {
-    const groups = createGroups<string, string>({ windowMs: 1, maxCount: 10, run: () => Promise.reject(new Error('down')) });
+    const groups = createGroups<string, string>({
+      windowMs: 1,
+      maxCount: 10,
+      maxBytes: 1000,
+      sizeOf: () => 1,
+      run: () => Promise.reject(new Error('down')),
+    });
     const settled = await Promise.allSettled([groups.add('a', 'x'), groups.add('a', 'y')]);
     expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected']);
   });

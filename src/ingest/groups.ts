@@ -1,6 +1,6 @@
 /**
  * Collects items into groups by key and runs each group as one call: when its window ends, or at once
- * when it is full. Groups of different keys are run separately, so one key's slow group never holds
+ * when it is full (by count or by bytes). Groups of different keys are run separately, so one key's slow group never holds
  * back another's items.
  */
 export interface Groups<T, R> {
@@ -11,11 +11,15 @@ export interface Groups<T, R> {
 export function createGroups<T, R>(opts: {
   windowMs: number;
   maxCount: number;
+  /** An item that would take its group past this starts a new one; a larger item runs alone. */
+  maxBytes: number;
+  sizeOf: (item: T) => number;
   /** Returns one result per item, in the items' order. */
   run: (items: T[]) => Promise<R[]>;
 }): Groups<T, R> {
   interface Open {
     items: T[];
+    bytes: number;
     waiters: { resolve: (r: R) => void; reject: (e: unknown) => void }[];
     timer?: NodeJS.Timeout;
   }
@@ -32,9 +36,14 @@ export function createGroups<T, R>(opts: {
   };
   return {
     add(key, item) {
+      const size = opts.sizeOf(item);
       let g = open.get(key);
+      if (g && g.bytes + size > opts.maxBytes) {
+        close(key, g);
+        g = undefined;
+      }
       if (!g) {
-        const created: Open = { items: [], waiters: [] };
+        const created: Open = { items: [], bytes: 0, waiters: [] };
         created.timer = setTimeout(() => close(key, created), opts.windowMs);
         open.set(key, created);
         g = created;
@@ -42,7 +51,8 @@ export function createGroups<T, R>(opts: {
       const group = g;
       const result = new Promise<R>((resolve, reject) => group.waiters.push({ resolve, reject }));
       group.items.push(item);
-      if (group.items.length >= opts.maxCount) close(key, group);
+      group.bytes += size;
+      if (group.items.length >= opts.maxCount || group.bytes >= opts.maxBytes) close(key, group);
       return result;
     },
   };

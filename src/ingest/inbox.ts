@@ -42,6 +42,8 @@ const BROKER_DOWN_HOLD_MS = 5000;
  */
 const GROUP_WINDOW_MS = 2;
 const MAX_GROUP = 200;
+/** A group's bodies in bytes at most (beside the count): one statement's parameters stay a few MiB. */
+const MAX_GROUP_BYTES = 4 * 1024 * 1024;
 /** How long a group waits on a row another transaction holds before its events are stored one by one. */
 const GROUP_LOCK_TIMEOUT_MS = 100;
 
@@ -51,6 +53,8 @@ interface NewEvent {
   key: string;
   eventType: string;
   body: string;
+  /** The body's size as received. */
+  bytes: number;
   bodyHash: string | null;
 }
 const compareKeys = (a: NewEvent, b: NewEvent) =>
@@ -164,7 +168,13 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
     const inserted = new Set(rows.map((r) => r.id));
     return ids.map((id) => (inserted.has(id) ? id : null));
   };
-  const groups = createGroups<NewEvent, Stored>({ windowMs: GROUP_WINDOW_MS, maxCount: MAX_GROUP, run: storeGroup });
+  const groups = createGroups<NewEvent, Stored>({
+    windowMs: GROUP_WINDOW_MS,
+    maxCount: MAX_GROUP,
+    maxBytes: MAX_GROUP_BYTES,
+    sizeOf: (e) => e.bytes,
+    run: storeGroup,
+  });
   // The ids stored by one group are published together, each with its confirm; the answer is the ids
   // that were not confirmed in time.
   const confirms = new DataLoader<string, boolean>(
@@ -186,6 +196,7 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
         key,
         eventType: eventType.slice(0, 200),
         body: rawBody.toString('utf8'),
+        bytes: rawBody.length,
         bodyHash: hashBody ? bodyHash : null,
       };
       const insert = () =>
