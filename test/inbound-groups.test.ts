@@ -14,7 +14,7 @@ import * as p from './support/providers.ts';
 // A short pool wait, so a test that holds every connection is answered within its time.
 const t = appWithWorker({ env: { DATABASE_POOL_WAIT_MS: '300' } });
 
-async function tenantFor(provider: 'stripe' | 'github') {
+async function tenantFor(provider: 'stripe' | 'github' | 'meta_ads') {
   const k = await tenantWithKey(t.prisma);
   const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put(
     { tenantId: k.tenantId, provider },
@@ -175,5 +175,29 @@ describe('inbound events waiting on another transaction', () => {
     });
     // The waiting copy is stored once the other transaction rolls back.
     expect((await answers).map((a) => a.statusCode)).toEqual([202, 202, 202]);
+  });
+});
+
+describe('inbound events whose key no index can hold', () => {
+  it('refuses an event whose id is too long to store as bad input naming the id, and stores the events arriving with it', async () => {
+    const { tenantId, secret } = await stripeTenant();
+    // Random, so PostgreSQL cannot compress it below what its index holds.
+    const huge = `evt_${Array.from({ length: 120 }, () => randomUUID()).join('')}`;
+    const events = [invoiceEvent(`evt_${randomUUID()}`), invoiceEvent(huge), invoiceEvent(`evt_${randomUUID()}`)];
+    const answers = await Promise.all(events.map((e) => post(tenantId, p.signStripe(secret, e))));
+    expect(answers.map((a) => a.statusCode)).toEqual([202, 400, 202]);
+    expect(answers[1]!.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(answers[1]!.json().errors).toEqual([{ path: 'id', message: 'is longer than 1024 bytes' }]);
+    expect((await stored(tenantId)).map((e) => e.dedupKey).sort()).toEqual([events[0]!.id, events[2]!.id].sort());
+  });
+
+  it('stores a Meta batch whose lead keys together are longer than a key may be, and answers its replay as a duplicate', async () => {
+    const { tenantId, secret } = await tenantFor('meta_ads');
+    const leads = Array.from({ length: 60 }, () => p.metaLead(`page-${randomUUID().slice(0, 8)}`, randomUUID()));
+    const batch = { object: 'page', entry: leads.flatMap((l) => l.entry) };
+    const first = await post(tenantId, p.signMeta(secret, batch), 'meta_ads');
+    const replay = await post(tenantId, p.signMeta(secret, batch), 'meta_ads');
+    expect([first.statusCode, replay.statusCode]).toEqual([202, 200]);
+    expect(replay.json().id).toBe(first.json().id);
   });
 });
