@@ -161,7 +161,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     api.addHook('onRequest', authHook(authenticator, 'optional', authFailures));
     api.addHook('onRequest', admission.afterAuthentication);
     await registerRateLimit(api, config.rateLimit, deps.redis);
-    registerGraphQL(api, schema, context, { corsOrigins: config.http.corsOrigins, debugErrors: config.http.debugErrors });
+    registerGraphQL(api, schema, context, { corsOrigins: config.http.corsOrigins, debugErrors: config.http.debugErrors, registry });
     await api.register(restApi, { prefix: '/api/v1', run, context });
   });
 

@@ -80,6 +80,21 @@ describe('customer pages read in plain SQL', () => {
     expect(plain).toEqual(planned);
   });
 
+  it('refuses a health-score cursor that is not a whole number as a bad cursor, on either path', async () => {
+    const after = Buffer.from(JSON.stringify([50.5, '00000000-0000-4000-8000-000000000000', 'healthScore.asc'])).toString('base64url');
+    const query = `query($after: String) { customers(first: 5, after: $after, orderBy: { field: healthScore, direction: asc }) { nodes { FIELDS } } }`;
+    for (const fields of [COLUMNS, `${COLUMNS} identities { provider }`]) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers: { 'x-api-key': apiKey },
+        payload: { query: query.replace('FIELDS', fields), variables: { after } },
+      });
+      const body: { errors?: { extensions?: { code?: string } }[] } = res.json();
+      expect(body.errors?.map((e) => e.extensions?.code)).toEqual(['validation_failed']);
+    }
+  });
+
   it('reads a page of columns in one statement', async () => {
     await walk('', COLUMNS);
     t.queries.length = 0;

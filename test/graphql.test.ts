@@ -1,11 +1,14 @@
 import { issueApiKey } from '../src/services/api-keys.ts';
+import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COMPILE_AFTER_RUNS } from '../src/http/graphql-jit.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { alert, customer, historyPoint, scoredCustomer, signals, tenantWithKey, userWithSession } from './support/factories.ts';
 
 let t: TestApp;
+const registry = new Registry();
 beforeAll(async () => {
-  t = await createTestApp();
+  t = await createTestApp({ registry });
 });
 afterAll(() => t.close());
 
@@ -165,6 +168,31 @@ describe('the dashboard queries', () => {
       { kind: 'usage.event', label: 'Product event', attributes: { event: 'report.exported' } },
       { kind: 'billing.payment_failed', label: 'Payment failed', attributes: {} },
     ]);
+  });
+});
+
+describe('compiled documents', () => {
+  const compiled = async () => (await registry.getSingleMetric('graphql_documents_compiled_total')!.get()).values[0]?.value ?? 0;
+
+  it('compiles no document a client never repeats', async () => {
+    const { apiKey } = await tenantWithKey(t.prisma);
+    const before = await compiled();
+    for (let i = 0; i < COMPILE_AFTER_RUNS + 5; i++) {
+      const { body } = await gql({ 'x-api-key': apiKey }, `{ c${i}: customers(first: 1) { totalCount } }`);
+      expect(body.data[`c${i}`].totalCount).toBe(0);
+    }
+    expect(await compiled()).toBe(before);
+  });
+
+  it('compiles a document once it has proved hot, and answers it the same before and after', async () => {
+    const { apiKey, tenantId } = await tenantWithKey(t.prisma);
+    await scoredCustomer(t.prisma, tenantId, { usage: 70, engagement: 60, support: 50, billing: 40, growth: 30 }, 0.3);
+    const before = await compiled();
+    const answers = [];
+    for (let i = 0; i < COMPILE_AFTER_RUNS + 2; i++) answers.push((await gql({ 'x-api-key': apiKey }, LIST, { n: 10 })).body);
+    expect(await compiled()).toBe(before + 1);
+    expect(answers[0].errors).toBeUndefined();
+    for (const a of answers) expect(a).toEqual(answers[0]);
   });
 });
 

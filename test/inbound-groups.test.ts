@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import { isPoolExhausted } from '../src/errors.ts';
 import { operator } from '../src/services/audit.ts';
 import { createInboundSecretStore } from '../src/services/integrations.ts';
 import { appWithWorker, testSecretBox } from './support/app.ts';
@@ -9,24 +11,26 @@ import * as p from './support/providers.ts';
 // Concurrent inbound events are stored by one INSERT per group and published together; a 202 still
 // means the event was committed, and an event that was not is never answered 202.
 
-const t = appWithWorker();
+// A short pool wait, so a test that holds every connection is answered within its time.
+const t = appWithWorker({ env: { DATABASE_POOL_WAIT_MS: '300' } });
 
-async function stripeTenant() {
+async function tenantFor(provider: 'stripe' | 'github' | 'meta_ads') {
   const k = await tenantWithKey(t.prisma);
   const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put(
-    { tenantId: k.tenantId, provider: 'stripe' },
+    { tenantId: k.tenantId, provider },
     operator(k.tenantId),
   );
   return { tenantId: k.tenantId, secret };
 }
+const stripeTenant = () => tenantFor('stripe');
 
 const invoiceEvent = (id: string, marker = 'ok') => ({
   ...p.stripeEvent('invoice.created', p.stripeInvoice(`in_${randomUUID().slice(0, 8)}`, `cus_${marker}`, 1000)),
   id,
 });
 
-const post = (tenantId: string, s: p.Signed) =>
-  t.app.inject({ method: 'POST', url: `/api/v1/webhooks/in/stripe/${tenantId}`, headers: s.headers, payload: s.body });
+const post = (tenantId: string, s: p.Signed, provider = 'stripe') =>
+  t.app.inject({ method: 'POST', url: `/api/v1/webhooks/in/${provider}/${tenantId}`, headers: s.headers, payload: s.body });
 
 const stored = (tenantId: string) => t.prisma.inboxEvent.findMany({ where: { tenantId }, select: { dedupKey: true, status: true } });
 
@@ -82,6 +86,119 @@ describe('inbound events accepted in groups', () => {
     const retried = await Promise.all(events.map((e) => post(tenantId, p.signStripe(secret, e))));
     expect(retried.map((a) => a.statusCode)).toEqual([202, 202, 202, 202]);
     expect((await stored(tenantId)).map((e) => e.dedupKey).sort()).toEqual(events.map((e) => e.id).sort());
+  });
+
+  it('answers a body copy of a stored event as a duplicate and a new event arriving with it as accepted with its own id, though both carry one delivery id', async () => {
+    const { tenantId, secret } = await tenantFor('github');
+    // Several rounds, so the two land in one group at least once.
+    for (let round = 0; round < 5; round++) {
+      const seen = p.githubPush(`org-${randomUUID().slice(0, 8)}`, 1);
+      expect((await post(tenantId, p.signGithub(secret, 'push', seen), 'github')).statusCode).toBe(202);
+      const delivery = randomUUID();
+      const copy = p.signGithub(secret, 'push', seen, delivery);
+      const fresh = p.signGithub(secret, 'push', p.githubPush(`org-${randomUUID().slice(0, 8)}`, 2), delivery);
+      const [a, b] = await Promise.all([post(tenantId, copy, 'github'), post(tenantId, fresh, 'github')]);
+      expect([a.statusCode, b.statusCode]).toEqual([200, 202]);
+      const [row] = (await t.pool.query<{ body: string }>('SELECT body FROM inbox_events WHERE id = $1', [b.json().id])).rows;
+      expect(row?.body).toBe(fresh.body);
+    }
+  });
+
+  it('fails every event of a group as a busy database (503 with Retry-After) when no connection is free', async () => {
+    const { tenantId } = await stripeTenant();
+    const held: pg.PoolClient[] = [];
+    const errors: unknown[] = [];
+    try {
+      while (held.length < t.pool.options.max) held.push(await t.pool.connect());
+      const accept = () =>
+        t.inbox.accept({
+          tenantId,
+          provider: 'stripe',
+          dedupKey: `evt_${randomUUID()}`,
+          eventType: 'invoice.created',
+          rawBody: Buffer.from('{}'),
+        });
+      await Promise.all([accept(), accept(), accept()].map((a) => a.catch((e: unknown) => errors.push(e))));
+    } finally {
+      for (const c of held) c.release();
+    }
+    // The error the problem handler answers with 503 and Retry-After: 1.
+    expect(errors.map((e) => isPoolExhausted(e))).toEqual([true, true, true]);
+    expect(await stored(tenantId)).toEqual([]);
+  });
+});
+
+describe('inbound events waiting on another transaction', () => {
+  // Another transaction has written the event and not yet committed (a group in flight, an erasure, a
+  // purge): its copy must wait for the outcome, and must make no other event wait with it.
+  async function whileUncommitted(tenantId: string, key: string, meanwhile: () => Promise<void>) {
+    const c = await t.pool.connect();
+    try {
+      await c.query('BEGIN');
+      await c.query(
+        `INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body) VALUES (gen_random_uuid(), $1, 'stripe', $2, 'x', '{}')`,
+        [tenantId, key],
+      );
+      await meanwhile();
+    } finally {
+      await c.query('ROLLBACK');
+      c.release();
+    }
+  }
+  const isStored = async (tenantId: string, key: string) =>
+    (await t.pool.query('SELECT 1 FROM inbox_events WHERE tenant_id = $1 AND dedup_key = $2', [tenantId, key])).rowCount;
+
+  it('stores another tenant’s event arriving with it', async () => {
+    const a = await stripeTenant();
+    const b = await stripeTenant();
+    const key = `evt_${randomUUID()}`;
+    const other = `evt_${randomUUID()}`;
+    let answers: Promise<unknown> = Promise.resolve();
+    await whileUncommitted(a.tenantId, key, async () => {
+      answers = Promise.all([
+        post(a.tenantId, p.signStripe(a.secret, invoiceEvent(key))),
+        post(b.tenantId, p.signStripe(b.secret, invoiceEvent(other))),
+      ]);
+      await expect.poll(() => isStored(b.tenantId, other), { timeout: 5000 }).toBe(1);
+    });
+    await answers;
+  });
+
+  it('stores the other events of its own tenant’s group', async () => {
+    const { tenantId, secret } = await stripeTenant();
+    const key = `evt_${randomUUID()}`;
+    const others = [`evt_${randomUUID()}`, `evt_${randomUUID()}`];
+    let answers: Promise<{ statusCode: number }[]> = Promise.resolve([]);
+    await whileUncommitted(tenantId, key, async () => {
+      answers = Promise.all([key, ...others].map((k) => post(tenantId, p.signStripe(secret, invoiceEvent(k)))));
+      for (const k of others) await expect.poll(() => isStored(tenantId, k), { timeout: 5000 }).toBe(1);
+    });
+    // The waiting copy is stored once the other transaction rolls back.
+    expect((await answers).map((a) => a.statusCode)).toEqual([202, 202, 202]);
+  });
+});
+
+describe('inbound events whose key no index can hold', () => {
+  it('refuses an event whose id is too long to store as bad input naming the id, and stores the events arriving with it', async () => {
+    const { tenantId, secret } = await stripeTenant();
+    // Random, so PostgreSQL cannot compress it below what its index holds.
+    const huge = `evt_${Array.from({ length: 120 }, () => randomUUID()).join('')}`;
+    const events = [invoiceEvent(`evt_${randomUUID()}`), invoiceEvent(huge), invoiceEvent(`evt_${randomUUID()}`)];
+    const answers = await Promise.all(events.map((e) => post(tenantId, p.signStripe(secret, e))));
+    expect(answers.map((a) => a.statusCode)).toEqual([202, 400, 202]);
+    expect(answers[1]!.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(answers[1]!.json().errors).toEqual([{ path: 'id', message: 'is longer than 1024 bytes' }]);
+    expect((await stored(tenantId)).map((e) => e.dedupKey).sort()).toEqual([events[0]!.id, events[2]!.id].sort());
+  });
+
+  it('stores a Meta batch whose lead keys together are longer than a key may be, and answers its replay as a duplicate', async () => {
+    const { tenantId, secret } = await tenantFor('meta_ads');
+    const leads = Array.from({ length: 60 }, () => p.metaLead(`page-${randomUUID().slice(0, 8)}`, randomUUID()));
+    const batch = { object: 'page', entry: leads.flatMap((l) => l.entry) };
+    const first = await post(tenantId, p.signMeta(secret, batch), 'meta_ads');
+    const replay = await post(tenantId, p.signMeta(secret, batch), 'meta_ads');
+    expect([first.statusCode, replay.statusCode]).toEqual([202, 200]);
+    expect(replay.json().id).toBe(first.json().id);
   });
 });
 

@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError, type GraphQLSchema } from 'graphql';
-import { useGraphQlJit } from '@envelop/graphql-jit';
 import { createYoga, maskError } from 'graphql-yoga';
+import { Counter, type Registry } from 'prom-client';
 import { isPoolExhausted, validationFailed } from '../errors.ts';
 import type { Context } from '../schema/context.ts';
+import { hotDocumentJit } from './graphql-jit.ts';
 import { graphqlLimits } from './graphql-limits.ts';
 
 export interface GraphQLOptions {
@@ -11,6 +12,8 @@ export interface GraphQLOptions {
   corsOrigins: string[];
   /** Unexpected errors carry their original error and stack; never on by default. */
   debugErrors: boolean;
+  /** Where the count of compiled documents is exposed. */
+  registry: Registry;
 }
 
 /** Mounts Yoga at /graphql on the given (authenticated, rate-limited) scope. */
@@ -21,15 +24,20 @@ export function registerGraphQL(
   opts: GraphQLOptions,
 ) {
   const allowed = new Set(opts.corsOrigins);
+  const compiled = new Counter({
+    name: 'graphql_documents_compiled_total',
+    help: 'GraphQL documents compiled into functions (graphql-jit) after proving hot',
+    registers: [opts.registry],
+  });
   const yoga = createYoga<{ req: FastifyRequest; reply: FastifyReply }>({
     schema,
     graphqlEndpoint: '/graphql',
     // GraphiQL loads its assets from a CDN; the service serves nothing from outside itself.
     graphiql: false,
     landingPage: false,
-    // Documents run as compiled functions (graphql-jit), compiled once per distinct document and kept
-    // in the plugin's LRU cache; the document limits (graphqlLimits) bound what one compilation can cost.
-    plugins: [...graphqlLimits(), useGraphQlJit({ disablingCapturingStackErrors: true })],
+    // Hot documents run as compiled functions (graphql-jit), the others with graphql-js; the document
+    // limits (graphqlLimits) bound what one compilation can cost.
+    plugins: [...graphqlLimits(), hotDocumentJit({ onCompile: () => compiled.inc() })],
     maskedErrors: {
       // Yoga unmasks errors whenever NODE_ENV is development, as many run it; only our own setting does here.
       isDev: opts.debugErrors,

@@ -10,7 +10,7 @@ import { parseEventJson } from './event-json.ts';
 import * as doc from './inbound-openapi.ts';
 import type { Inbox } from './inbox.ts';
 import { PROVIDER_SPECS } from './providers/index.ts';
-import { isProvider } from './providers/types.ts';
+import { isProvider, MAX_DEDUP_KEY_BYTES } from './providers/types.ts';
 import { hexEqual } from './providers/hmac.ts';
 import type { InboundSecretStore } from '../services/integrations.ts';
 
@@ -131,6 +131,16 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
       const handshake = spec.handshake?.(body, inbound);
       if (handshake) return reply.code(handshake.status).send(handshake.body ?? undefined);
       const { dedupKey, eventType } = spec.describe(body, inbound);
+      if (Buffer.byteLength(dedupKey) > MAX_DEDUP_KEY_BYTES) {
+        const field = spec.dedupKeyField ?? 'id';
+        throw new DomainError(
+          'validation_failed',
+          `The event's ${field} is longer than ${MAX_DEDUP_KEY_BYTES} bytes; it cannot be stored.`,
+          {
+            errors: [{ path: field, message: `is longer than ${MAX_DEDUP_KEY_BYTES} bytes` }],
+          },
+        );
+      }
       const hashBody = spec.dedupKeySigned === false;
       const { id, duplicate } = await deps.inbox.accept({ tenantId, provider, dedupKey, eventType, rawBody, hashBody });
       // Stored first, then whatever the provider expects back instead of our receipt (Discord).

@@ -1,8 +1,9 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import DataLoader from 'dataloader';
 import type pg from 'pg';
 import { onPg } from '../db/sql.ts';
-import { DomainError } from '../errors.ts';
+import { DomainError, isPoolExhausted } from '../errors.ts';
+import { createGroups } from './groups.ts';
 import { publishIds } from '../queue/publish-ids.ts';
 import type { Queue } from '../queue/queue.ts';
 
@@ -41,6 +42,10 @@ const BROKER_DOWN_HOLD_MS = 5000;
  */
 const GROUP_WINDOW_MS = 2;
 const MAX_GROUP = 200;
+/** A group's bodies in bytes at most (beside the count): one statement's parameters stay a few MiB. */
+const MAX_GROUP_BYTES = 4 * 1024 * 1024;
+/** How long a group waits on a row another transaction holds before its events are stored one by one. */
+const GROUP_LOCK_TIMEOUT_MS = 100;
 
 interface NewEvent {
   tenantId: string;
@@ -48,10 +53,31 @@ interface NewEvent {
   key: string;
   eventType: string;
   body: string;
+  /** The body's size as received. */
+  bytes: number;
   bodyHash: string | null;
 }
+const compareKeys = (a: NewEvent, b: NewEvent) =>
+  a.provider < b.provider ? -1 : a.provider > b.provider ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+
 /** Stored: its id; not stored as it conflicts with a stored event: null; the group's INSERT failed: undefined. */
 type Stored = string | null | undefined;
+
+const sqlState = (err: unknown) =>
+  err && typeof err === 'object' && typeof (err as { code?: unknown }).code === 'string' ? (err as { code: string }).code : '';
+
+/** PostgreSQL refused the rows themselves (a value, a constraint, a trigger, a lock it would not wait for). */
+function refusedRows(err: unknown): boolean {
+  const code = sqlState(err);
+  return /^(22|23|54|P0)/.test(code) || code === '55P03' || code === '40P01';
+}
+
+/** The database could not be reached or stopped serving: nothing was stored, and sending again will do. */
+function databaseUnavailable(err: unknown): boolean {
+  const code = sqlState(err);
+  if (/^(08|53|57|58)/.test(code) || /^E[A-Z]+$/.test(code)) return true;
+  return err instanceof Error && /Connection terminated|Connection ended|not queryable/i.test(err.message);
+}
 
 export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object, m: string) => void }): Inbox {
   const sql = onPg(pool);
@@ -76,47 +102,79 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
     flushing ??= new Promise((r) => setTimeout(r, 20)).then(flush);
   };
 
-  const grouped = { cache: false, maxBatchSize: MAX_GROUP, batchScheduleFn: (run: () => void) => setTimeout(run, GROUP_WINDOW_MS) };
-  // A group's events in one statement, in arrival order. A copy of an event already stored, or of one
-  // earlier in the same group, conflicts and is answered null (the caller then finds the stored copy).
-  // If the statement fails, nothing of the group was stored, and each event is tried again on its own,
-  // so one event PostgreSQL refuses fails only its own request, and a database that is down fails every
-  // request of the group with an error (5xx): the provider sends it again. No 202 is answered for an
-  // event that was not committed.
-  const groups = new DataLoader<NewEvent, Stored>(async (events) => {
-    let rows: { id: string; tenant_id: string; provider: string; dedup_key: string }[];
+  // What the provider is told when its event was not stored. A busy pool stays itself (503 with Retry-After,
+  // as everywhere); a refusal or an unreachable database asks for the event again; anything else is a bug (500).
+  const unstored = (err: unknown) => {
+    if (isPoolExhausted(err) || !(refusedRows(err) || databaseUnavailable(err))) return err;
+    log.warn({ err }, 'an inbound event could not be stored; the provider will send it again');
+    return new DomainError('service_unavailable', 'The event could not be stored; send it again.');
+  };
+
+  // A group is one tenant's events, in one statement and one transaction. A copy of an event already
+  // stored, or of one earlier in the same group, conflicts and is answered null (the caller then finds
+  // the stored copy). The rows go in sorted by key, so two groups holding the same keys take them in the
+  // same order and cannot deadlock; and a group waits only briefly on a row another transaction has not
+  // committed (a group in flight, an erasure, a purge): past that, or if PostgreSQL refuses rows, nothing
+  // of the group was stored and each event is tried again on its own, so only the event that collides
+  // waits, and one event refused fails only its own request. No 202 is answered before a commit.
+  const storeGroup = async (events: NewEvent[]): Promise<Stored[]> => {
+    const order = events.map((_, i) => i).sort((x, y) => compareKeys(events[x]!, events[y]!));
+    const sorted = order.map((i) => events[i]!);
+    // Each event's row id is chosen here, so each inserted row answers exactly its own event: an event
+    // skipped for a clash on either unique index (its key, or GitHub's body hash) is never mistaken
+    // for another one that shares its key.
+    const ids = events.map(() => randomUUID());
+    let rows: { id: string }[];
+    let client: pg.PoolClient;
     try {
-      rows = await sql.query(
+      client = await pool.connect();
+    } catch (err) {
+      throw unstored(err);
+    }
+    let broken: Error | undefined;
+    try {
+      await client.query(`BEGIN; SET LOCAL lock_timeout = ${GROUP_LOCK_TIMEOUT_MS}`);
+      rows = await onPg(client).query(
         `INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body, body_sha256)
-         SELECT gen_random_uuid(), e.tenant_id, e.provider, e.dedup_key, e.event_type, e.body, e.body_sha256
-         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
-           WITH ORDINALITY AS e(tenant_id, provider, dedup_key, event_type, body, body_sha256, n)
+         SELECT e.id, e.tenant_id, e.provider, e.dedup_key, e.event_type, e.body, e.body_sha256
+         FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+           WITH ORDINALITY AS e(id, tenant_id, provider, dedup_key, event_type, body, body_sha256, n)
          ORDER BY e.n
          ON CONFLICT DO NOTHING
-         RETURNING id, tenant_id, provider, dedup_key`,
+         RETURNING id`,
         [
-          events.map((e) => e.tenantId),
-          events.map((e) => e.provider),
-          events.map((e) => e.key),
-          events.map((e) => e.eventType),
-          events.map((e) => e.body),
-          events.map((e) => e.bodyHash),
+          order.map((i) => ids[i]),
+          sorted.map((e) => e.tenantId),
+          sorted.map((e) => e.provider),
+          sorted.map((e) => e.key),
+          sorted.map((e) => e.eventType),
+          sorted.map((e) => e.body),
+          sorted.map((e) => e.bodyHash),
         ],
       );
+      await client.query('COMMIT');
     } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      if (databaseUnavailable(err)) broken = err as Error;
+      // Only rows PostgreSQL refused (or would have waited for) are tried again one by one; a database
+      // that is down fails the whole group at once, and anything else is a bug.
+      if (!refusedRows(err)) throw unstored(err);
       if (events.length > 1)
         log.warn({ err, events: events.length }, 'a group of inbound events could not be stored; storing each on its own');
       return events.map(() => undefined);
+    } finally {
+      client.release(broken);
     }
-    const ids = new Map(rows.map((r) => [`${r.tenant_id} ${r.provider} ${r.dedup_key}`, r.id]));
-    return events.map((e) => {
-      const k = `${e.tenantId} ${e.provider} ${e.key}`;
-      const id = ids.get(k) ?? null;
-      // The first of several copies in the group took the row; the others are its duplicates.
-      ids.delete(k);
-      return id;
-    });
-  }, grouped);
+    const inserted = new Set(rows.map((r) => r.id));
+    return ids.map((id) => (inserted.has(id) ? id : null));
+  };
+  const groups = createGroups<NewEvent, Stored>({
+    windowMs: GROUP_WINDOW_MS,
+    maxCount: MAX_GROUP,
+    maxBytes: MAX_GROUP_BYTES,
+    sizeOf: (e) => e.bytes,
+    run: storeGroup,
+  });
   // The ids stored by one group are published together, each with its confirm; the answer is the ids
   // that were not confirmed in time.
   const confirms = new DataLoader<string, boolean>(
@@ -138,6 +196,7 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
         key,
         eventType: eventType.slice(0, 200),
         body: rawBody.toString('utf8'),
+        bytes: rawBody.length,
         bodyHash: hashBody ? bodyHash : null,
       };
       const insert = () =>
@@ -152,12 +211,11 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
         try {
           return await insert();
         } catch (err) {
-          log.warn({ err }, 'an inbound event could not be stored; the provider will send it again');
-          throw new DomainError('service_unavailable', 'The event could not be stored; send it again.');
+          throw unstored(err);
         }
       };
       // Both unique indexes decide, so two concurrent copies cannot both get in (no check-then-insert).
-      const stored = await groups.load(event);
+      const stored = await groups.add(tenantId, event);
       let inserted = stored === null ? [] : stored === undefined ? await insertAlone() : [{ id: stored }];
       // The conflicting copy can be removed between the two statements (retention): then insert again.
       for (let attempt = 0; inserted.length === 0 && attempt < 3; attempt++) {

@@ -69,7 +69,7 @@ const MAX_SEARCH = 200;
 const SORTS = {
   createdAt: { kind: 'date' },
   name: { kind: 'string' },
-  healthScore: { kind: 'number', nullable: true, range: [0, 100] },
+  healthScore: { kind: 'integer', nullable: true, range: [0, 100] },
   churnProbability: { kind: 'number', nullable: true, range: [0, 1] },
 } as const satisfies Record<string, Omit<Sort, 'field' | 'direction'>>;
 

@@ -20,8 +20,8 @@ export interface Page<T> {
 export interface Sort {
   field: string;
   direction: 'asc' | 'desc';
-  /** How the field's values travel in a cursor. */
-  kind: 'date' | 'string' | 'number';
+  /** How the field's values travel in a cursor; an integer column is bound as int4, so a fraction is forged. */
+  kind: 'date' | 'string' | 'integer' | 'number';
   /** Nullable fields need their nulls placed explicitly. */
   nullable?: boolean;
   /** The values a number field can hold (default: a 32-bit integer's); a cursor outside them is forged. */
@@ -54,7 +54,8 @@ function keyOf(raw: unknown, sort: Sort): Key | undefined {
   if (sort.kind === 'date') return parseDateTime(raw);
   if (sort.kind === 'string') return typeof raw === 'string' && raw.length <= MAX_CURSOR_TEXT && !textProblem(raw) ? raw : undefined;
   const [min, max] = sort.range ?? INT32;
-  return typeof raw === 'number' && raw >= min && raw <= max ? raw : undefined;
+  if (typeof raw !== 'number' || !Number.isFinite(raw) || raw < min || raw > max) return undefined;
+  return sort.kind === 'integer' && !Number.isInteger(raw) ? undefined : raw;
 }
 
 export function decodeCursor(cursor: string, sort: Sort = NEWEST_FIRST): { value: Key; id: string } {

@@ -10,6 +10,7 @@ export const github: ProviderSpec = {
   }),
   name: 'github',
   dedupKeySigned: false,
+  dedupKeyField: 'X-GitHub-Delivery',
   verify({ headers, rawBody }, secrets) {
     const got = afterPrefix(header(headers, 'x-hub-signature-256'), 'sha256=');
     return got !== null && secrets.some((s) => hexEqual(got, hmacHex('sha256', s, rawBody)));

@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import { normalizeMetaAds } from '../normalizers/meta-ads.ts';
 import { afterPrefix, hexEqual, hmacHex } from './hmac.ts';
-import { header, type ProviderSpec } from './types.ts';
+import { header, MAX_DEDUP_KEY_BYTES, type ProviderSpec } from './types.ts';
 
 /** Every lead change in the delivery: entry id, change time and leadgen id make its identity. */
 export function leadKeys(body: any): string[] {
@@ -27,10 +28,14 @@ export const metaAds: ProviderSpec = {
     const got = afterPrefix(header(headers, 'x-hub-signature-256'), 'sha256=');
     return got !== null && secrets.some((s) => hexEqual(got, hmacHex('sha256', s, rawBody)));
   },
-  describe: (body) => ({
-    dedupKey: leadKeys(body).sort().join('|'),
-    eventType: `${body?.object ?? 'page'}.${body?.entry?.[0]?.changes?.[0]?.field ?? 'unknown'}`,
-  }),
+  describe: (body) => {
+    const keys = leadKeys(body).sort().join('|');
+    return {
+      // A large batch's keys together can outgrow what the index holds: their hash then stands for them.
+      dedupKey: Buffer.byteLength(keys) > MAX_DEDUP_KEY_BYTES ? `leads-sha256:${createHash('sha256').update(keys).digest('hex')}` : keys,
+      eventType: `${body?.object ?? 'page'}.${body?.entry?.[0]?.changes?.[0]?.field ?? 'unknown'}`,
+    };
+  },
   openapi: {
     label: 'Meta',
     headers: { 'x-hub-signature-256': '`sha256=<hex HMAC-SHA256 of the body>`.' },

@@ -10,6 +10,7 @@ export const slack: ProviderSpec = {
   }),
   name: 'slack',
   dedupKeySigned: true,
+  dedupKeyField: 'event_id',
   verify({ headers, rawBody, now }, secrets) {
     const ts = header(headers, 'x-slack-request-timestamp');
     const got = afterPrefix(header(headers, 'x-slack-signature'), 'v0=');

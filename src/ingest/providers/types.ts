@@ -30,6 +30,8 @@ export interface ProviderSpec {
   handshake?(body: any, req: InboundRequest): HandshakeReply | null;
   /** The answer the provider expects once the event is stored, when it is not our 202 receipt. */
   answer?(body: any, req: InboundRequest): HandshakeReply | null;
+  /** Where `describe`'s dedup key comes from, as a refusal names it; unset means the body's `id`. */
+  dedupKeyField?: string;
   /** The provider's own id of this event (replays carry the same) and its type. */
   describe(body: any, req: InboundRequest): { dedupKey: string; eventType: string };
   /** Turns a stored event into invoices, subscriptions, signals and outbound events (src/ingest/normalizers). */
@@ -51,6 +53,12 @@ export const header = (h: IncomingHttpHeaders, name: string): string | undefined
   const v = h[name];
   return Array.isArray(v) ? v[0] : v;
 };
+
+/**
+ * The longest dedup key accepted, in UTF-8 bytes: the unique index over it holds about 2.7 kB a row, so a
+ * longer key could never be stored, and is refused as bad input rather than failing on every retry.
+ */
+export const MAX_DEDUP_KEY_BYTES = 1024;
 
 /** Replay window for schemes that sign a timestamp (Stripe, Slack). */
 export const TOLERANCE_SECONDS = 300;

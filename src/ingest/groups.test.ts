@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { createGroups } from './groups.ts';
+
+function recorder(maxCount = 10, maxBytes = 1000) {
+  const runs: string[][] = [];
+  const groups = createGroups<string, string>({
+    windowMs: 1,
+    maxCount,
+    maxBytes,
+    sizeOf: (item) => item.length,
+    run: async (items) => {
+      runs.push(items);
+      return items.map((i) => i.toUpperCase());
+    },
+  });
+  return { runs, groups };
+}
+
+describe('groups', () => {
+  it('runs the items of one key together and answers each with its own result', async () => {
+    const { runs, groups } = recorder();
+    expect(await Promise.all([groups.add('a', 'x'), groups.add('a', 'y')])).toEqual(['X', 'Y']);
+    expect(runs).toEqual([['x', 'y']]);
+  });
+
+  it('runs the items of different keys in separate groups', async () => {
+    const { runs, groups } = recorder();
+    await Promise.all([groups.add('a', 'x'), groups.add('b', 'y'), groups.add('a', 'z')]);
+    expect(runs.sort()).toEqual([['x', 'z'], ['y']]);
+  });
+
+  it('starts a new group when one is full', async () => {
+    const { runs, groups } = recorder(2);
+    await Promise.all(['p', 'q', 'r'].map((i) => groups.add('a', i)));
+    expect(runs).toEqual([['p', 'q'], ['r']]);
+  });
+
+  it('starts a new group when the next item would take it past its byte cap, and runs a larger item alone', async () => {
+    const { runs, groups } = recorder(10, 10);
+    await Promise.all(['aaaa', 'bbbb', 'cccc', 'dddddddddddd', 'e'].map((i) => groups.add('a', i)));
+    expect(runs).toEqual([['aaaa', 'bbbb'], ['cccc'], ['dddddddddddd'], ['e']]);
+  });
+
+  it('rejects every item of a group whose run fails', async () => {
+    const groups = createGroups<string, string>({
+      windowMs: 1,
+      maxCount: 10,
+      maxBytes: 1000,
+      sizeOf: () => 1,
+      run: () => Promise.reject(new Error('down')),
+    });
+    const settled = await Promise.allSettled([groups.add('a', 'x'), groups.add('a', 'y')]);
+    expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected']);
+  });
+});
