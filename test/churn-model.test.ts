@@ -99,7 +99,9 @@ describe('the churn model', () => {
     const w = await tenantWithKey(t.prisma);
     const m = (await send(w.apiKey, 'GET', '/api/v1/churn-model')).json();
     expect(m).toMatchObject({ model_version: 'default-v1', trained_at: null, intercept: -3.2, metrics: null });
-    expect(m.features).toHaveLength(12);
+    // The twelve shortfalls it weighs, then the graded inputs it leaves to a trained model (coefficient 0).
+    expect(m.features).toHaveLength(31);
+    expect(m.features.find((f: { code: string }) => f.code === 'usage_trend')).toMatchObject({ coefficient: 0, baseline: 0 });
     expect(m.features.find((f: { code: string }) => f.code === 'inactivity')).toMatchObject({ coefficient: 1.8, baseline: 0 });
   });
 

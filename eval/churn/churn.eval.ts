@@ -12,7 +12,7 @@ import { reliabilitySvg } from './reliability-svg.ts';
 import { SCENARIOS, SMALL } from './scenarios.ts';
 
 const small = process.env.EVAL_SMALL === '1';
-const only = process.env.EVAL_SCENARIOS?.split(',').filter(Boolean);
+const only = process.env.EVAL_SCENARIOS ? process.env.EVAL_SCENARIOS.split(',').filter(Boolean) : undefined;
 const out = process.env.EVAL_OUT ?? 'test-output/churn-eval';
 const docs = process.env.EVAL_DOCS === '1';
 const FLOORS = 'eval/churn/floors.json';
@@ -139,6 +139,16 @@ async function run(s: Scenario, split: 'random' | 'time'): Promise<Row> {
   ]);
   writeFileSync(`${out}/${s.name}-${split}.svg`, svg);
   if (docs && s.name === 'mixture' && split === 'random') writeFileSync('docs/churn-calibration.svg', svg);
+  if (process.env.EVAL_DUMP === '1') {
+    // The inputs the service computed for every customer, beside what generated them: for studying features offline.
+    const { rows: stored } = await t.pool.query<{ customer_id: string; features: Record<string, number | null> }>(
+      'SELECT customer_id, features FROM churn_predictions WHERE tenant_id = $1',
+      [w.tenantId],
+    );
+    const byId = new Map(stored.map((r) => [r.customer_id, r.features]));
+    const dump = cohort.map((c) => ({ ...c.drivers, truth: c.truth, churned: c.churned, labelled: labelled.has(c.index), features: byId.get(ids[c.index]!) }));
+    writeFileSync(`${out}/${s.name}-${split}-features.json`, JSON.stringify(dump));
+  }
   const current = await model(t.app, w);
   expect(current.model_version).toBe(trained.activated ? trained.model_version : 'default-v1');
   return row;

@@ -1,4 +1,4 @@
-import { CHURN_FEATURES, type ChurnModel as Model, DEFAULT_MODEL } from '../scoring/churn-model.ts';
+import { MODEL_FEATURES, type ChurnModel as Model, DEFAULT_MODEL } from '../scoring/churn-model.ts';
 import type { TrainResult as TrainResultView } from '../scoring/training.ts';
 import type { ActiveModelRow } from '../services/churn.ts';
 import { builder } from './builder.ts';
@@ -126,7 +126,7 @@ const ChurnModelRef = builder.objectRef<ModelView>('ChurnModel').implement({
     features: t.field({
       type: [ModelFeature],
       resolve: (m) =>
-        CHURN_FEATURES.map((f) => ({
+        MODEL_FEATURES.map((f) => ({
           code: f.code,
           summary: f.summary,
           coefficient: m.model.coefficients[f.code] ?? 0,

@@ -6,7 +6,8 @@ import { assessHealth, carryFrom } from './assess.ts';
 import { type ChurnModel, DEFAULT_MODEL, FEATURE_CODES, featureVector, probabilityOf } from './churn-model.ts';
 import { tenantWeights } from './dimensions.ts';
 import { type AsOf, extractFeatures } from './features.ts';
-import { auc, brier, fitLogistic } from './logistic.ts';
+import { auc, brier, logLoss } from './logistic.ts';
+import { fitSelected, type Selected } from './model-selection.ts';
 import { round } from './numbers.ts';
 import { queueTenant } from './scoring-queue.ts';
 
@@ -23,6 +24,11 @@ export interface TrainResult {
   holdout: number;
   auc: number;
   brier: number;
+  logLoss: number;
+  /** The regularisation strength cross-validation chose for the stored model. */
+  lambda: number;
+  /** Held-out customers in five groups by predicted probability: mean predicted against observed churn. */
+  reliability: { predicted: number; observed: number; count: number }[];
   /** The model is in use only when it does at least as well as the default coefficients on the held-out customers. */
   activated: boolean;
   baseline: { modelVersion: string; auc: number; brier: number };
@@ -74,6 +80,46 @@ function split(labels: Label[]): { train: number[]; test: number[] } {
 }
 
 /**
+ * The training procedure on the rows `rows`: unknown inputs take those rows' mean (as they will at
+ * prediction time, through the model's baseline), then fitSelected (cross-validated λ, shrinkage toward
+ * the default model's slopes, Platt calibration).
+ */
+function fitModel(raw: (number | null)[][], y: number[], keys: string[], rows: number[], now: Date): { model: ChurnModel; fit: Selected } {
+  const fill = FEATURE_CODES.map((_, j) => {
+    const known = rows.map((i) => raw[i]![j]).filter((v): v is number => v !== null);
+    return known.length ? known.reduce((a, b) => a + b, 0) / known.length : 0;
+  });
+  const x = rows.map((i) => raw[i]!.map((v, j) => v ?? fill[j]!));
+  const prior = FEATURE_CODES.map((c) => DEFAULT_MODEL.coefficients[c] ?? 0);
+  const fit = fitSelected(
+    x,
+    rows.map((i) => y[i]!),
+    rows.map((i) => keys[i]!),
+    prior,
+  );
+  const model: ChurnModel = {
+    version: '',
+    intercept: fit.intercept,
+    coefficients: Object.fromEntries(FEATURE_CODES.map((c, j) => [c, fit.weights[j]!])),
+    baseline: Object.fromEntries(FEATURE_CODES.map((c, j) => [c, fill[j]!])),
+    trainedAt: now,
+  };
+  return { model, fit };
+}
+
+/** Equal-count groups by predicted probability: mean predicted and observed churn in each. */
+function bins(p: number[], y: number[], n: number) {
+  const order = p.map((v, i) => ({ v, y: y[i]! })).sort((a, b) => a.v - b.v);
+  return Array.from({ length: n }, (_, b) => order.slice(Math.floor((b * order.length) / n), Math.floor(((b + 1) * order.length) / n)))
+    .filter((g) => g.length > 0)
+    .map((g) => ({
+      predicted: round(g.reduce((s, o) => s + o.v, 0) / g.length, 4),
+      observed: round(g.reduce((s, o) => s + o.y, 0) / g.length, 4),
+      count: g.length,
+    }));
+}
+
+/**
  * Fits the tenant's churn model on its labelled customers (the latest label of each), reports held-out
  * AUC and Brier score beside the default model's on the same customers, stores the model under a new
  * version and, when it does no worse than the default, puts it in use and queues every prediction.
@@ -96,33 +142,38 @@ export async function trainChurnModel(pool: pg.Pool, tenantId: string, now = new
   const [tenant] = await sql.query<{ scoring_weights: unknown }>('SELECT scoring_weights FROM tenants WHERE id = $1', [tenantId]);
   const raw = await vectors(pool, labels, tenantWeights(tenant?.scoring_weights));
   const y = labels.map((l) => (l.churned ? 1 : 0));
+  const keys = labels.map((l) => createHash('sha256').update(l.customer_id).digest('hex'));
   const { train, test } = split(labels);
-  // An unknown input takes the training customers' mean of that input, as it will at prediction time.
-  const fill = FEATURE_CODES.map((_, j) => {
-    const known = train.map((i) => raw[i]![j]).filter((v): v is number => v !== null);
-    return known.length ? known.reduce((a, b) => a + b, 0) / known.length : 0;
-  });
-  const x = raw.map((r) => r.map((v, j) => v ?? fill[j]!));
-  const fit = fitLogistic(
-    train.map((i) => x[i]!),
-    train.map((i) => y[i]!),
+  // Held out: a model fitted on the other three quarters, judged against the default on the same customers.
+  const candidate = fitModel(
+    raw,
+    y,
+    keys,
+    train,
+    now,
   );
-  const candidate: ChurnModel = {
-    version: '',
-    intercept: fit.intercept,
-    coefficients: Object.fromEntries(FEATURE_CODES.map((c, j) => [c, fit.weights[j]!])),
-    baseline: Object.fromEntries(FEATURE_CODES.map((c, j) => [c, fit.means[j]!])),
-    trainedAt: now,
-  };
   const testY = test.map((i) => y[i]!);
   const score = (m: ChurnModel) => test.map((i) => probabilityOf(m, raw[i]!));
-  const metrics = { auc: round(auc(score(candidate), testY), 4), brier: round(brier(score(candidate), testY), 4) };
+  const metrics = {
+    auc: round(auc(score(candidate.model), testY), 4),
+    brier: round(brier(score(candidate.model), testY), 4),
+    logLoss: round(logLoss(score(candidate.model), testY), 4),
+  };
   const baseline = {
     modelVersion: DEFAULT_MODEL.version,
     auc: round(auc(score(DEFAULT_MODEL), testY), 4),
     brier: round(brier(score(DEFAULT_MODEL), testY), 4),
   };
   const activated = metrics.auc >= baseline.auc;
+  const reliability = bins(score(candidate.model), testY, 5);
+  // What is stored: the same procedure on every label, so the held-out customers also teach the model in use.
+  const final = fitModel(
+    raw,
+    y,
+    keys,
+    labels.map((_, i) => i),
+    now,
+  );
 
   const version = await inTransaction(pool, async (tx) => {
     // One training at a time per tenant, so version numbers are never taken twice.
@@ -137,14 +188,19 @@ export async function trainChurnModel(pool: pg.Pool, tenantId: string, now = new
       [
         tenantId,
         v,
-        candidate.intercept,
-        JSON.stringify(candidate.coefficients),
-        JSON.stringify(candidate.baseline),
+        final.model.intercept,
+        JSON.stringify(final.model.coefficients),
+        JSON.stringify(final.model.baseline),
         JSON.stringify({
           samples: labels.length,
           churned,
           holdout: test.length,
-          ...metrics,
+          auc: metrics.auc,
+          brier: metrics.brier,
+          log_loss: metrics.logLoss,
+          lambda: final.fit.lambda,
+          calibration: final.fit.calibration,
+          reliability,
           activated,
           baseline: { model_version: baseline.modelVersion, auc: baseline.auc, brier: baseline.brier },
         }),
@@ -158,5 +214,16 @@ export async function trainChurnModel(pool: pg.Pool, tenantId: string, now = new
     return v;
   });
 
-  return { modelVersion: version, trainedAt: now, samples: labels.length, churned, holdout: test.length, ...metrics, activated, baseline };
+  return {
+    modelVersion: version,
+    trainedAt: now,
+    samples: labels.length,
+    churned,
+    holdout: test.length,
+    ...metrics,
+    lambda: final.fit.lambda,
+    reliability,
+    activated,
+    baseline,
+  };
 }
