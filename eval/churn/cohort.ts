@@ -1,7 +1,9 @@
-// Synthetic cohorts: each customer has four hidden risk drivers (standard normal), its true churn
-// probability is a logistic function of them, and everything the service sees (product events, Stripe
-// billing, Intercom conversations) is drawn from the same drivers with noise. The true probabilities
-// are therefore the best any model could do on the data: the upper bound.
+// Synthetic cohorts: each customer has four hidden risk drivers (standard normal) from which everything
+// the service sees is drawn with noise (product events, Stripe billing, Intercom conversations). Customers
+// churn over what they went through: the true churn log-odds weigh each driver's realised pressure (usage
+// that fell or stopped, seats cut and left idle, failed and overdue payments, many angry and slowly
+// answered conversations), standardised over the cohort, plus a little that no data shows. The true
+// probabilities are the upper bound: the best any model could do on what it is sent.
 
 export type Driver = 'disengagement' | 'seats' | 'billing' | 'support';
 export const DRIVERS: Driver[] = ['disengagement', 'seats', 'billing', 'support'];
@@ -108,12 +110,7 @@ function interceptFor(logits: number[], rate: number): number {
 export function generateCohort(s: Scenario): SyntheticCustomer[] {
   const r = random(s.seed);
   const drivers = Array.from({ length: s.customers }, () => Object.fromEntries(DRIVERS.map((d) => [d, normal(r)])) as Record<Driver, number>);
-  const logits = drivers.map((d) => DRIVERS.reduce((z, k) => z + s.weights[k] * d[k], 0));
-  const b0 = interceptFor(logits, s.churnRate);
-  return drivers.map((d, index) => {
-    const shift = (s.drift ?? 0) * (index / Math.max(1, s.customers - 1) - 0.5);
-    const truth = sigmoid(b0 + shift + logits[index]!);
-    const churned = r() < truth;
+  const customers = drivers.map((d, index) => {
     // A nuisance: how big and busy the account is, unrelated to churn.
     const size = normal(r);
     const seats0 = clamp(Math.round(Math.exp(2 + 0.6 * size + 0.3 * normal(r))), 2, 150);
@@ -176,6 +173,57 @@ export function generateCohort(s: Scenario): SyntheticCustomer[] {
         };
       });
     }
-    return { index, truth, churned, drivers: d, usage, billing, support };
+    return { index, truth: 0, churned: false, drivers: d, usage, billing, support };
   });
+  // Each driver's realised pressure, standardised over the customers that have the source; a customer
+  // without it still feels the pressure, through its hidden driver.
+  const pressures = DRIVERS.map((k) => {
+    const raw = customers.map((c) => pressure(c, k));
+    const known = raw.filter((v): v is number => v !== null);
+    const mean = known.reduce((a, b) => a + b, 0) / known.length;
+    const sd = Math.sqrt(known.reduce((a, b) => a + (b - mean) ** 2, 0) / known.length) || 1;
+    return raw.map((v, i) => (v === null ? drivers[i]![k] : (v - mean) / sd));
+  });
+  const hidden = customers.map(() => 0.5 * normal(r));
+  const logits = customers.map((_, i) => hidden[i]! + DRIVERS.reduce((z, k, j) => z + s.weights[k] * pressures[j]![i]!, 0));
+  const b0 = interceptFor(logits, s.churnRate);
+  for (const c of customers) {
+    const shift = (s.drift ?? 0) * (c.index / Math.max(1, s.customers - 1) - 0.5);
+    c.truth = sigmoid(b0 + shift + logits[c.index]!);
+    c.churned = r() < c.truth;
+  }
+  return customers;
+}
+
+/** What a customer went through on one driver (larger is worse), or null without the data source. */
+function pressure(c: SyntheticCustomer, k: Driver): number | null {
+  switch (k) {
+    case 'disengagement': {
+      const recent = c.usage.filter((u) => u.day >= -30).length;
+      const before = c.usage.length - recent;
+      const last = c.usage.reduce((m, u) => Math.max(m, u.day), -90);
+      return -Math.log((recent + 1) / (before + 1)) + 0.5 * Math.log1p(-last);
+    }
+    case 'seats': {
+      if (!c.billing) return null;
+      const now = c.billing.changes.at(-1)?.seats ?? c.billing.seats0;
+      const users = new Set(c.usage.filter((u) => u.day >= -30).map((u) => u.user)).size;
+      return -Math.log(now / c.billing.seats0) + (1 - Math.min(1, users / now));
+    }
+    case 'billing': {
+      if (!c.billing) return null;
+      const failed = c.billing.invoices.flatMap((i) => i.failedDays);
+      const overdue = c.billing.invoices.some((i) => i.overdue) ? 1 : 0;
+      const pastDue = c.billing.changes.some((ch) => ch.status === 'past_due') ? 1 : 0;
+      return Math.log1p(failed.length) + Math.log1p(failed.filter((d) => d >= -30).length) + overdue + pastDue;
+    }
+    case 'support': {
+      if (!c.support) return null;
+      const n = c.support.length;
+      if (n === 0) return 0;
+      const tone = c.support.reduce((s, v) => s + TEXTS.indexOf(v.text), 0) / n;
+      const wait = c.support.reduce((s, v) => s + Math.log1p(v.firstResponseHours ?? 24 * -v.day), 0) / n;
+      return Math.log1p(n) * (0.5 + tone / 3) + 0.3 * wait;
+    }
+  }
 }

@@ -28,7 +28,7 @@ export const SCENARIOS: Scenario[] = [
     customers: 400,
     labelled: 0.6,
     churnRate: 0.15,
-    weights: { disengagement: 0.3, seats: 0, billing: 2.4, support: 0 },
+    weights: { disengagement: 0.3, seats: 0, billing: 1.8, support: 0 },
     seed: 13,
   },
   {

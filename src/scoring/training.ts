@@ -7,12 +7,12 @@ import { type ChurnModel, DEFAULT_MODEL, FEATURE_CODES, featureVector, probabili
 import { tenantWeights } from './dimensions.ts';
 import { type AsOf, extractFeatures } from './features.ts';
 import { auc, brier, logLoss } from './logistic.ts';
-import { fitSelected, type Selected } from './model-selection.ts';
+import { fitSelected, type Selected, stratifiedFolds } from './model-selection.ts';
 import { round } from './numbers.ts';
 import { queueTenant } from './scoring-queue.ts';
 
 export const MIN_PER_CLASS = 20;
-const HOLDOUT_SHARE = 0.25;
+const OUTER_FOLDS = 5;
 const CHUNK = 1000;
 const DAY_MS = 86_400_000;
 
@@ -62,21 +62,6 @@ async function vectors(pool: pg.Pool, labels: Label[], weights: ReturnType<typeo
     }
   }
   return out;
-}
-
-/** Every fourth customer of each class, in an order fixed by its id, is held out: reruns give the same split. */
-function split(labels: Label[]): { train: number[]; test: number[] } {
-  const train: number[] = [];
-  const test: number[] = [];
-  for (const churned of [true, false]) {
-    const idx = labels
-      .map((l, i) => ({ i, key: createHash('sha256').update(l.customer_id).digest('hex'), churned: l.churned }))
-      .filter((x) => x.churned === churned)
-      .sort((a, b) => a.key.localeCompare(b.key));
-    const every = Math.round(1 / HOLDOUT_SHARE);
-    idx.forEach((x, k) => (k % every === every - 1 ? test : train).push(x.i));
-  }
-  return { train, test };
 }
 
 /**
@@ -143,30 +128,31 @@ export async function trainChurnModel(pool: pg.Pool, tenantId: string, now = new
   const raw = await vectors(pool, labels, tenantWeights(tenant?.scoring_weights));
   const y = labels.map((l) => (l.churned ? 1 : 0));
   const keys = labels.map((l) => createHash('sha256').update(l.customer_id).digest('hex'));
-  const { train, test } = split(labels);
-  // Held out: a model fitted on the other three quarters, judged against the default on the same customers.
-  const candidate = fitModel(
-    raw,
-    y,
-    keys,
-    train,
-    now,
-  );
-  const testY = test.map((i) => y[i]!);
-  const score = (m: ChurnModel) => test.map((i) => probabilityOf(m, raw[i]!));
+  // Held out: every labelled customer is predicted by a model fitted, with the whole procedure, on the
+  // other folds (cross-validation around cross-validation), and judged against the default on the same customers.
+  const folds = stratifiedFolds(y, keys, Math.min(OUTER_FOLDS, churned, stayed));
+  const heldOut = new Array<number>(labels.length).fill(0);
+  for (let f = 0; f <= Math.max(...folds); f++) {
+    const rows = labels.map((_, i) => i).filter((i) => folds[i] !== f);
+    const { model } = fitModel(raw, y, keys, rows, now);
+    labels.forEach((_, i) => {
+      if (folds[i] === f) heldOut[i] = probabilityOf(model, raw[i]!);
+    });
+  }
+  const defaults = raw.map((r) => probabilityOf(DEFAULT_MODEL, r));
   const metrics = {
-    auc: round(auc(score(candidate.model), testY), 4),
-    brier: round(brier(score(candidate.model), testY), 4),
-    logLoss: round(logLoss(score(candidate.model), testY), 4),
+    auc: round(auc(heldOut, y), 4),
+    brier: round(brier(heldOut, y), 4),
+    logLoss: round(logLoss(heldOut, y), 4),
   };
   const baseline = {
     modelVersion: DEFAULT_MODEL.version,
-    auc: round(auc(score(DEFAULT_MODEL), testY), 4),
-    brier: round(brier(score(DEFAULT_MODEL), testY), 4),
+    auc: round(auc(defaults, y), 4),
+    brier: round(brier(defaults, y), 4),
   };
   const activated = metrics.auc >= baseline.auc;
-  const reliability = bins(score(candidate.model), testY, 5);
-  // What is stored: the same procedure on every label, so the held-out customers also teach the model in use.
+  const reliability = bins(heldOut, y, 5);
+  // What is stored: the same procedure on every label.
   const final = fitModel(
     raw,
     y,
@@ -194,7 +180,7 @@ export async function trainChurnModel(pool: pg.Pool, tenantId: string, now = new
         JSON.stringify({
           samples: labels.length,
           churned,
-          holdout: test.length,
+          holdout: labels.length,
           auc: metrics.auc,
           brier: metrics.brier,
           log_loss: metrics.logLoss,
@@ -219,7 +205,7 @@ export async function trainChurnModel(pool: pg.Pool, tenantId: string, now = new
     trainedAt: now,
     samples: labels.length,
     churned,
-    holdout: test.length,
+    holdout: labels.length,
     ...metrics,
     lambda: final.fit.lambda,
     reliability,
