@@ -180,6 +180,19 @@ describe('the churn model', () => {
 
     const model = (await send(w.apiKey, 'GET', '/api/v1/churn-model')).json();
     expect(model).toMatchObject({ model_version: 'trained-v1', metrics: { auc: r.auc, samples: 300, holdout: r.holdout } });
+    // The dashboard's view: the held-out calibration (every labelled customer, in five groups) and the chosen strength.
+    const gql = await t.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { 'x-api-key': w.apiKey, 'content-type': 'application/json' },
+      payload: { query: '{ churnModel { metrics { logLoss lambda reliability { predicted observed count } } } }' },
+    });
+    const metrics = gql.json().data.churnModel.metrics;
+    expect(metrics.reliability).toHaveLength(5);
+    expect(metrics.reliability.reduce((n: number, b: { count: number }) => n + b.count, 0)).toBe(300);
+    expect(metrics.reliability[0].predicted).toBeLessThan(metrics.reliability[4].predicted);
+    expect(metrics.logLoss).toBeGreaterThan(0);
+    expect([0.3, 1, 3, 10, 30, 100, 300, 1000, 3000]).toContain(metrics.lambda);
 
     // Every prediction of the tenant is refreshed with the new model, and ranks customers the way the
     // generating process does far better than the default coefficients.

@@ -1,5 +1,6 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
+import { CalibrationChart } from '../../components/Charts.tsx';
 import { Dialog } from '../../components/Dialog.tsx';
 import { ErrorState, FormError, Loading } from '../../components/States.tsx';
 import { graphql } from '../../gql/index.ts';
@@ -41,6 +42,13 @@ const ScoringDoc = graphql(`
         samples
         churned
         holdout
+        logLoss
+        lambda
+        reliability {
+          predicted
+          observed
+          count
+        }
       }
     }
   }
@@ -75,6 +83,13 @@ const TrainDoc = graphql(`
       samples
       churned
       holdout
+      logLoss
+      lambda
+      reliability {
+        predicted
+        observed
+        count
+      }
     }
   }
 `);
@@ -204,6 +219,9 @@ type Model = {
     samples: number;
     churned: number;
     holdout: number;
+    logLoss?: number | null;
+    lambda?: number | null;
+    reliability: { predicted: number; observed: number; count: number }[];
   } | null;
 };
 
@@ -220,11 +238,23 @@ function ModelPanel({ model, canManage, onChanged }: { model: Model; canManage: 
         {model.trainedAt ? ` · trained ${formatDateTime(model.trainedAt)}` : ' · the documented default coefficients'}
       </p>
       {model.metrics ? (
-        <p className="small">
-          On {model.metrics.holdout} held-out customers (of {model.metrics.samples}, {model.metrics.churned} churned): AUC{' '}
-          {model.metrics.auc.toFixed(3)} vs {model.metrics.baselineAuc.toFixed(3)} for {model.metrics.baselineModelVersion}; Brier{' '}
-          {model.metrics.brier.toFixed(3)} vs {model.metrics.baselineBrier.toFixed(3)}.
-        </p>
+        <>
+          <p className="small">
+            Held out ({model.metrics.holdout} of {model.metrics.samples} labelled customers, {model.metrics.churned} churned, each predicted
+            by a model trained without it): AUC {model.metrics.auc.toFixed(3)} vs {model.metrics.baselineAuc.toFixed(3)} for{' '}
+            {model.metrics.baselineModelVersion}; Brier {model.metrics.brier.toFixed(3)} vs {model.metrics.baselineBrier.toFixed(3)}
+            {model.metrics.logLoss != null ? `; log loss ${model.metrics.logLoss.toFixed(3)}` : ''}
+            {model.metrics.lambda != null ? `; regularisation λ = ${model.metrics.lambda}` : ''}.
+          </p>
+          {model.metrics.reliability.length ? (
+            <figure>
+              <CalibrationChart bins={model.metrics.reliability} />
+              <figcaption className="muted small">
+                Calibration on the held-out customers: each point is a fifth of them, its predicted churn against the share that churned.
+              </figcaption>
+            </figure>
+          ) : null}
+        </>
       ) : null}
       <p className="muted small">
         Train on your own outcomes: customers whose Stripe subscription was cancelled, and those you labelled churned or retained (on a
@@ -245,10 +275,29 @@ function ModelPanel({ model, canManage, onChanged }: { model: Model; canManage: 
       {result ? (
         <div className={`test-result ${result.activated ? 'ok' : 'bad'}`} role="status">
           <strong>{result.activated ? `${result.modelVersion} is now in use` : `${result.modelVersion} was kept out of use`}</strong>
-          <p className="small">
-            AUC {result.auc.toFixed(3)} vs {result.baselineAuc.toFixed(3)} ({result.baselineModelVersion}); Brier {result.brier.toFixed(3)}{' '}
-            vs {result.baselineBrier.toFixed(3)}; {result.samples} customers, {result.holdout} held out.
-          </p>
+          <table className="table compact">
+            <caption className="small">Held out, each customer predicted by a model trained without it ({result.samples} customers)</caption>
+            <thead>
+              <tr>
+                <th scope="col">Model</th>
+                <th scope="col">AUC (higher is better)</th>
+                <th scope="col">Brier (lower is better)</th>
+              </tr>
+            </thead>
+            <tbody>
+              <tr>
+                <th scope="row">{result.modelVersion}</th>
+                <td>{result.auc.toFixed(3)}</td>
+                <td>{result.brier.toFixed(3)}</td>
+              </tr>
+              <tr>
+                <th scope="row">{result.baselineModelVersion}</th>
+                <td>{result.baselineAuc.toFixed(3)}</td>
+                <td>{result.baselineBrier.toFixed(3)}</td>
+              </tr>
+            </tbody>
+          </table>
+          {result.reliability.length ? <CalibrationChart bins={result.reliability} /> : null}
         </div>
       ) : null}
       <details>
