@@ -213,6 +213,46 @@ describe('the churn model', () => {
     expect(agreement(trained)).toBeGreaterThan(agreement(defaults) + 0.1);
   });
 
+  it('asked not to activate, stores the model beside the default until it is put in use, and refuses one that did worse', async () => {
+    const w = await tenantWithKey(t.prisma);
+    // Inactivity drives churn: a model worth using.
+    for (let i = 0; i < 60; i++) {
+      const id = (await customer(t.prisma, w.tenantId)).id;
+      const churned = i % 2 === 0;
+      await t.prisma.signal.create({
+        data: { tenantId: w.tenantId, customerId: id, source: 'api', kind: 'usage.event', occurredAt: daysAgo(churned ? 40 + (i % 7) : 1 + (i % 5)) },
+      });
+      await t.prisma.churnOutcome.create({ data: { tenantId: w.tenantId, customerId: id, churned, at: daysAgo(0.5), source: 'api' } });
+    }
+    const { token } = await userWithSession(t.prisma, t.sessions, w.tenantId, 'admin');
+    const gql = async (query: string, variables: object = {}) =>
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: '/graphql',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          payload: { query, variables },
+        })
+      ).json();
+    const trained = (await gql('mutation { trainChurnModel(activate: false) { modelVersion eligible activated auc baselineAuc } }')).data.trainChurnModel;
+    expect(trained).toMatchObject({ modelVersion: 'trained-v1', eligible: true, activated: false });
+    expect((await send(w.apiKey, 'GET', '/api/v1/churn-model')).json().model_version).toBe('default-v1');
+
+    const used = await gql('mutation($v: String!) { activateChurnModel(modelVersion: $v) { modelVersion } }', { v: 'trained-v1' });
+    expect(used.data.activateChurnModel.modelVersion).toBe('trained-v1');
+    expect((await send(w.apiKey, 'GET', '/api/v1/churn-model')).json().model_version).toBe('trained-v1');
+    expect(await t.prisma.auditEvent.count({ where: { tenantId: w.tenantId, action: 'churn_model.activated', targetId: 'trained-v1' } })).toBe(1);
+
+    // A stored model whose held-out AUC fell short of the default's cannot be put in use.
+    await t.pool.query(`UPDATE churn_models SET metrics = jsonb_set(metrics, '{auc}', '0.1') WHERE tenant_id = $1`, [w.tenantId]);
+    await send(w.apiKey, 'DELETE', '/api/v1/churn-model');
+    const refused = await gql('mutation($v: String!) { activateChurnModel(modelVersion: $v) { modelVersion } }', { v: 'trained-v1' });
+    expect(refused.errors[0].extensions.code).toBe('conflict');
+    expect((await send(w.apiKey, 'GET', '/api/v1/churn-model')).json().model_version).toBe('default-v1');
+    const unknown = await gql('mutation($v: String!) { activateChurnModel(modelVersion: $v) { modelVersion } }', { v: 'trained-v9' });
+    expect(unknown.errors[0].extensions.code).toBe('not_found');
+  });
+
   it('keeps a trained model that does worse than the default out of use', async () => {
     const w = await tenantWithKey(t.prisma);
     const ids: { id: string; churned: boolean }[] = [];

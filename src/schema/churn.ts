@@ -202,8 +202,11 @@ const TrainResult = builder.objectRef<TrainResultView>('ChurnTrainingResult').im
     logLoss: t.exposeFloat('logLoss', { description: 'Log loss on the held-out customers (lower is better).' }),
     lambda: t.exposeFloat('lambda', { description: 'The L2 strength cross-validation chose for the stored model.' }),
     reliability: t.field({ type: [ReliabilityBin], description: 'Calibration on the held-out customers, lowest predictions first.', resolve: (r) => r.reliability }),
+    eligible: t.exposeBoolean('eligible', {
+      description: 'Whether the model may be used: its held-out AUC is at least the default model’s on the same customers.',
+    }),
     activated: t.exposeBoolean('activated', {
-      description: 'Whether the model is now in use: only when its AUC is at least the default model’s on the same customers.',
+      description: 'Whether the model is now in use: eligible, and training was not asked to leave the choice to `activateChurnModel`.',
     }),
     baselineModelVersion: t.string({ resolve: (r) => r.baseline.modelVersion }),
     baselineAuc: t.float({ resolve: (r) => r.baseline.auc }),
@@ -236,9 +239,22 @@ const ChurnOutcome = builder.prismaObject('ChurnOutcome', {
 builder.mutationFields((t) => ({
   trainChurnModel: t.field({
     type: TrainResult,
-    description: 'Fits the tenant’s churn model on its labelled customers; needs 20 churned and 20 retained.',
-    resolve: async (_r, _a, ctx) => {
-      return ctx.services.churn.train(actorOf(ctx, requireCapability(ctx, 'manage')));
+    description:
+      'Fits the tenant’s churn model on its labelled customers; needs 20 churned and 20 retained. With `activate: false` the model is stored and compared but not used until `activateChurnModel`.',
+    args: { activate: t.arg.boolean({ required: false, defaultValue: true }) },
+    resolve: async (_r, args, ctx) => {
+      return ctx.services.churn.train(actorOf(ctx, requireCapability(ctx, 'manage')), { activate: args.activate ?? true });
+    },
+  }),
+  activateChurnModel: t.field({
+    type: ChurnModelRef,
+    description: 'Puts a stored trained model in use (only one that did at least as well as the default held out) and refreshes every prediction.',
+    args: { modelVersion: t.arg.string() },
+    resolve: async (_r, args, ctx) => {
+      const p = requireCapability(ctx, 'manage');
+      await ctx.services.churn.activate(actorOf(ctx, p), args.modelVersion);
+      const active = await ctx.services.churn.activeModel(p.tenantId);
+      return active ? modelView(active) : DEFAULT_VIEW;
     },
   }),
   resetChurnModel: t.field({

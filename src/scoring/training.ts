@@ -29,7 +29,9 @@ export interface TrainResult {
   lambda: number;
   /** Held-out customers in five groups by predicted probability: mean predicted against observed churn. */
   reliability: { predicted: number; observed: number; count: number }[];
-  /** The model is in use only when it does at least as well as the default coefficients on the held-out customers. */
+  /** It did at least as well as the default coefficients on the held-out customers, so it may be put in use. */
+  eligible: boolean;
+  /** Whether it is now in use: eligible, and the caller asked for it to be used straight away. */
   activated: boolean;
   baseline: { modelVersion: string; auc: number; brier: number };
 }
@@ -109,7 +111,12 @@ function bins(p: number[], y: number[], n: number) {
  * AUC and Brier score beside the default model's on the same customers, stores the model under a new
  * version and, when it does no worse than the default, puts it in use and queues every prediction.
  */
-export async function trainChurnModel(pool: pg.Pool, tenantId: string, now = new Date()): Promise<TrainResult> {
+export async function trainChurnModel(
+  pool: pg.Pool,
+  tenantId: string,
+  opts: { now?: Date; activate?: boolean } = {},
+): Promise<TrainResult> {
+  const now = opts.now ?? new Date();
   const sql = onPg(pool);
   const labels = await sql.query<Label>(
     `SELECT DISTINCT ON (customer_id) customer_id, churned, at FROM churn_outcomes
@@ -150,7 +157,8 @@ export async function trainChurnModel(pool: pg.Pool, tenantId: string, now = new
     auc: round(auc(defaults, y), 4),
     brier: round(brier(defaults, y), 4),
   };
-  const activated = metrics.auc >= baseline.auc;
+  const eligible = metrics.auc >= baseline.auc;
+  const activated = eligible && (opts.activate ?? true);
   const reliability = bins(heldOut, y, 5);
   // What is stored: the same procedure on every label.
   const final = fitModel(
@@ -187,6 +195,7 @@ export async function trainChurnModel(pool: pg.Pool, tenantId: string, now = new
           lambda: final.fit.lambda,
           calibration: final.fit.calibration,
           reliability,
+          eligible,
           activated,
           baseline: { model_version: baseline.modelVersion, auc: baseline.auc, brier: baseline.brier },
         }),
@@ -209,7 +218,28 @@ export async function trainChurnModel(pool: pg.Pool, tenantId: string, now = new
     ...metrics,
     lambda: final.fit.lambda,
     reliability,
+    eligible,
     activated,
     baseline,
   };
+}
+
+/**
+ * Puts a stored trained model in use (one trained with `activate: false`, or one used before) and queues
+ * every customer of the tenant. Only a model that did at least as well as the default on its held-out
+ * customers may be used.
+ */
+export async function activateChurnModel(pool: pg.Pool, tenantId: string, version: string): Promise<void> {
+  await inTransaction(pool, async (tx) => {
+    const [row] = await tx.query<{ id: string; metrics: { auc: number; baseline: { auc: number } } }>(
+      'SELECT id, metrics FROM churn_models WHERE tenant_id = $1 AND version = $2',
+      [tenantId, version],
+    );
+    if (!row) throw new DomainError('not_found', `Churn model ${version} was not found.`);
+    if (!(row.metrics.auc >= row.metrics.baseline.auc)) {
+      throw new DomainError('conflict', `Churn model ${version} ranked held-out customers worse than the default model; it cannot be used.`);
+    }
+    await tx.query('UPDATE tenants SET active_churn_model_id = $2 WHERE id = $1', [tenantId, row.id]);
+    await queueTenant(tx, tenantId);
+  });
 }

@@ -72,8 +72,9 @@ const ResetWeightsDoc = graphql(`
 
 const TrainDoc = graphql(`
   mutation TrainChurnModel {
-    trainChurnModel {
+    trainChurnModel(activate: false) {
       modelVersion
+      eligible
       activated
       auc
       brier
@@ -90,6 +91,14 @@ const TrainDoc = graphql(`
         observed
         count
       }
+    }
+  }
+`);
+
+const ActivateModelDoc = graphql(`
+  mutation ActivateChurnModel($modelVersion: String!) {
+    activateChurnModel(modelVersion: $modelVersion) {
+      modelVersion
     }
   }
 `);
@@ -228,8 +237,10 @@ type Model = {
 function ModelPanel({ model, canManage, onChanged }: { model: Model; canManage: boolean; onChanged: () => void }) {
   const [train, doTrain] = useMutation(TrainDoc);
   const [reset, doReset] = useMutation(ResetModelDoc);
+  const [activate, doActivate] = useMutation(ActivateModelDoc);
   const [confirmReset, setConfirmReset] = useState(false);
   const result = train.data?.trainChurnModel;
+  const inUse = result && model.modelVersion === result.modelVersion;
   return (
     <section className="card" aria-labelledby="model-title">
       <h2 id="model-title">Churn model</h2>
@@ -258,12 +269,13 @@ function ModelPanel({ model, canManage, onChanged }: { model: Model; canManage: 
       ) : null}
       <p className="muted small">
         Train on your own outcomes: customers whose Stripe subscription was cancelled, and those you labelled churned or retained (on a
-        customer’s page or with <code>POST /api/v1/customers/{'{id}'}/churn-outcome</code>). Training needs 20 of each; the new model is
-        used only if it ranks held-out customers at least as well as the one in use.
+        customer’s page or with <code>POST /api/v1/customers/{'{id}'}/churn-outcome</code>). Training needs 20 of each. You see the new
+        model beside the default on the same held-out customers before you switch; only a model that ranks them at least as well can
+        be used.
       </p>
       {canManage ? (
         <span className="toolbar">
-          <button type="button" className="primary" disabled={train.fetching} onClick={async () => (await doTrain({})).data && onChanged()}>
+          <button type="button" className="primary" disabled={train.fetching} onClick={() => doTrain({})}>
             {train.fetching ? 'Training…' : 'Train on my outcomes'}
           </button>
           <button type="button" disabled={!model.trainedAt} onClick={() => setConfirmReset(true)}>
@@ -273,8 +285,14 @@ function ModelPanel({ model, canManage, onChanged }: { model: Model; canManage: 
       ) : null}
       <FormError error={train.error} />
       {result ? (
-        <div className={`test-result ${result.activated ? 'ok' : 'bad'}`} role="status">
-          <strong>{result.activated ? `${result.modelVersion} is now in use` : `${result.modelVersion} was kept out of use`}</strong>
+        <div className={`test-result ${result.eligible ? 'ok' : 'bad'}`} role="status">
+          <strong>
+            {inUse
+              ? `${result.modelVersion} is now in use`
+              : result.eligible
+                ? `${result.modelVersion} is ready: compare, then switch`
+                : `${result.modelVersion} ranks held-out customers worse than the default and cannot be used`}
+          </strong>
           <table className="table compact">
             <caption className="small">Held out, each customer predicted by a model trained without it ({result.samples} customers)</caption>
             <thead>
@@ -298,6 +316,17 @@ function ModelPanel({ model, canManage, onChanged }: { model: Model; canManage: 
             </tbody>
           </table>
           {result.reliability.length ? <CalibrationChart bins={result.reliability} /> : null}
+          <FormError error={activate.error} />
+          {result.eligible && !inUse ? (
+            <button
+              type="button"
+              className="primary"
+              disabled={activate.fetching}
+              onClick={async () => (await doActivate({ modelVersion: result.modelVersion })).data && onChanged()}
+            >
+              Use {result.modelVersion}
+            </button>
+          ) : null}
         </div>
       ) : null}
       <details>
