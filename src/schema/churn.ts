@@ -203,7 +203,7 @@ const TrainResult = builder.objectRef<TrainResultView>('ChurnTrainingResult').im
     lambda: t.exposeFloat('lambda', { description: 'The L2 strength cross-validation chose for the stored model.' }),
     reliability: t.field({ type: [ReliabilityBin], description: 'Calibration on the held-out customers, lowest predictions first.', resolve: (r) => r.reliability }),
     eligible: t.exposeBoolean('eligible', {
-      description: 'Whether the model may be used: its held-out AUC is at least the default model’s on the same customers.',
+      description: 'Whether the model may be used: its held-out AUC is at least the default model’s on the same customers, or within 0.01 of it with a Brier score no worse.',
     }),
     activated: t.exposeBoolean('activated', {
       description: 'Whether the model is now in use: eligible, and training was not asked to leave the choice to `activateChurnModel`.',
