@@ -132,7 +132,7 @@ async function run(s: Scenario, split: 'random' | 'time'): Promise<Row> {
     dimensionAuc,
   };
   mkdirSync(out, { recursive: true });
-  const svg = reliabilitySvg(`${s.name}, ${split} split: reliability on ${test.length} unlabelled customers`, [
+  const svg = reliabilitySvg(`${s.name}, ${split} split (${test.length} unlabelled customers)`, [
     { name: `default (Brier ${row.default.brier.toFixed(3)})`, bins: reliability(probabilities(before), y) },
     { name: `trained ${trained.model_version} (Brier ${row.trained.brier.toFixed(3)})`, bins: reliability(probabilities(after), y) },
     { name: `true probabilities (Brier ${row.truth.brier.toFixed(3)})`, bins: reliability(test.map((i) => cohort[i]!.truth), y) },
