@@ -220,7 +220,13 @@ describe('the churn model', () => {
       const id = (await customer(t.prisma, w.tenantId)).id;
       const churned = i % 2 === 0;
       await t.prisma.signal.create({
-        data: { tenantId: w.tenantId, customerId: id, source: 'api', kind: 'usage.event', occurredAt: daysAgo(churned ? 40 + (i % 7) : 1 + (i % 5)) },
+        data: {
+          tenantId: w.tenantId,
+          customerId: id,
+          source: 'api',
+          kind: 'usage.event',
+          occurredAt: daysAgo(churned ? 40 + (i % 7) : 1 + (i % 5)),
+        },
       });
       await t.prisma.churnOutcome.create({ data: { tenantId: w.tenantId, customerId: id, churned, at: daysAgo(0.5), source: 'api' } });
     }
@@ -234,14 +240,17 @@ describe('the churn model', () => {
           payload: { query, variables },
         })
       ).json();
-    const trained = (await gql('mutation { trainChurnModel(activate: false) { modelVersion eligible activated auc baselineAuc } }')).data.trainChurnModel;
+    const trained = (await gql('mutation { trainChurnModel(activate: false) { modelVersion eligible activated auc baselineAuc } }')).data
+      .trainChurnModel;
     expect(trained).toMatchObject({ modelVersion: 'trained-v1', eligible: true, activated: false });
     expect((await send(w.apiKey, 'GET', '/api/v1/churn-model')).json().model_version).toBe('default-v1');
 
     const used = await gql('mutation($v: String!) { activateChurnModel(modelVersion: $v) { modelVersion } }', { v: 'trained-v1' });
     expect(used.data.activateChurnModel.modelVersion).toBe('trained-v1');
     expect((await send(w.apiKey, 'GET', '/api/v1/churn-model')).json().model_version).toBe('trained-v1');
-    expect(await t.prisma.auditEvent.count({ where: { tenantId: w.tenantId, action: 'churn_model.activated', targetId: 'trained-v1' } })).toBe(1);
+    expect(
+      await t.prisma.auditEvent.count({ where: { tenantId: w.tenantId, action: 'churn_model.activated', targetId: 'trained-v1' } }),
+    ).toBe(1);
 
     // A stored model whose held-out AUC fell short of the default's cannot be put in use.
     await t.pool.query(`UPDATE churn_models SET metrics = jsonb_set(metrics, '{auc}', '0.1') WHERE tenant_id = $1`, [w.tenantId]);

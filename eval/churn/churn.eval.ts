@@ -58,9 +58,11 @@ async function tenant(): Promise<Tenant> {
 
 async function settled(tenantId: string) {
   for (let i = 0; i < 1200; i++) {
-    const [{ n }] = (await t.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM inbox_events WHERE tenant_id = $1 AND status = 'received'`, [tenantId])).rows as [
-      { n: number },
-    ];
+    const [{ n }] = (
+      await t.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM inbox_events WHERE tenant_id = $1 AND status = 'received'`, [
+        tenantId,
+      ])
+    ).rows as [{ n: number }];
     if (n === 0) return;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -108,7 +110,12 @@ async function run(s: Scenario, split: 'random' | 'time'): Promise<Row> {
   const dimensionAuc = Object.fromEntries(
     DIMENSIONS.map((d) => {
       const known = before.map((b, k) => ({ v: b.dimensions[d], y: y[k]! })).filter((x) => x.v !== null && x.v !== undefined);
-      const a = known.length ? auc(known.map((x) => 100 - x.v!), known.map((x) => x.y)) : Number.NaN;
+      const a = known.length
+        ? auc(
+            known.map((x) => 100 - x.v!),
+            known.map((x) => x.y),
+          )
+        : Number.NaN;
       return [d, { auc: Number.isNaN(a) ? null : r4(a), coverage: r4(known.length / before.length) }];
     }),
   );
@@ -127,15 +134,32 @@ async function run(s: Scenario, split: 'random' | 'time'): Promise<Row> {
         y,
       ),
     ),
-    training: { modelVersion: trained.model_version, activated: trained.activated, auc: trained.auc, brier: trained.brier, baselineAuc: trained.baseline.auc },
-    healthAuc: r4(auc(before.map((b) => 100 - (b.health ?? 50)), y)),
+    training: {
+      modelVersion: trained.model_version,
+      activated: trained.activated,
+      auc: trained.auc,
+      brier: trained.brier,
+      baselineAuc: trained.baseline.auc,
+    },
+    healthAuc: r4(
+      auc(
+        before.map((b) => 100 - (b.health ?? 50)),
+        y,
+      ),
+    ),
     dimensionAuc,
   };
   mkdirSync(out, { recursive: true });
   const svg = reliabilitySvg(`${s.name}, ${split} split (${test.length} unlabelled customers)`, [
     { name: `default (Brier ${row.default.brier.toFixed(3)})`, bins: reliability(probabilities(before), y) },
     { name: `trained ${trained.model_version} (Brier ${row.trained.brier.toFixed(3)})`, bins: reliability(probabilities(after), y) },
-    { name: `true probabilities (Brier ${row.truth.brier.toFixed(3)})`, bins: reliability(test.map((i) => cohort[i]!.truth), y) },
+    {
+      name: `true probabilities (Brier ${row.truth.brier.toFixed(3)})`,
+      bins: reliability(
+        test.map((i) => cohort[i]!.truth),
+        y,
+      ),
+    },
   ]);
   writeFileSync(`${out}/${s.name}-${split}.svg`, svg);
   if (docs && s.name === 'mixture' && split === 'random') writeFileSync('docs/churn-calibration.svg', svg);
@@ -146,7 +170,13 @@ async function run(s: Scenario, split: 'random' | 'time'): Promise<Row> {
       [w.tenantId],
     );
     const byId = new Map(stored.map((r) => [r.customer_id, r.features]));
-    const dump = cohort.map((c) => ({ ...c.drivers, truth: c.truth, churned: c.churned, labelled: labelled.has(c.index), features: byId.get(ids[c.index]!) }));
+    const dump = cohort.map((c) => ({
+      ...c.drivers,
+      truth: c.truth,
+      churned: c.churned,
+      labelled: labelled.has(c.index),
+      features: byId.get(ids[c.index]!),
+    }));
     writeFileSync(`${out}/${s.name}-${split}-features.json`, JSON.stringify(dump));
   }
   const current = await model(t.app, w);
@@ -194,7 +224,9 @@ describe('churn evaluation', () => {
     const floors = JSON.parse(readFileSync(FLOORS, 'utf8')) as Record<string, Record<string, number>>;
     const below = rows.flatMap((r) => {
       const floor = floors[r.scenario]?.[r.split];
-      return floor !== undefined && r.trained.auc < floor ? [`${r.scenario} (${r.split}): trained AUC ${r.trained.auc} < floor ${floor}`] : [];
+      return floor !== undefined && r.trained.auc < floor
+        ? [`${r.scenario} (${r.split}): trained AUC ${r.trained.auc} < floor ${floor}`]
+        : [];
     });
     expect(below).toEqual([]);
   });

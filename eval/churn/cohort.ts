@@ -109,7 +109,10 @@ function interceptFor(logits: number[], rate: number): number {
 /** Days are relative to now (negative is the past); the histories reach 60 days back at most, 85 for billing. */
 export function generateCohort(s: Scenario): SyntheticCustomer[] {
   const r = random(s.seed);
-  const drivers = Array.from({ length: s.customers }, () => Object.fromEntries(DRIVERS.map((d) => [d, normal(r)])) as Record<Driver, number>);
+  const drivers = Array.from(
+    { length: s.customers },
+    () => Object.fromEntries(DRIVERS.map((d) => [d, normal(r)])) as Record<Driver, number>,
+  );
   const customers = drivers.map((d, index) => {
     // A nuisance: how big and busy the account is, unrelated to churn.
     const size = normal(r);

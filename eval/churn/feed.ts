@@ -2,7 +2,14 @@
 // events through the REST API, billing and support through signed Stripe and Intercom webhooks to the
 // inbound route, outcomes through churn-outcome, training through churn-model/train.
 import type { FastifyInstance } from 'fastify';
-import { intercomConversation, signIntercom, signStripe, stripeEvent, stripeInvoice, stripeSubscription } from '../../test/support/providers.ts';
+import {
+  intercomConversation,
+  signIntercom,
+  signStripe,
+  stripeEvent,
+  stripeInvoice,
+  stripeSubscription,
+} from '../../test/support/providers.ts';
 import type { SyntheticCustomer } from './cohort.ts';
 
 const DAY_S = 86_400;
@@ -50,7 +57,11 @@ export async function feedCohort(
   const iso = (day: number) => new Date(now + day * DAY_S * 1000).toISOString();
   const ids: string[] = [];
   for (const c of cohort) {
-    const created = await call(app, t, 'POST', '/customers', { name: `Synthetic ${c.index}`, external_id: `syn-${c.index}`, domain: `c${c.index}.example` });
+    const created = await call(app, t, 'POST', '/customers', {
+      name: `Synthetic ${c.index}`,
+      external_id: `syn-${c.index}`,
+      domain: `c${c.index}.example`,
+    });
     ids.push(created.id);
   }
 
@@ -81,22 +92,63 @@ export async function feedCohort(
             status,
             items: {
               object: 'list',
-              data: [{ id: `si_syn${c.index}`, quantity: seats, price: { id: 'price_seat', unit_amount: b.unitMinor, currency: 'usd', recurring: { interval: 'month', interval_count: 1 } } }],
+              data: [
+                {
+                  id: `si_syn${c.index}`,
+                  quantity: seats,
+                  price: {
+                    id: 'price_seat',
+                    unit_amount: b.unitMinor,
+                    currency: 'usd',
+                    recurring: { interval: 'month', interval_count: 1 },
+                  },
+                },
+              ],
             },
           },
           at(day),
         );
-      sends[0]!.push(() => inbound(app, 'stripe', t.tenantId, signStripe(stripe, stripeEvent('customer.created', { id: cus, object: 'customer', email, name: `Synthetic ${c.index}`, metadata: {} }, at(-86)))));
+      sends[0]!.push(() =>
+        inbound(
+          app,
+          'stripe',
+          t.tenantId,
+          signStripe(
+            stripe,
+            stripeEvent('customer.created', { id: cus, object: 'customer', email, name: `Synthetic ${c.index}`, metadata: {} }, at(-86)),
+          ),
+        ),
+      );
       sends[1]!.push(() => inbound(app, 'stripe', t.tenantId, signStripe(stripe, subscription(b.seats0, 'active', -85))));
-      for (const ch of b.changes) sends[2]!.push(() => inbound(app, 'stripe', t.tenantId, signStripe(stripe, subscription(ch.seats, ch.status ?? 'active', ch.day))));
+      for (const ch of b.changes)
+        sends[2]!.push(() => inbound(app, 'stripe', t.tenantId, signStripe(stripe, subscription(ch.seats, ch.status ?? 'active', ch.day))));
       b.invoices.forEach((inv, k) => {
-        const invoice = stripeInvoice(`in_syn${c.index}_${k}`, cus, b.unitMinor * b.seats0, { status: 'open', due_date: at(inv.day + 7), customer_email: email });
-        sends[1]!.push(() => inbound(app, 'stripe', t.tenantId, signStripe(stripe, stripeEvent('invoice.finalized', invoice, at(inv.day)))));
-        for (const f of inv.failedDays) sends[2]!.push(() => inbound(app, 'stripe', t.tenantId, signStripe(stripe, stripeEvent('invoice.payment_failed', invoice, at(f)))));
-        if (inv.overdue) sends[2]!.push(() => inbound(app, 'stripe', t.tenantId, signStripe(stripe, stripeEvent('invoice.overdue', invoice, at(inv.day + 8)))));
+        const invoice = stripeInvoice(`in_syn${c.index}_${k}`, cus, b.unitMinor * b.seats0, {
+          status: 'open',
+          due_date: at(inv.day + 7),
+          customer_email: email,
+        });
+        sends[1]!.push(() =>
+          inbound(app, 'stripe', t.tenantId, signStripe(stripe, stripeEvent('invoice.finalized', invoice, at(inv.day)))),
+        );
+        for (const f of inv.failedDays)
+          sends[2]!.push(() =>
+            inbound(app, 'stripe', t.tenantId, signStripe(stripe, stripeEvent('invoice.payment_failed', invoice, at(f)))),
+          );
+        if (inv.overdue)
+          sends[2]!.push(() =>
+            inbound(app, 'stripe', t.tenantId, signStripe(stripe, stripeEvent('invoice.overdue', invoice, at(inv.day + 8)))),
+          );
         if (inv.paid) {
           const paidDay = Math.min(-0.5, Math.max(inv.day, ...inv.failedDays) + 1);
-          sends[2]!.push(() => inbound(app, 'stripe', t.tenantId, signStripe(stripe, stripeEvent('invoice.paid', { ...invoice, status: 'paid' }, at(paidDay)))));
+          sends[2]!.push(() =>
+            inbound(
+              app,
+              'stripe',
+              t.tenantId,
+              signStripe(stripe, stripeEvent('invoice.paid', { ...invoice, status: 'paid' }, at(paidDay))),
+            ),
+          );
         }
       });
     }
@@ -108,12 +160,21 @@ export async function feedCohort(
             app,
             'intercom',
             t.tenantId,
-            signIntercom(intercom, { ...intercomConversation(topic, email, { id, source: { author: { type: 'user', email }, body: `<p>${conv.text}</p>` }, ...extra }), created_at: at(day) }),
+            signIntercom(intercom, {
+              ...intercomConversation(topic, email, {
+                id,
+                source: { author: { type: 'user', email }, body: `<p>${conv.text}</p>` },
+                ...extra,
+              }),
+              created_at: at(day),
+            }),
           ),
         );
       send('conversation.user.created', conv.day);
-      if (conv.firstResponseHours !== null && conv.day + conv.firstResponseHours / 24 < 0) send('conversation.admin.replied', conv.day + conv.firstResponseHours / 24);
-      if (conv.closedAfterDays !== null && conv.day + conv.closedAfterDays < 0) send('conversation.admin.closed', conv.day + conv.closedAfterDays);
+      if (conv.firstResponseHours !== null && conv.day + conv.firstResponseHours / 24 < 0)
+        send('conversation.admin.replied', conv.day + conv.firstResponseHours / 24);
+      if (conv.closedAfterDays !== null && conv.day + conv.closedAfterDays < 0)
+        send('conversation.admin.closed', conv.day + conv.closedAfterDays);
       if (conv.rating !== null && conv.closedAfterDays !== null && conv.day + conv.closedAfterDays + 0.1 < 0)
         send('conversation.rating.added', conv.day + conv.closedAfterDays + 0.1, { conversation_rating: { rating: conv.rating } });
     }
@@ -148,7 +209,10 @@ export async function scored(app: FastifyInstance, t: Tenant, ids: string[]): Pr
   for (let i = 0; i < ids.length; i += 16) {
     const part = await Promise.all(
       ids.slice(i, i + 16).map(async (id) => {
-        const [p, h] = await Promise.all([call(app, t, 'GET', `/customers/${id}/churn-prediction`), call(app, t, 'GET', `/customers/${id}/health`)]);
+        const [p, h] = await Promise.all([
+          call(app, t, 'GET', `/customers/${id}/churn-prediction`),
+          call(app, t, 'GET', `/customers/${id}/health`),
+        ]);
         return {
           probability: p.probability,
           modelVersion: p.model_version,

@@ -31,10 +31,12 @@ export const brier = (p: number[], y: number[]) => p.reduce((s, v, i) => s + (v 
 
 export function logLoss(p: number[], y: number[]): number {
   const eps = 1e-6;
-  return -p.reduce((s, v, i) => {
-    const q = Math.min(1 - eps, Math.max(eps, v));
-    return s + (y[i] === 1 ? Math.log(q) : Math.log(1 - q));
-  }, 0) / p.length;
+  return (
+    -p.reduce((s, v, i) => {
+      const q = Math.min(1 - eps, Math.max(eps, v));
+      return s + (y[i] === 1 ? Math.log(q) : Math.log(1 - q));
+    }, 0) / p.length
+  );
 }
 
 export function lift10(scores: number[], labels: number[]): number {

@@ -20,7 +20,9 @@ export function reliabilitySvg(title: string, series: { name: string; bins: Bin[
     .map((s, k) => {
       const c = COLORS[k % COLORS.length];
       const pts = s.bins.map((b) => `${x(b.predicted).toFixed(1)},${y(b.observed).toFixed(1)}`).join(' ');
-      const dots = s.bins.map((b) => `<circle cx="${x(b.predicted).toFixed(1)}" cy="${y(b.observed).toFixed(1)}" r="2.5" fill="${c}"/>`).join('');
+      const dots = s.bins
+        .map((b) => `<circle cx="${x(b.predicted).toFixed(1)}" cy="${y(b.observed).toFixed(1)}" r="2.5" fill="${c}"/>`)
+        .join('');
       const legend = `<rect x="${x(0.03)}" y="${y(0.97) + k * 14 - 8}" width="10" height="3" fill="${c}"/><text x="${x(0.03) + 14}" y="${y(0.97) + k * 14 - 4}" font-size="10">${escape(s.name)}</text>`;
       return `<polyline points="${pts}" fill="none" stroke="${c}" stroke-width="1.5"/>${dots}${legend}`;
     })

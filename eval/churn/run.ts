@@ -7,7 +7,12 @@ import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 
 const { values } = parseArgs({
-  options: { small: { type: 'boolean', default: false }, scenarios: { type: 'string' }, docs: { type: 'boolean', default: false }, dump: { type: 'boolean', default: false } },
+  options: {
+    small: { type: 'boolean', default: false },
+    scenarios: { type: 'string' },
+    docs: { type: 'boolean', default: false },
+    dump: { type: 'boolean', default: false },
+  },
 });
 const env = {
   ...process.env,

@@ -131,9 +131,19 @@ const Metrics = builder.objectRef<MetricsView>('ChurnModelMetrics').implement({
     baselineModelVersion: t.exposeString('baselineModelVersion'),
     baselineAuc: t.exposeFloat('baselineAuc'),
     baselineBrier: t.exposeFloat('baselineBrier'),
-    logLoss: t.exposeFloat('logLoss', { nullable: true, description: 'Log loss on the held-out customers; null for models trained before it was measured.' }),
-    lambda: t.exposeFloat('lambda', { nullable: true, description: 'The L2 strength cross-validation chose; null for models trained before it was chosen.' }),
-    reliability: t.field({ type: [ReliabilityBin], description: 'Calibration on the held-out customers, lowest predictions first.', resolve: (m) => m.reliability }),
+    logLoss: t.exposeFloat('logLoss', {
+      nullable: true,
+      description: 'Log loss on the held-out customers; null for models trained before it was measured.',
+    }),
+    lambda: t.exposeFloat('lambda', {
+      nullable: true,
+      description: 'The L2 strength cross-validation chose; null for models trained before it was chosen.',
+    }),
+    reliability: t.field({
+      type: [ReliabilityBin],
+      description: 'Calibration on the held-out customers, lowest predictions first.',
+      resolve: (m) => m.reliability,
+    }),
   }),
 });
 
@@ -195,15 +205,21 @@ const TrainResult = builder.objectRef<TrainResultView>('ChurnTrainingResult').im
     samples: t.exposeInt('samples', { description: 'Labelled customers used (the latest label of each).' }),
     churned: t.exposeInt('churned'),
     holdout: t.exposeInt('holdout', {
-      description: 'Customers measured out of fold: each predicted by the training procedure fitted without it (all of them, by five-fold cross-validation).',
+      description:
+        'Customers measured out of fold: each predicted by the training procedure fitted without it (all of them, by five-fold cross-validation).',
     }),
     auc: t.exposeFloat('auc', { description: 'Area under the ROC curve on the held-out customers.' }),
     brier: t.exposeFloat('brier', { description: 'Brier score on the held-out customers (lower is better).' }),
     logLoss: t.exposeFloat('logLoss', { description: 'Log loss on the held-out customers (lower is better).' }),
     lambda: t.exposeFloat('lambda', { description: 'The L2 strength cross-validation chose for the stored model.' }),
-    reliability: t.field({ type: [ReliabilityBin], description: 'Calibration on the held-out customers, lowest predictions first.', resolve: (r) => r.reliability }),
+    reliability: t.field({
+      type: [ReliabilityBin],
+      description: 'Calibration on the held-out customers, lowest predictions first.',
+      resolve: (r) => r.reliability,
+    }),
     eligible: t.exposeBoolean('eligible', {
-      description: 'Whether the model may be used: its held-out AUC is at least the default model’s on the same customers, or within 0.01 of it with a Brier score no worse.',
+      description:
+        'Whether the model may be used: its held-out AUC is at least the default model’s on the same customers, or within 0.01 of it with a Brier score no worse.',
     }),
     activated: t.exposeBoolean('activated', {
       description: 'Whether the model is now in use: eligible, and training was not asked to leave the choice to `activateChurnModel`.',
@@ -248,7 +264,8 @@ builder.mutationFields((t) => ({
   }),
   activateChurnModel: t.field({
     type: ChurnModelRef,
-    description: 'Puts a stored trained model in use (only one that did at least as well as the default held out) and refreshes every prediction.',
+    description:
+      'Puts a stored trained model in use (only one that did at least as well as the default held out) and refreshes every prediction.',
     args: { modelVersion: t.arg.string() },
     resolve: async (_r, args, ctx) => {
       const p = requireCapability(ctx, 'manage');

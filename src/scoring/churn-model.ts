@@ -122,13 +122,15 @@ export const GRADED_FEATURES: FeatureDef[] = [
     code: 'usage_trend',
     summary: 'ln((usage events over 30 days + 1) / (the 30 days before + 1)): negative when usage fell',
     value: (f) => logRatio(f.usageUnits30d, f.usageUnitsPrev30d),
-    describe: (f) => `Usage is ${change((f.usageUnits30d + 1) / (f.usageUnitsPrev30d + 1))} on the month before (${f.usageUnits30d} events, ${f.usageUnitsPrev30d} before).`,
+    describe: (f) =>
+      `Usage is ${change((f.usageUnits30d + 1) / (f.usageUnitsPrev30d + 1))} on the month before (${f.usageUnits30d} events, ${f.usageUnitsPrev30d} before).`,
   },
   {
     code: 'usage_recent_trend',
     summary: 'ln((usage events over 7 days × 30/7 + 1) / (usage events over 30 days + 1)): the last week against the month',
     value: (f) => logRatio((f.usageUnits7d * 30) / 7, f.usageUnits30d),
-    describe: (f) => `The last 7 days ran at ${Math.round((((f.usageUnits7d * 30) / 7 + 1) / (f.usageUnits30d + 1)) * 100)} % of the month’s pace (${plural(f.usageUnits7d, 'event')}).`,
+    describe: (f) =>
+      `The last 7 days ran at ${Math.round((((f.usageUnits7d * 30) / 7 + 1) / (f.usageUnits30d + 1)) * 100)} % of the month’s pace (${plural(f.usageUnits7d, 'event')}).`,
   },
   {
     code: 'active_days',
@@ -144,7 +146,8 @@ export const GRADED_FEATURES: FeatureDef[] = [
   },
   {
     code: 'days_inactive',
-    summary: 'ln(1 + days since the customer last did anything), 90 when nothing in the window (unknown without usage, chat or support data)',
+    summary:
+      'ln(1 + days since the customer last did anything), 90 when nothing in the window (unknown without usage, chat or support data)',
     value: (f) => {
       const tracked = f.usageCount90d + f.chatCount90d + f.supportCount90d > 0;
       return tracked ? log1p(daysBetween(f.activityLastAt, f.asOf) ?? 90) : null;
@@ -210,11 +213,13 @@ export const GRADED_FEATURES: FeatureDef[] = [
     code: 'support_tone',
     summary: '− average sentiment of what the customer wrote to support over 90 days, −1 to 1 (unknown without messages)',
     value: (f) => (f.supportMessages90d > 0 && f.supportSentiment90d !== null ? -f.supportSentiment90d : null),
-    describe: (f) => `What the customer wrote to support reads ${(f.supportSentiment90d ?? 0) < 0 ? 'negative' : 'neutral'} (sentiment ${(f.supportSentiment90d ?? 0).toFixed(2)}).`,
+    describe: (f) =>
+      `What the customer wrote to support reads ${(f.supportSentiment90d ?? 0) < 0 ? 'negative' : 'neutral'} (sentiment ${(f.supportSentiment90d ?? 0).toFixed(2)}).`,
   },
   {
     code: 'first_response_time',
-    summary: 'ln(1 + mean hours from a conversation’s start to support’s first reply, over 90 days; unanswered ones count until now) (unknown without conversations)',
+    summary:
+      'ln(1 + mean hours from a conversation’s start to support’s first reply, over 90 days; unanswered ones count until now) (unknown without conversations)',
     value: (f) => (f.conversations90d > 0 && f.firstResponseHoursAvg !== null ? log1p(f.firstResponseHoursAvg) : null),
     describe: (f) => `Support took ${Math.round(f.firstResponseHoursAvg ?? 0)} hours to first reply on average.`,
   },

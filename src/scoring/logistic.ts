@@ -64,7 +64,8 @@ export function fitLogistic(x: number[][], y: number[], opts: { lambda?: number;
 }
 
 /** The log-odds of a fit for one raw feature vector. */
-export const logitOf = (fit: Pick<Fit, 'intercept' | 'weights'>, x: number[]) => x.reduce((z, v, j) => z + fit.weights[j]! * v, fit.intercept);
+export const logitOf = (fit: Pick<Fit, 'intercept' | 'weights'>, x: number[]) =>
+  x.reduce((z, v, j) => z + fit.weights[j]! * v, fit.intercept);
 
 /** Area under the ROC curve: the chance a random churner scores above a random stayer (ties count half). */
 export function auc(scores: number[], labels: number[]): number {

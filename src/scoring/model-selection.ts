@@ -61,10 +61,7 @@ export interface Selected extends Fit {
  * model: intercept and weights scaled, explanations unchanged in kind.
  */
 export function fitSelected(x: number[][], y: number[], keys: string[], prior: number[]): Selected {
-  const minority = Math.min(
-    y.filter((v) => v === 1).length,
-    y.filter((v) => v === 0).length,
-  );
+  const minority = Math.min(y.filter((v) => v === 1).length, y.filter((v) => v === 0).length);
   const k = Math.max(2, Math.min(MAX_FOLDS, minority));
   const fold = stratifiedFolds(y, keys, k);
   const oof = LAMBDAS.map(() => new Array<number>(y.length).fill(0));

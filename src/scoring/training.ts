@@ -248,7 +248,10 @@ export async function activateChurnModel(pool: pg.Pool, tenantId: string, versio
     );
     if (!row) throw new DomainError('not_found', `Churn model ${version} was not found.`);
     if (!mayReplaceDefault(row.metrics, row.metrics.baseline)) {
-      throw new DomainError('conflict', `Churn model ${version} ranked held-out customers worse than the default model; it cannot be used.`);
+      throw new DomainError(
+        'conflict',
+        `Churn model ${version} ranked held-out customers worse than the default model; it cannot be used.`,
+      );
     }
     await tx.query('UPDATE tenants SET active_churn_model_id = $2 WHERE id = $1', [tenantId, row.id]);
     await queueTenant(tx, tenantId);

@@ -270,8 +270,8 @@ function ModelPanel({ model, canManage, onChanged }: { model: Model; canManage: 
       <p className="muted small">
         Train on your own outcomes: customers whose Stripe subscription was cancelled, and those you labelled churned or retained (on a
         customer’s page or with <code>POST /api/v1/customers/{'{id}'}/churn-outcome</code>). Training needs 20 of each. You see the new
-        model beside the default on the same held-out customers before you switch; only a model that ranks them at least as well can
-        be used.
+        model beside the default on the same held-out customers before you switch; only a model that ranks them at least as well can be
+        used.
       </p>
       {canManage ? (
         <span className="toolbar">
@@ -294,7 +294,9 @@ function ModelPanel({ model, canManage, onChanged }: { model: Model; canManage: 
                 : `${result.modelVersion} ranks held-out customers worse than the default and cannot be used`}
           </strong>
           <table className="table compact">
-            <caption className="small">Held out, each customer predicted by a model trained without it ({result.samples} customers)</caption>
+            <caption className="small">
+              Held out, each customer predicted by a model trained without it ({result.samples} customers)
+            </caption>
             <thead>
               <tr>
                 <th scope="col">Model</th>
