@@ -99,7 +99,9 @@ describe('the churn model', () => {
     const w = await tenantWithKey(t.prisma);
     const m = (await send(w.apiKey, 'GET', '/api/v1/churn-model')).json();
     expect(m).toMatchObject({ model_version: 'default-v1', trained_at: null, intercept: -3.2, metrics: null });
-    expect(m.features).toHaveLength(12);
+    // The twelve shortfalls it weighs, then the graded inputs it leaves to a trained model (coefficient 0).
+    expect(m.features).toHaveLength(31);
+    expect(m.features.find((f: { code: string }) => f.code === 'usage_trend')).toMatchObject({ coefficient: 0, baseline: 0 });
     expect(m.features.find((f: { code: string }) => f.code === 'inactivity')).toMatchObject({ coefficient: 1.8, baseline: 0 });
   });
 
@@ -178,6 +180,19 @@ describe('the churn model', () => {
 
     const model = (await send(w.apiKey, 'GET', '/api/v1/churn-model')).json();
     expect(model).toMatchObject({ model_version: 'trained-v1', metrics: { auc: r.auc, samples: 300, holdout: r.holdout } });
+    // The dashboard's view: the held-out calibration (every labelled customer, in five groups) and the chosen strength.
+    const gql = await t.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { 'x-api-key': w.apiKey, 'content-type': 'application/json' },
+      payload: { query: '{ churnModel { metrics { logLoss lambda reliability { predicted observed count } } } }' },
+    });
+    const metrics = gql.json().data.churnModel.metrics;
+    expect(metrics.reliability).toHaveLength(5);
+    expect(metrics.reliability.reduce((n: number, b: { count: number }) => n + b.count, 0)).toBe(300);
+    expect(metrics.reliability[0].predicted).toBeLessThan(metrics.reliability[4].predicted);
+    expect(metrics.logLoss).toBeGreaterThan(0);
+    expect([0.3, 1, 3, 10, 30, 100, 300, 1000, 3000]).toContain(metrics.lambda);
 
     // Every prediction of the tenant is refreshed with the new model, and ranks customers the way the
     // generating process does far better than the default coefficients.
@@ -198,19 +213,70 @@ describe('the churn model', () => {
     expect(agreement(trained)).toBeGreaterThan(agreement(defaults) + 0.1);
   });
 
+  it('asked not to activate, stores the model beside the default until it is put in use, and refuses one that did worse', async () => {
+    const w = await tenantWithKey(t.prisma);
+    // Inactivity drives churn: a model worth using.
+    for (let i = 0; i < 60; i++) {
+      const id = (await customer(t.prisma, w.tenantId)).id;
+      const churned = i % 2 === 0;
+      await t.prisma.signal.create({
+        data: {
+          tenantId: w.tenantId,
+          customerId: id,
+          source: 'api',
+          kind: 'usage.event',
+          occurredAt: daysAgo(churned ? 40 + (i % 7) : 1 + (i % 5)),
+        },
+      });
+      await t.prisma.churnOutcome.create({ data: { tenantId: w.tenantId, customerId: id, churned, at: daysAgo(0.5), source: 'api' } });
+    }
+    const { token } = await userWithSession(t.prisma, t.sessions, w.tenantId, 'admin');
+    const gql = async (query: string, variables: object = {}) =>
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: '/graphql',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          payload: { query, variables },
+        })
+      ).json();
+    const trained = (await gql('mutation { trainChurnModel(activate: false) { modelVersion eligible activated auc baselineAuc } }')).data
+      .trainChurnModel;
+    expect(trained).toMatchObject({ modelVersion: 'trained-v1', eligible: true, activated: false });
+    expect((await send(w.apiKey, 'GET', '/api/v1/churn-model')).json().model_version).toBe('default-v1');
+
+    const used = await gql('mutation($v: String!) { activateChurnModel(modelVersion: $v) { modelVersion } }', { v: 'trained-v1' });
+    expect(used.data.activateChurnModel.modelVersion).toBe('trained-v1');
+    expect((await send(w.apiKey, 'GET', '/api/v1/churn-model')).json().model_version).toBe('trained-v1');
+    expect(
+      await t.prisma.auditEvent.count({ where: { tenantId: w.tenantId, action: 'churn_model.activated', targetId: 'trained-v1' } }),
+    ).toBe(1);
+
+    // A stored model whose held-out AUC fell short of the default's cannot be put in use.
+    await t.pool.query(`UPDATE churn_models SET metrics = jsonb_set(metrics, '{auc}', '0.1') WHERE tenant_id = $1`, [w.tenantId]);
+    await send(w.apiKey, 'DELETE', '/api/v1/churn-model');
+    const refused = await gql('mutation($v: String!) { activateChurnModel(modelVersion: $v) { modelVersion } }', { v: 'trained-v1' });
+    expect(refused.errors[0].extensions.code).toBe('conflict');
+    expect((await send(w.apiKey, 'GET', '/api/v1/churn-model')).json().model_version).toBe('default-v1');
+    const unknown = await gql('mutation($v: String!) { activateChurnModel(modelVersion: $v) { modelVersion } }', { v: 'trained-v9' });
+    expect(unknown.errors[0].extensions.code).toBe('not_found');
+  });
+
   it('keeps a trained model that does worse than the default out of use', async () => {
     const w = await tenantWithKey(t.prisma);
     const ids: { id: string; churned: boolean }[] = [];
     for (let i = 0; i < 60; i++) ids.push({ id: (await customer(t.prisma, w.tenantId)).id, churned: i % 2 === 0 });
-    // The documented split: in id-hash order, every fourth customer of each class is held out. Here the
-    // training customers teach the opposite of what holds out of sample, so the fit loses to the default.
-    const heldOut = new Set<string>();
+    // The documented folds: within each class, in id-hash order, customers are dealt into five folds in turn.
+    // In folds 0 and 1 the churned are the inactive ones, in folds 2-4 the active ones: a model fitted on
+    // the other folds always learns the relation its own fold does not have, so every customer is judged by
+    // a model that gets it backwards, while the default model is right on two folds in five.
+    const fold = new Map<string, number>();
     for (const churned of [true, false]) {
       const sorted = ids.filter((x) => x.churned === churned).sort((a, b) => sha(a.id).localeCompare(sha(b.id)));
-      sorted.forEach((x, k) => k % 4 === 3 && heldOut.add(x.id));
+      sorted.forEach((x, k) => fold.set(x.id, k % 5));
     }
     for (const { id, churned } of ids) {
-      const inactive = churned === heldOut.has(id);
+      const inactive = fold.get(id)! < 2 ? churned : !churned;
       await t.prisma.signal.create({
         data: { tenantId: w.tenantId, customerId: id, source: 'api', kind: 'usage.event', occurredAt: daysAgo(inactive ? 60 : 2) },
       });

@@ -1,4 +1,4 @@
-import { CHURN_FEATURES, type ChurnModel as Model, DEFAULT_MODEL } from '../scoring/churn-model.ts';
+import { MODEL_FEATURES, type ChurnModel as Model, DEFAULT_MODEL } from '../scoring/churn-model.ts';
 import type { TrainResult as TrainResultView } from '../scoring/training.ts';
 import type { ActiveModelRow } from '../services/churn.ts';
 import { builder } from './builder.ts';
@@ -77,12 +77,20 @@ builder.prismaObjectField('Customer', 'churnPrediction', (t) =>
 );
 
 // The model in use: the default coefficients, or the tenant's trained model.
+interface ReliabilityBinView {
+  predicted: number;
+  observed: number;
+  count: number;
+}
 interface MetricsView {
   samples: number;
   churned: number;
   holdout: number;
   auc: number;
   brier: number;
+  logLoss: number | null;
+  lambda: number | null;
+  reliability: ReliabilityBinView[];
   baselineModelVersion: string;
   baselineAuc: number;
   baselineBrier: number;
@@ -103,6 +111,15 @@ const ModelFeature = builder
     }),
   });
 
+const ReliabilityBin = builder.objectRef<ReliabilityBinView>('ChurnReliabilityBin').implement({
+  description: 'A group of held-out customers of equal size by predicted probability: what the model said against what happened.',
+  fields: (t) => ({
+    predicted: t.exposeFloat('predicted', { description: 'Mean predicted churn probability in the group.' }),
+    observed: t.exposeFloat('observed', { description: 'Share of the group that churned.' }),
+    count: t.exposeInt('count'),
+  }),
+});
+
 const Metrics = builder.objectRef<MetricsView>('ChurnModelMetrics').implement({
   description: 'How the model did on the customers held out of its training, beside the default model on the same customers.',
   fields: (t) => ({
@@ -114,6 +131,19 @@ const Metrics = builder.objectRef<MetricsView>('ChurnModelMetrics').implement({
     baselineModelVersion: t.exposeString('baselineModelVersion'),
     baselineAuc: t.exposeFloat('baselineAuc'),
     baselineBrier: t.exposeFloat('baselineBrier'),
+    logLoss: t.exposeFloat('logLoss', {
+      nullable: true,
+      description: 'Log loss on the held-out customers; null for models trained before it was measured.',
+    }),
+    lambda: t.exposeFloat('lambda', {
+      nullable: true,
+      description: 'The L2 strength cross-validation chose; null for models trained before it was chosen.',
+    }),
+    reliability: t.field({
+      type: [ReliabilityBin],
+      description: 'Calibration on the held-out customers, lowest predictions first.',
+      resolve: (m) => m.reliability,
+    }),
   }),
 });
 
@@ -126,7 +156,7 @@ const ChurnModelRef = builder.objectRef<ModelView>('ChurnModel').implement({
     features: t.field({
       type: [ModelFeature],
       resolve: (m) =>
-        CHURN_FEATURES.map((f) => ({
+        MODEL_FEATURES.map((f) => ({
           code: f.code,
           summary: f.summary,
           coefficient: m.model.coefficients[f.code] ?? 0,
@@ -140,7 +170,10 @@ const ChurnModelRef = builder.objectRef<ModelView>('ChurnModel').implement({
 const DEFAULT_VIEW: ModelView = { model: DEFAULT_MODEL, metrics: null };
 
 function modelView(row: ActiveModelRow): ModelView {
-  const m = row.metrics as Record<string, number> & { baseline: { model_version: string; auc: number; brier: number } };
+  const m = row.metrics as Record<string, number> & {
+    baseline: { model_version: string; auc: number; brier: number };
+    reliability?: ReliabilityBinView[];
+  };
   return {
     model: {
       version: row.version,
@@ -158,6 +191,9 @@ function modelView(row: ActiveModelRow): ModelView {
       baselineModelVersion: m.baseline.model_version,
       baselineAuc: m.baseline.auc,
       baselineBrier: m.baseline.brier,
+      logLoss: m.log_loss ?? null,
+      lambda: m.lambda ?? null,
+      reliability: m.reliability ?? [],
     },
   };
 }
@@ -168,11 +204,25 @@ const TrainResult = builder.objectRef<TrainResultView>('ChurnTrainingResult').im
     trainedAt: t.field({ type: 'DateTime', resolve: (r) => r.trainedAt }),
     samples: t.exposeInt('samples', { description: 'Labelled customers used (the latest label of each).' }),
     churned: t.exposeInt('churned'),
-    holdout: t.exposeInt('holdout', { description: 'Customers held out of the fit to measure it.' }),
+    holdout: t.exposeInt('holdout', {
+      description:
+        'Customers measured out of fold: each predicted by the training procedure fitted without it (all of them, by five-fold cross-validation).',
+    }),
     auc: t.exposeFloat('auc', { description: 'Area under the ROC curve on the held-out customers.' }),
     brier: t.exposeFloat('brier', { description: 'Brier score on the held-out customers (lower is better).' }),
+    logLoss: t.exposeFloat('logLoss', { description: 'Log loss on the held-out customers (lower is better).' }),
+    lambda: t.exposeFloat('lambda', { description: 'The L2 strength cross-validation chose for the stored model.' }),
+    reliability: t.field({
+      type: [ReliabilityBin],
+      description: 'Calibration on the held-out customers, lowest predictions first.',
+      resolve: (r) => r.reliability,
+    }),
+    eligible: t.exposeBoolean('eligible', {
+      description:
+        'Whether the model may be used: its held-out AUC is at least the default model’s on the same customers, or within 0.01 of it with a Brier score no worse.',
+    }),
     activated: t.exposeBoolean('activated', {
-      description: 'Whether the model is now in use: only when its AUC is at least the default model’s on the same customers.',
+      description: 'Whether the model is now in use: eligible, and training was not asked to leave the choice to `activateChurnModel`.',
     }),
     baselineModelVersion: t.string({ resolve: (r) => r.baseline.modelVersion }),
     baselineAuc: t.float({ resolve: (r) => r.baseline.auc }),
@@ -205,9 +255,23 @@ const ChurnOutcome = builder.prismaObject('ChurnOutcome', {
 builder.mutationFields((t) => ({
   trainChurnModel: t.field({
     type: TrainResult,
-    description: 'Fits the tenant’s churn model on its labelled customers; needs 20 churned and 20 retained.',
-    resolve: async (_r, _a, ctx) => {
-      return ctx.services.churn.train(actorOf(ctx, requireCapability(ctx, 'manage')));
+    description:
+      'Fits the tenant’s churn model on its labelled customers; needs 20 churned and 20 retained. With `activate: false` the model is stored and compared but not used until `activateChurnModel`.',
+    args: { activate: t.arg.boolean({ required: false, defaultValue: true }) },
+    resolve: async (_r, args, ctx) => {
+      return ctx.services.churn.train(actorOf(ctx, requireCapability(ctx, 'manage')), { activate: args.activate ?? true });
+    },
+  }),
+  activateChurnModel: t.field({
+    type: ChurnModelRef,
+    description:
+      'Puts a stored trained model in use (only one that did at least as well as the default held out) and refreshes every prediction.',
+    args: { modelVersion: t.arg.string() },
+    resolve: async (_r, args, ctx) => {
+      const p = requireCapability(ctx, 'manage');
+      await ctx.services.churn.activate(actorOf(ctx, p), args.modelVersion);
+      const active = await ctx.services.churn.activeModel(p.tenantId);
+      return active ? modelView(active) : DEFAULT_VIEW;
     },
   }),
   resetChurnModel: t.field({

@@ -99,7 +99,154 @@ export const CHURN_FEATURES: FeatureDef[] = [
   },
 ];
 
-export const FEATURE_CODES = CHURN_FEATURES.map((d) => d.code);
+const log1p = (n: number) => Math.log1p(Math.max(0, n));
+/** ln((a + 1) / (b + 1)): 0 when flat, −0.69 at about half, +0.69 at about double, finite for zeros. */
+const logRatio = (a: number, b: number) => Math.log((Math.max(0, a) + 1) / (Math.max(0, b) + 1));
+const percent = (x: number) => `${Math.round(Math.abs(x) * 100)} %`;
+const change = (ratio: number) => (ratio >= 1 ? `up ${percent(ratio - 1)}` : `down ${percent(1 - ratio)}`);
+const seatsBefore = (f: Features) => (f.seats === null ? null : f.seats - f.seatsDelta90d);
+
+/**
+ * Graded inputs that keep magnitude and trend: counts on a log scale, ratios between windows, rates and
+ * times. Their default coefficient is 0 (the default model predates them); a trained model weighs them.
+ * Unknown (null) where the customer sends no data of the kind.
+ */
+export const GRADED_FEATURES: FeatureDef[] = [
+  {
+    code: 'usage_volume',
+    summary: 'ln(1 + product usage events over 30 days)',
+    value: (f) => log1p(f.usageUnits30d),
+    describe: (f) => `${plural(f.usageUnits30d, 'product usage event')} in the last 30 days.`,
+  },
+  {
+    code: 'usage_trend',
+    summary: 'ln((usage events over 30 days + 1) / (the 30 days before + 1)): negative when usage fell',
+    value: (f) => logRatio(f.usageUnits30d, f.usageUnitsPrev30d),
+    describe: (f) =>
+      `Usage is ${change((f.usageUnits30d + 1) / (f.usageUnitsPrev30d + 1))} on the month before (${f.usageUnits30d} events, ${f.usageUnitsPrev30d} before).`,
+  },
+  {
+    code: 'usage_recent_trend',
+    summary: 'ln((usage events over 7 days × 30/7 + 1) / (usage events over 30 days + 1)): the last week against the month',
+    value: (f) => logRatio((f.usageUnits7d * 30) / 7, f.usageUnits30d),
+    describe: (f) =>
+      `The last 7 days ran at ${Math.round((((f.usageUnits7d * 30) / 7 + 1) / (f.usageUnits30d + 1)) * 100)} % of the month’s pace (${plural(f.usageUnits7d, 'event')}).`,
+  },
+  {
+    code: 'active_days',
+    summary: 'ln(1 + days with usage in the last 30)',
+    value: (f) => log1p(f.usageActiveDays30d),
+    describe: (f) => `Used the product on ${plural(f.usageActiveDays30d, 'day')} of the last 30.`,
+  },
+  {
+    code: 'seat_utilisation',
+    summary: 'people active over 30 days / paid seats, at most 2 (unknown without seats)',
+    value: (f) => (f.seats ? Math.min(2, f.usageUsers30d / f.seats) : null),
+    describe: (f) => `${f.usageUsers30d} of ${plural(f.seats ?? 0, 'paid seat')} active in the last 30 days.`,
+  },
+  {
+    code: 'days_inactive',
+    summary:
+      'ln(1 + days since the customer last did anything), 90 when nothing in the window (unknown without usage, chat or support data)',
+    value: (f) => {
+      const tracked = f.usageCount90d + f.chatCount90d + f.supportCount90d > 0;
+      return tracked ? log1p(daysBetween(f.activityLastAt, f.asOf) ?? 90) : null;
+    },
+    describe: (f) => `No activity for ${plural(Math.floor(daysBetween(f.activityLastAt, f.asOf) ?? 90), 'day')}.`,
+  },
+  {
+    code: 'seat_change',
+    summary: 'ln(paid seats now / 90 days ago), between −3 and 3 (unknown without seats)',
+    value: (f) => {
+      const before = seatsBefore(f);
+      return f.seats === null || before === null ? null : clamp(Math.log(Math.max(1, f.seats) / Math.max(1, before)), -3, 3);
+    },
+    describe: (f) => `Paid seats went from ${seatsBefore(f)} to ${f.seats} in 90 days.`,
+  },
+  {
+    code: 'mrr_change',
+    summary: 'recurring revenue change over 90 days / revenue 90 days ago, −1 to 1 (unknown without revenue)',
+    value: (f) => {
+      if (f.mrrMinor === null) return null;
+      const before = f.mrrMinor - f.mrrDelta90d;
+      return before > 0 ? clamp(f.mrrDelta90d / before, -1, 1) : 0;
+    },
+    describe: (f) => `Recurring revenue is ${change(f.mrrMinor! / Math.max(1, f.mrrMinor! - f.mrrDelta90d))} over 90 days.`,
+  },
+  {
+    code: 'payment_failures_30d',
+    summary: 'ln(1 + failed payments over 30 days)',
+    value: (f) => log1p(f.failedPayments30d),
+    describe: (f) => `${plural(f.failedPayments30d, 'failed payment')} in the last 30 days.`,
+  },
+  {
+    code: 'payment_failures_90d',
+    summary: 'ln(1 + failed payments over 90 days)',
+    value: (f) => log1p(f.failedPayments90d),
+    describe: (f) => `${plural(f.failedPayments90d, 'failed payment')} in the last 90 days.`,
+  },
+  {
+    code: 'days_overdue',
+    summary: 'ln(1 + days since the oldest unpaid overdue invoice was due), 0 without one',
+    value: (f) => log1p(daysBetween(f.oldestOverdueDueAt, f.asOf) ?? 0),
+    describe: (f) => `An invoice has been overdue for ${plural(Math.floor(daysBetween(f.oldestOverdueDueAt, f.asOf) ?? 0), 'day')}.`,
+  },
+  {
+    code: 'past_due',
+    summary: '1 when a subscription is past due, unpaid or incomplete, else 0',
+    value: (f) => (f.subscriptionStatus === 'past_due' || f.subscriptionStatus === 'incomplete' ? 1 : 0),
+    describe: () => 'A subscription is past due.',
+  },
+  {
+    code: 'support_volume',
+    summary: 'ln(1 + support conversations opened over 30 days)',
+    value: (f) => log1p(f.supportOpened30d),
+    describe: (f) => `${plural(f.supportOpened30d, 'support conversation')} opened in the last 30 days.`,
+  },
+  {
+    code: 'support_trend',
+    summary: 'ln((conversations opened over 30 days + 1) / (the 30 days before + 1))',
+    value: (f) => logRatio(f.supportOpened30d, f.supportOpenedPrev30d),
+    describe: (f) => `Support conversations: ${f.supportOpened30d} in the last 30 days, ${f.supportOpenedPrev30d} the 30 days before.`,
+  },
+  {
+    code: 'support_tone',
+    summary: '− average sentiment of what the customer wrote to support over 90 days, −1 to 1 (unknown without messages)',
+    value: (f) => (f.supportMessages90d > 0 && f.supportSentiment90d !== null ? -f.supportSentiment90d : null),
+    describe: (f) =>
+      `What the customer wrote to support reads ${(f.supportSentiment90d ?? 0) < 0 ? 'negative' : 'neutral'} (sentiment ${(f.supportSentiment90d ?? 0).toFixed(2)}).`,
+  },
+  {
+    code: 'first_response_time',
+    summary:
+      'ln(1 + mean hours from a conversation’s start to support’s first reply, over 90 days; unanswered ones count until now) (unknown without conversations)',
+    value: (f) => (f.conversations90d > 0 && f.firstResponseHoursAvg !== null ? log1p(f.firstResponseHoursAvg) : null),
+    describe: (f) => `Support took ${Math.round(f.firstResponseHoursAvg ?? 0)} hours to first reply on average.`,
+  },
+  {
+    code: 'support_rating',
+    summary: '5 − average support rating over 90 days, 0 to 4 (unknown without ratings)',
+    value: (f) => (f.supportRatings90d > 0 && f.supportRatingAvg90d !== null ? 5 - f.supportRatingAvg90d : null),
+    describe: (f) => `Support is rated ${(f.supportRatingAvg90d ?? 0).toFixed(1)} of 5.`,
+  },
+  {
+    code: 'open_conversations',
+    summary: 'ln(1 + open support conversations)',
+    value: (f) => log1p(f.openConversations),
+    describe: (f) => `${plural(f.openConversations, 'support conversation')} waiting.`,
+  },
+  {
+    code: 'health_change',
+    summary: 'health score change over 30 days / 10 (unknown without a score 30 days ago)',
+    value: (_f, h) => (h.change30d === null ? null : h.change30d / 10),
+    describe: (_f, h) => `Health ${(h.change30d ?? 0) < 0 ? 'fell' : 'rose'} ${Math.abs(Math.round(h.change30d ?? 0))} points in 30 days.`,
+  },
+];
+
+/** Every input of the model: the twelve risk shortfalls the default model weighs, then the graded ones. */
+export const MODEL_FEATURES: FeatureDef[] = [...CHURN_FEATURES, ...GRADED_FEATURES];
+
+export const FEATURE_CODES = MODEL_FEATURES.map((d) => d.code);
 
 export interface ChurnModel {
   version: string;
@@ -127,6 +274,7 @@ export const DEFAULT_MODEL: ChurnModel = {
     trial_ending: 0.7,
     support_backlog: 0.6,
     negative_sentiment: 0.8,
+    ...Object.fromEntries(GRADED_FEATURES.map((d) => [d.code, 0])),
   },
   baseline: Object.fromEntries(FEATURE_CODES.map((c) => [c, 0])),
   trainedAt: null,
@@ -136,7 +284,7 @@ export const sigmoid = (z: number) => 1 / (1 + Math.exp(-z));
 
 /** The model's inputs; null where unknown. */
 export function featureVector(f: Features, h: HealthInputs): (number | null)[] {
-  return CHURN_FEATURES.map((d) => d.value(f, h));
+  return MODEL_FEATURES.map((d) => d.value(f, h));
 }
 
 /** Unknown inputs take the model's baseline, so they neither raise nor lower the probability. */
@@ -175,7 +323,7 @@ export function predict(model: ChurnModel, f: Features, h: HealthInputs): Predic
   const x = imputed(model, raw);
   const probability = round(probabilityOf(model, x), 4);
   const riskLevel = riskLevelFor(probability);
-  const contributions = CHURN_FEATURES.map((d, i) => ({
+  const contributions = MODEL_FEATURES.map((d, i) => ({
     def: d,
     c: (model.coefficients[d.code] ?? 0) * (x[i]! - (model.baseline[d.code] ?? 0)),
   }));

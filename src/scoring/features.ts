@@ -16,6 +16,7 @@ import { SIGNALS_WITH_ROLLUPS, splitByRollups } from './signal-rollups.ts';
 /** Everything scoring knows about one customer as of a moment: counts over time windows and current state. */
 export interface Features {
   asOf: Date;
+  usageUnits7d: number;
   usageUnits30d: number;
   usageUnitsPrev30d: number;
   usageActiveDays30d: number;
@@ -37,11 +38,17 @@ export interface Features {
   supportRatings90d: number;
   supportSentiment30d: number | null;
   supportMessages30d: number;
+  supportSentiment90d: number | null;
+  supportMessages90d: number;
   supportCount90d: number;
   openConversations: number;
   oldestOpenConversationAt: Date | null;
+  /** Conversations opened in 90 days, and the mean hours to the first reply from support (unanswered ones count until now). */
+  conversations90d: number;
+  firstResponseHoursAvg: number | null;
 
   failedPayments30d: number;
+  failedPayments90d: number;
   lastFailedAt: Date | null;
   lastPaidAt: Date | null;
   refunds90d: number;
@@ -79,6 +86,7 @@ export interface AsOf {
 const SIGNALS = (source: string) => `
 WITH c AS (SELECT * FROM unnest($1::uuid[], $2::timestamptz[]) AS c(id, as_of))
 SELECT c.id AS customer_id,
+  coalesce(sum(s.units) FILTER (WHERE s.usage AND s.d7), 0)::float8 AS usage_units_7d,
   coalesce(sum(s.units) FILTER (WHERE s.usage AND s.d30), 0)::float8 AS usage_units_30d,
   coalesce(sum(s.units) FILTER (WHERE s.usage AND s.prev30), 0)::float8 AS usage_units_prev_30d,
   count(DISTINCT s.day) FILTER (WHERE s.usage AND s.d30)::int AS usage_active_days_30d,
@@ -98,8 +106,11 @@ SELECT c.id AS customer_id,
   count(*) FILTER (WHERE s.kind = 'support.rating')::int AS support_ratings_90d,
   avg(s.sentiment) FILTER (WHERE s.support_message AND s.d30)::float8 AS support_sentiment_30d,
   count(s.sentiment) FILTER (WHERE s.support_message AND s.d30)::int AS support_messages_30d,
+  avg(s.sentiment) FILTER (WHERE s.support_message)::float8 AS support_sentiment_90d,
+  count(s.sentiment) FILTER (WHERE s.support_message)::int AS support_messages_90d,
   count(*) FILTER (WHERE s.support)::int AS support_count_90d,
   count(*) FILTER (WHERE s.kind = 'billing.payment_failed' AND s.d30)::int AS failed_payments_30d,
+  count(*) FILTER (WHERE s.kind = 'billing.payment_failed')::int AS failed_payments_90d,
   max(s.occurred_at) FILTER (WHERE s.kind = 'billing.payment_failed') AS last_failed_at,
   max(s.occurred_at) FILTER (WHERE s.kind = 'billing.invoice_paid') AS last_paid_at,
   count(*) FILTER (WHERE s.kind = 'billing.refund')::int AS refunds_90d,
@@ -130,6 +141,7 @@ LEFT JOIN LATERAL (
     x.kind = ANY($9::text[]) AS growth,
     x.kind = ANY($10::text[]) AS activity,
     x.kind = ANY($11::text[]) AS message,
+    x.occurred_at > c.as_of - interval '7 days' AS d7,
     x.occurred_at > c.as_of - interval '14 days' AS d14,
     x.occurred_at > c.as_of - interval '30 days' AS d30,
     x.occurred_at <= c.as_of - interval '30 days' AND x.occurred_at > c.as_of - interval '60 days' AS prev30
@@ -138,18 +150,23 @@ LEFT JOIN LATERAL (
 ) s ON true
 GROUP BY c.id`;
 
-// A conversation is open when its latest event (as of the time) is anything but a close.
+// A conversation is open when its latest event (as of the time) is anything but a close. Its first
+// response time runs from its first event to support's first reply, or to the as-of time while unanswered.
 const BACKLOG = (source: string) => `
 SELECT customer_id,
   count(*) FILTER (WHERE last_kind <> 'support.conversation_closed')::int AS open_conversations,
-  min(first_at) FILTER (WHERE last_kind <> 'support.conversation_closed') AS oldest_open_at
+  min(first_at) FILTER (WHERE last_kind <> 'support.conversation_closed') AS oldest_open_at,
+  count(*) FILTER (WHERE opened)::int AS conversations_90d,
+  avg(extract(epoch FROM coalesce(replied_at, as_of) - first_at) / 3600) FILTER (WHERE opened)::float8 AS first_response_hours
 FROM (
-  SELECT x.customer_id, (array_agg(x.kind ORDER BY x.occurred_at DESC, x.created_at DESC))[1] AS last_kind, min(x.occurred_at) AS first_at
+  SELECT x.customer_id, c.as_of, (array_agg(x.kind ORDER BY x.occurred_at DESC, x.created_at DESC))[1] AS last_kind, min(x.occurred_at) AS first_at,
+    min(x.occurred_at) FILTER (WHERE x.kind = 'support.agent_replied') AS replied_at,
+    bool_or(x.kind = 'support.conversation_opened') AS opened
   FROM unnest($1::uuid[], $2::timestamptz[]) AS c(id, as_of)
   JOIN ${source} x ON x.customer_id = c.id AND x.kind = ANY($3::text[])
    AND x.occurred_at > c.as_of - interval '90 days' AND x.occurred_at <= c.as_of
   WHERE x.attributes->>'conversation_id' IS NOT NULL
-  GROUP BY x.customer_id, x.attributes->>'conversation_id'
+  GROUP BY x.customer_id, c.as_of, x.attributes->>'conversation_id'
 ) conversations
 GROUP BY customer_id`;
 
@@ -238,6 +255,7 @@ async function extractInto(out: Map<string, Features>, sql: Sql, targets: AsOf[]
     const sb = sub.get(id);
     out.set(id, {
       asOf: asOf.get(id)!,
+      usageUnits7d: num(s.usage_units_7d),
       usageUnits30d: num(s.usage_units_30d),
       usageUnitsPrev30d: num(s.usage_units_prev_30d),
       usageActiveDays30d: num(s.usage_active_days_30d),
@@ -257,10 +275,15 @@ async function extractInto(out: Map<string, Features>, sql: Sql, targets: AsOf[]
       supportRatings90d: num(s.support_ratings_90d),
       supportSentiment30d: numOrNull(s.support_sentiment_30d),
       supportMessages30d: num(s.support_messages_30d),
+      supportSentiment90d: numOrNull(s.support_sentiment_90d),
+      supportMessages90d: num(s.support_messages_90d),
       supportCount90d: num(s.support_count_90d),
       openConversations: num(bl?.open_conversations),
       oldestOpenConversationAt: date(bl?.oldest_open_at),
+      conversations90d: num(bl?.conversations_90d),
+      firstResponseHoursAvg: numOrNull(bl?.first_response_hours),
       failedPayments30d: num(s.failed_payments_30d),
+      failedPayments90d: num(s.failed_payments_90d),
       lastFailedAt: date(s.last_failed_at),
       lastPaidAt: date(s.last_paid_at),
       refunds90d: num(s.refunds_90d),

@@ -29,6 +29,7 @@ export const AUDIT_ACTIONS = [
   'inbound_secret.set',
   'scoring_weights.changed',
   'churn_model.trained',
+  'churn_model.activated',
   'churn_model.reset',
   'customer.erased',
   'data.exported',

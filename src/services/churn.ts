@@ -3,7 +3,7 @@ import type { Db } from '../db/prisma.ts';
 import { onPg, onPrisma, type Sql } from '../db/sql.ts';
 import { notFound, validationFailed } from '../errors.ts';
 import { queueTenant } from '../scoring/scoring-queue.ts';
-import { trainChurnModel } from '../scoring/training.ts';
+import { activateChurnModel, trainChurnModel } from '../scoring/training.ts';
 import { recordAudit, type Actor } from './audit.ts';
 import { customerRows } from './customers.ts';
 
@@ -54,9 +54,12 @@ export function createChurnService(deps: { pool: pg.Pool; prisma: Db }) {
       if (!(await customerRows.exists(sql, tenantId, input.customerId))) throw notFound(`Customer ${input.customerId}`);
       return churnOutcomeRows.insert(sql, { tenantId, customerId: input.customerId, churned: input.churned, at, source: 'api' });
     },
-    /** Fits the tenant's model on its labelled customers; it is used only if it does at least as well as the default. */
-    async train(actor: Actor) {
-      const r = await trainChurnModel(pool, actor.tenantId);
+    /**
+     * Fits the tenant's model on its labelled customers; it is used only if it does at least as well as the
+     * default, and, with `activate: false`, only once `activate` is called after the comparison was seen.
+     */
+    async train(actor: Actor, opts: { activate?: boolean } = {}) {
+      const r = await trainChurnModel(pool, actor.tenantId, { activate: opts.activate });
       await recordAudit(onPrisma(prisma), actor, {
         action: 'churn_model.trained',
         targetType: 'churn_model',
@@ -64,6 +67,11 @@ export function createChurnService(deps: { pool: pg.Pool; prisma: Db }) {
         changes: { activated: r.activated, samples: r.samples, auc: r.auc, baseline_auc: r.baseline.auc },
       });
       return r;
+    },
+    /** Puts a stored trained model in use and refreshes every prediction. */
+    async activate(actor: Actor, version: string): Promise<void> {
+      await activateChurnModel(pool, actor.tenantId, version);
+      await recordAudit(onPrisma(prisma), actor, { action: 'churn_model.activated', targetType: 'churn_model', targetId: version });
     },
     async activeModel(tenantId: string): Promise<ActiveModelRow | null> {
       const tenant = await prisma.tenant.findUniqueOrThrow({ where: { id: tenantId }, select: { activeChurnModel: true } });

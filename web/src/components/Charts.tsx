@@ -130,3 +130,42 @@ export function HistoryChart({ points }: { points: HistoryDatum[] }) {
     </div>
   );
 }
+
+export interface ReliabilityDatum {
+  predicted: number;
+  observed: number;
+  count: number;
+}
+
+/** Calibration: each group's mean predicted churn against the share that churned; on the diagonal is right. */
+export function CalibrationChart({ bins }: { bins: ReliabilityDatum[] }) {
+  const data = bins.map((b) => ({ predicted: b.predicted, observed: b.observed, count: b.count }));
+  return (
+    <div
+      className="chart"
+      role="img"
+      aria-label={`Calibration on held-out customers: ${bins.map((b) => `predicted ${Math.round(b.predicted * 100)}%, observed ${Math.round(b.observed * 100)}%`).join('; ')}`}
+    >
+      <ResponsiveContainer width="100%" height={240}>
+        <LineChart data={data} margin={{ top: 8, right: 16, bottom: 16, left: 0 }}>
+          <CartesianGrid strokeDasharray="3 3" />
+          <XAxis dataKey="predicted" type="number" domain={[0, 1]} tickFormatter={(v: number) => `${Math.round(v * 100)}%`} />
+          <YAxis type="number" domain={[0, 1]} tickFormatter={(v: number) => `${Math.round(v * 100)}%`} />
+          <ReferenceLine
+            segment={[
+              { x: 0, y: 0 },
+              { x: 1, y: 1 },
+            ]}
+            stroke="#a0aec0"
+            strokeDasharray="4 3"
+          />
+          <Tooltip
+            formatter={(v) => `${Math.round(Number(v) * 100)}%`}
+            labelFormatter={(v) => `predicted ${Math.round(Number(v) * 100)}%`}
+          />
+          <Line dataKey="observed" name="observed churn" stroke="#2b6cb0" dot isAnimationActive={false} />
+        </LineChart>
+      </ResponsiveContainer>
+    </div>
+  );
+}

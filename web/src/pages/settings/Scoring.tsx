@@ -1,5 +1,6 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
+import { CalibrationChart } from '../../components/Charts.tsx';
 import { Dialog } from '../../components/Dialog.tsx';
 import { ErrorState, FormError, Loading } from '../../components/States.tsx';
 import { graphql } from '../../gql/index.ts';
@@ -41,6 +42,13 @@ const ScoringDoc = graphql(`
         samples
         churned
         holdout
+        logLoss
+        lambda
+        reliability {
+          predicted
+          observed
+          count
+        }
       }
     }
   }
@@ -64,8 +72,9 @@ const ResetWeightsDoc = graphql(`
 
 const TrainDoc = graphql(`
   mutation TrainChurnModel {
-    trainChurnModel {
+    trainChurnModel(activate: false) {
       modelVersion
+      eligible
       activated
       auc
       brier
@@ -75,6 +84,21 @@ const TrainDoc = graphql(`
       samples
       churned
       holdout
+      logLoss
+      lambda
+      reliability {
+        predicted
+        observed
+        count
+      }
+    }
+  }
+`);
+
+const ActivateModelDoc = graphql(`
+  mutation ActivateChurnModel($modelVersion: String!) {
+    activateChurnModel(modelVersion: $modelVersion) {
+      modelVersion
     }
   }
 `);
@@ -204,14 +228,19 @@ type Model = {
     samples: number;
     churned: number;
     holdout: number;
+    logLoss?: number | null;
+    lambda?: number | null;
+    reliability: { predicted: number; observed: number; count: number }[];
   } | null;
 };
 
 function ModelPanel({ model, canManage, onChanged }: { model: Model; canManage: boolean; onChanged: () => void }) {
   const [train, doTrain] = useMutation(TrainDoc);
   const [reset, doReset] = useMutation(ResetModelDoc);
+  const [activate, doActivate] = useMutation(ActivateModelDoc);
   const [confirmReset, setConfirmReset] = useState(false);
   const result = train.data?.trainChurnModel;
+  const inUse = result && model.modelVersion === result.modelVersion;
   return (
     <section className="card" aria-labelledby="model-title">
       <h2 id="model-title">Churn model</h2>
@@ -220,20 +249,33 @@ function ModelPanel({ model, canManage, onChanged }: { model: Model; canManage: 
         {model.trainedAt ? ` · trained ${formatDateTime(model.trainedAt)}` : ' · the documented default coefficients'}
       </p>
       {model.metrics ? (
-        <p className="small">
-          On {model.metrics.holdout} held-out customers (of {model.metrics.samples}, {model.metrics.churned} churned): AUC{' '}
-          {model.metrics.auc.toFixed(3)} vs {model.metrics.baselineAuc.toFixed(3)} for {model.metrics.baselineModelVersion}; Brier{' '}
-          {model.metrics.brier.toFixed(3)} vs {model.metrics.baselineBrier.toFixed(3)}.
-        </p>
+        <>
+          <p className="small">
+            Held out ({model.metrics.holdout} of {model.metrics.samples} labelled customers, {model.metrics.churned} churned, each predicted
+            by a model trained without it): AUC {model.metrics.auc.toFixed(3)} vs {model.metrics.baselineAuc.toFixed(3)} for{' '}
+            {model.metrics.baselineModelVersion}; Brier {model.metrics.brier.toFixed(3)} vs {model.metrics.baselineBrier.toFixed(3)}
+            {model.metrics.logLoss != null ? `; log loss ${model.metrics.logLoss.toFixed(3)}` : ''}
+            {model.metrics.lambda != null ? `; regularisation λ = ${model.metrics.lambda}` : ''}.
+          </p>
+          {model.metrics.reliability.length ? (
+            <figure>
+              <CalibrationChart bins={model.metrics.reliability} />
+              <figcaption className="muted small">
+                Calibration on the held-out customers: each point is a fifth of them, its predicted churn against the share that churned.
+              </figcaption>
+            </figure>
+          ) : null}
+        </>
       ) : null}
       <p className="muted small">
         Train on your own outcomes: customers whose Stripe subscription was cancelled, and those you labelled churned or retained (on a
-        customer’s page or with <code>POST /api/v1/customers/{'{id}'}/churn-outcome</code>). Training needs 20 of each; the new model is
-        used only if it ranks held-out customers at least as well as the one in use.
+        customer’s page or with <code>POST /api/v1/customers/{'{id}'}/churn-outcome</code>). Training needs 20 of each. You see the new
+        model beside the default on the same held-out customers before you switch; only a model that ranks them at least as well can be
+        used.
       </p>
       {canManage ? (
         <span className="toolbar">
-          <button type="button" className="primary" disabled={train.fetching} onClick={async () => (await doTrain({})).data && onChanged()}>
+          <button type="button" className="primary" disabled={train.fetching} onClick={() => doTrain({})}>
             {train.fetching ? 'Training…' : 'Train on my outcomes'}
           </button>
           <button type="button" disabled={!model.trainedAt} onClick={() => setConfirmReset(true)}>
@@ -243,12 +285,50 @@ function ModelPanel({ model, canManage, onChanged }: { model: Model; canManage: 
       ) : null}
       <FormError error={train.error} />
       {result ? (
-        <div className={`test-result ${result.activated ? 'ok' : 'bad'}`} role="status">
-          <strong>{result.activated ? `${result.modelVersion} is now in use` : `${result.modelVersion} was kept out of use`}</strong>
-          <p className="small">
-            AUC {result.auc.toFixed(3)} vs {result.baselineAuc.toFixed(3)} ({result.baselineModelVersion}); Brier {result.brier.toFixed(3)}{' '}
-            vs {result.baselineBrier.toFixed(3)}; {result.samples} customers, {result.holdout} held out.
-          </p>
+        <div className={`test-result ${result.eligible ? 'ok' : 'bad'}`} role="status">
+          <strong>
+            {inUse
+              ? `${result.modelVersion} is now in use`
+              : result.eligible
+                ? `${result.modelVersion} is ready: compare, then switch`
+                : `${result.modelVersion} ranks held-out customers worse than the default and cannot be used`}
+          </strong>
+          <table className="table compact">
+            <caption className="small">
+              Held out, each customer predicted by a model trained without it ({result.samples} customers)
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Model</th>
+                <th scope="col">AUC (higher is better)</th>
+                <th scope="col">Brier (lower is better)</th>
+              </tr>
+            </thead>
+            <tbody>
+              <tr>
+                <th scope="row">{result.modelVersion}</th>
+                <td>{result.auc.toFixed(3)}</td>
+                <td>{result.brier.toFixed(3)}</td>
+              </tr>
+              <tr>
+                <th scope="row">{result.baselineModelVersion}</th>
+                <td>{result.baselineAuc.toFixed(3)}</td>
+                <td>{result.baselineBrier.toFixed(3)}</td>
+              </tr>
+            </tbody>
+          </table>
+          {result.reliability.length ? <CalibrationChart bins={result.reliability} /> : null}
+          <FormError error={activate.error} />
+          {result.eligible && !inUse ? (
+            <button
+              type="button"
+              className="primary"
+              disabled={activate.fetching}
+              onClick={async () => (await doActivate({ modelVersion: result.modelVersion })).data && onChanged()}
+            >
+              Use {result.modelVersion}
+            </button>
+          ) : null}
         </div>
       ) : null}
       <details>

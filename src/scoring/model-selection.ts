@@ -1,0 +1,93 @@
+import { sigmoid } from './churn-model.ts';
+import { type Fit, fitLogistic, logitOf, logLoss } from './logistic.ts';
+
+/** Regularisation strengths tried by cross-validation; the largest all but keeps the prior's slopes. */
+export const LAMBDAS = [0.3, 1, 3, 10, 30, 100, 300, 1000, 3000];
+const MAX_FOLDS = 5;
+
+/**
+ * Fold of each sample: within each class, in the order of `keys`, folds are dealt in turn, so every fold
+ * has its share of churners and a rerun on the same labels makes the same folds.
+ */
+export function stratifiedFolds(y: number[], keys: string[], k: number): number[] {
+  const fold = new Array<number>(y.length).fill(0);
+  for (const cls of [0, 1]) {
+    const idx = y.map((v, i) => ({ v, i })).filter((e) => e.v === cls);
+    idx.sort((a, b) => (keys[a.i]! < keys[b.i]! ? -1 : keys[a.i]! > keys[b.i]! ? 1 : 0));
+    idx.forEach((e, n) => (fold[e.i] = n % k));
+  }
+  return fold;
+}
+
+export interface Calibration {
+  /** p = sigmoid(slope × logit + intercept), fitted on out-of-fold logits (Platt scaling). */
+  slope: number;
+  intercept: number;
+}
+
+/** Platt scaling: a one-feature logistic regression of the outcomes on the model's logits; the slope is kept positive. */
+export function platt(logits: number[], y: number[]): Calibration {
+  const fit = fitLogistic(
+    logits.map((z) => [z]),
+    y,
+    { lambda: 1e-3 },
+  );
+  const slope = Math.max(0.05, fit.weights[0]!);
+  // With the slope held, the intercept that matches the observed rate on average.
+  let intercept = slope === fit.weights[0] ? fit.intercept : 0;
+  if (slope !== fit.weights[0]) {
+    for (let i = 0; i < 50; i++) {
+      const p = logits.map((z) => sigmoid(slope * z + intercept));
+      const g = y.reduce((s, v, k) => s + v - p[k]!, 0);
+      const h = p.reduce((s, v) => s + v * (1 - v), 0) || 1;
+      intercept += g / h;
+    }
+  }
+  return { slope, intercept };
+}
+
+export interface Selected extends Fit {
+  lambda: number;
+  folds: number;
+  calibration: Calibration;
+  /** Mean out-of-fold log loss of each λ tried. */
+  curve: { lambda: number; logLoss: number }[];
+}
+
+/**
+ * Fits the model the way training does: λ chosen by stratified k-fold cross-validation on the out-of-fold
+ * log loss, the fit shrunk toward `prior` (the default model's slopes), then Platt-calibrated on the
+ * out-of-fold logits at that λ. Calibration is linear in the logit, so the result is again one logistic
+ * model: intercept and weights scaled, explanations unchanged in kind.
+ */
+export function fitSelected(x: number[][], y: number[], keys: string[], prior: number[]): Selected {
+  const minority = Math.min(y.filter((v) => v === 1).length, y.filter((v) => v === 0).length);
+  const k = Math.max(2, Math.min(MAX_FOLDS, minority));
+  const fold = stratifiedFolds(y, keys, k);
+  const oof = LAMBDAS.map(() => new Array<number>(y.length).fill(0));
+  for (let f = 0; f < k; f++) {
+    const train = y.map((_, i) => i).filter((i) => fold[i] !== f);
+    const test = y.map((_, i) => i).filter((i) => fold[i] === f);
+    const tx = train.map((i) => x[i]!);
+    const ty = train.map((i) => y[i]!);
+    LAMBDAS.forEach((lambda, l) => {
+      const fit = fitLogistic(tx, ty, { lambda, prior });
+      for (const i of test) oof[l]![i] = logitOf(fit, x[i]!);
+    });
+  }
+  const curve = LAMBDAS.map((lambda, l) => ({ lambda, logLoss: logLoss(oof[l]!.map(sigmoid), y) }));
+  const best = curve.reduce((a, b) => (b.logLoss < a.logLoss ? b : a));
+  const l = LAMBDAS.indexOf(best.lambda);
+  const calibration = platt(oof[l]!, y);
+  const fit = fitLogistic(x, y, { lambda: best.lambda, prior });
+  return {
+    intercept: calibration.slope * fit.intercept + calibration.intercept,
+    weights: fit.weights.map((w) => calibration.slope * w),
+    means: fit.means,
+    iterations: fit.iterations,
+    lambda: best.lambda,
+    folds: k,
+    calibration,
+    curve,
+  };
+}
