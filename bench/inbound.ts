@@ -3,10 +3,10 @@
 // it, inserts the raw event with a synchronous commit and publishes it with a confirm, one request at a
 // time; then how fast one worker drains the backlog. CPU time per request is charged to the server measured.
 import { spawnSync } from 'node:child_process';
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Request } from 'autocannon';
 import { createPrisma } from '../src/db/prisma.ts';
-import { cpuMicros, freshDatabase, load, load1, report, rssMiB, startProcess } from './lib.ts';
+import { cpuMicros, freshDatabase, load, load1, report, rssMiB, signedStripeInvoices, startProcess } from './lib.ts';
 
 const url = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/chs_bench';
 const amqp = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -61,33 +61,7 @@ await startProcess(
 const CUSTOMERS = Number(process.env.BENCH_INBOUND_CUSTOMERS ?? 1000);
 let sequence = 0;
 function signedRequests(path: string): Request[] {
-  return [
-    {
-      method: 'POST',
-      path,
-      setupRequest: (req) => {
-        const body = JSON.stringify({
-          id: `evt_${randomUUID().replaceAll('-', '')}`,
-          object: 'event',
-          type: 'invoice.created',
-          created: Math.floor(Date.now() / 1000),
-          data: {
-            object: {
-              id: `in_${randomUUID().replaceAll('-', '')}`,
-              object: 'invoice',
-              customer: `cus_bench_${sequence++ % CUSTOMERS}`,
-              status: 'draft',
-              total: 12345,
-              currency: 'usd',
-            },
-          },
-        });
-        const t = Math.floor(Date.now() / 1000);
-        const sig = createHmac('sha256', SECRET).update(`${t}.${body}`).digest('hex');
-        return { ...req, body, headers: { 'content-type': 'application/json', 'stripe-signature': `t=${t},v1=${sig}` } };
-      },
-    },
-  ];
+  return [signedStripeInvoices(path, SECRET, () => `cus_bench_${sequence++ % CUSTOMERS}`)];
 }
 
 const bare = await startProcess(['bench/bare-hmac-server.ts'], { SECRET, PORT: '0' }, /bare listening on (\d+)/);

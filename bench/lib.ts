@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createHmac, randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -162,4 +163,36 @@ export function writeResult(title: string, body: string[]) {
   console.log(`\n${text}\n`);
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   writeFileSync(join(ROOT, 'bench', 'results', `${title.toLowerCase().replace(/[^a-z0-9]+/g, '-')}.md`), `${text}\n`);
+}
+
+/**
+ * A POST of a new Stripe `invoice.created` event, signed with `secret`, for autocannon: every request is a
+ * new event (its own event and invoice ids) for the customer `customer()` names.
+ */
+export function signedStripeInvoices(path: string, secret: string, customer: () => string): autocannon.Request {
+  return {
+    method: 'POST',
+    path,
+    setupRequest: (req) => {
+      const body = JSON.stringify({
+        id: `evt_${randomUUID().replaceAll('-', '')}`,
+        object: 'event',
+        type: 'invoice.created',
+        created: Math.floor(Date.now() / 1000),
+        data: {
+          object: {
+            id: `in_${randomUUID().replaceAll('-', '')}`,
+            object: 'invoice',
+            customer: customer(),
+            status: 'draft',
+            total: 12345,
+            currency: 'usd',
+          },
+        },
+      });
+      const t = Math.floor(Date.now() / 1000);
+      const sig = createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
+      return { ...req, body, headers: { 'content-type': 'application/json', 'stripe-signature': `t=${t},v1=${sig}` } };
+    },
+  };
 }

@@ -1,12 +1,11 @@
 // Resident memory of `npm start` (tsx, every role in one process) and `npm run start:prod` (the compiled
 // build, `npm run build` first), each idle after start and after a load of reads and inbound events.
-import { createHmac, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Request } from 'autocannon';
 import { createPrisma } from '../src/db/prisma.ts';
 import { issueApiKey } from '../src/services/api-keys.ts';
-import { freshDatabase, load, load1, ROOT, rssMiB, startProcess, writeResult } from './lib.ts';
+import { freshDatabase, load, load1, ROOT, rssMiB, signedStripeInvoices, startProcess, writeResult } from './lib.ts';
 
 const url = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/chs_bench';
 const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -41,33 +40,7 @@ await startProcess(
   /"secret"/,
 );
 
-const inbound: Request[] = [
-  {
-    method: 'POST',
-    path: `/api/v1/webhooks/in/stripe/${tenant.id}`,
-    setupRequest: (req) => {
-      const body = JSON.stringify({
-        id: `evt_${randomUUID().replaceAll('-', '')}`,
-        object: 'event',
-        type: 'invoice.created',
-        created: Math.floor(Date.now() / 1000),
-        data: {
-          object: {
-            id: `in_${randomUUID().slice(0, 12)}`,
-            object: 'invoice',
-            customer: 'cus_mem',
-            status: 'draft',
-            total: 100,
-            currency: 'usd',
-          },
-        },
-      });
-      const t = Math.floor(Date.now() / 1000);
-      const sig = createHmac('sha256', SECRET).update(`${t}.${body}`).digest('hex');
-      return { ...req, body, headers: { 'content-type': 'application/json', 'stripe-signature': `t=${t},v1=${sig}` } };
-    },
-  },
-];
+const inbound: Request[] = [signedStripeInvoices(`/api/v1/webhooks/in/stripe/${tenant.id}`, SECRET, () => 'cus_mem')];
 
 const runs: { name: string; args: string[]; node?: boolean }[] = [{ name: '`npm start` (tsx, all roles)', args: ['src/main.ts', 'all'] }];
 if (existsSync(join(ROOT, 'dist', 'src', 'main.js')))
