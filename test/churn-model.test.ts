@@ -243,10 +243,12 @@ describe('the churn model', () => {
     const trained = (await gql('mutation { trainChurnModel(activate: false) { modelVersion eligible activated auc baselineAuc } }')).data
       .trainChurnModel;
     expect(trained).toMatchObject({ modelVersion: 'trained-v1', eligible: true, activated: false });
+    expect((await gql('{ churnModel { kind } }')).data.churnModel.kind).toBe('default');
     expect((await send(w.apiKey, 'GET', '/api/v1/churn-model')).json().model_version).toBe('default-v1');
 
     const used = await gql('mutation($v: String!) { activateChurnModel(modelVersion: $v) { modelVersion } }', { v: 'trained-v1' });
     expect(used.data.activateChurnModel.modelVersion).toBe('trained-v1');
+    expect((await gql('{ churnModel { kind } }')).data.churnModel.kind).toBe('trained');
     expect((await send(w.apiKey, 'GET', '/api/v1/churn-model')).json().model_version).toBe('trained-v1');
     expect(
       await t.prisma.auditEvent.count({ where: { tenantId: w.tenantId, action: 'churn_model.activated', targetId: 'trained-v1' } }),
@@ -298,5 +300,15 @@ describe('the churn model', () => {
     const slope = inUse.features.find((f: { code: string }) => f.code === 'inactivity').coefficient / 1.8;
     expect(slope).toBeGreaterThan(0);
     expect(inUse.features.find((f: { code: string }) => f.code === 'low_usage').coefficient).toBeCloseTo(1.6 * slope, 6);
+    const { token } = await userWithSession(t.prisma, t.sessions, w.tenantId, 'viewer');
+    const kind = (
+      await t.app.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: { query: '{ churnModel { modelVersion kind } }' },
+      })
+    ).json().data.churnModel;
+    expect(kind).toEqual({ modelVersion: 'calibrated-default-v1', kind: 'calibrated_default' });
   });
 });
