@@ -243,10 +243,12 @@ describe('the churn model', () => {
     const trained = (await gql('mutation { trainChurnModel(activate: false) { modelVersion eligible activated auc baselineAuc } }')).data
       .trainChurnModel;
     expect(trained).toMatchObject({ modelVersion: 'trained-v1', eligible: true, activated: false });
+    expect((await gql('{ churnModel { kind } }')).data.churnModel.kind).toBe('default');
     expect((await send(w.apiKey, 'GET', '/api/v1/churn-model')).json().model_version).toBe('default-v1');
 
     const used = await gql('mutation($v: String!) { activateChurnModel(modelVersion: $v) { modelVersion } }', { v: 'trained-v1' });
     expect(used.data.activateChurnModel.modelVersion).toBe('trained-v1');
+    expect((await gql('{ churnModel { kind } }')).data.churnModel.kind).toBe('trained');
     expect((await send(w.apiKey, 'GET', '/api/v1/churn-model')).json().model_version).toBe('trained-v1');
     expect(
       await t.prisma.auditEvent.count({ where: { tenantId: w.tenantId, action: 'churn_model.activated', targetId: 'trained-v1' } }),
@@ -262,7 +264,7 @@ describe('the churn model', () => {
     expect(unknown.errors[0].extensions.code).toBe('not_found');
   });
 
-  it('keeps a trained model that does worse than the default out of use', async () => {
+  it('keeps a trained model that ranks worse than the default out of use and calibrates the default instead', async () => {
     const w = await tenantWithKey(t.prisma);
     const ids: { id: string; churned: boolean }[] = [];
     for (let i = 0; i < 60; i++) ids.push({ id: (await customer(t.prisma, w.tenantId)).id, churned: i % 2 === 0 });
@@ -283,8 +285,30 @@ describe('the churn model', () => {
       await t.prisma.churnOutcome.create({ data: { tenantId: w.tenantId, customerId: id, churned, at: daysAgo(1), source: 'api' } });
     }
     const r = (await send(w.apiKey, 'POST', '/api/v1/churn-model/train')).json();
-    expect(r.auc).toBeLessThan(r.baseline.auc);
-    expect(r.activated).toBe(false);
-    expect((await send(w.apiKey, 'GET', '/api/v1/churn-model')).json().model_version).toBe('default-v1');
+    const [stored] = (
+      await t.pool.query<{ metrics: { kind: string; trained: { auc: number } } }>('SELECT metrics FROM churn_models WHERE tenant_id = $1', [
+        w.tenantId,
+      ])
+    ).rows;
+    expect(stored!.metrics.kind).toBe('calibrated_default');
+    expect(stored!.metrics.trained.auc).toBeLessThan(r.baseline.auc);
+    // Same ranking as the default, probabilities fitted to this tenant's churn rate (half its customers).
+    expect(r).toMatchObject({ model_version: 'calibrated-default-v1', auc: r.baseline.auc, activated: true });
+    expect(r.brier).toBeLessThan(r.baseline.brier);
+    const inUse = (await send(w.apiKey, 'GET', '/api/v1/churn-model')).json();
+    expect(inUse.model_version).toBe('calibrated-default-v1');
+    const slope = inUse.features.find((f: { code: string }) => f.code === 'inactivity').coefficient / 1.8;
+    expect(slope).toBeGreaterThan(0);
+    expect(inUse.features.find((f: { code: string }) => f.code === 'low_usage').coefficient).toBeCloseTo(1.6 * slope, 6);
+    const { token } = await userWithSession(t.prisma, t.sessions, w.tenantId, 'viewer');
+    const kind = (
+      await t.app.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: { query: '{ churnModel { modelVersion kind } }' },
+      })
+    ).json().data.churnModel;
+    expect(kind).toEqual({ modelVersion: 'calibrated-default-v1', kind: 'calibrated_default' });
   });
 });

@@ -21,6 +21,8 @@ export interface Scenario {
   /** The share of customers that have Stripe billing and Intercom support (1 when left out). */
   billingCoverage?: number;
   supportCoverage?: number;
+  /** The share of customers whose team chat (a Slack workspace) the tenant connected (0 when left out). */
+  chatCoverage?: number;
   /** Log-odds added from the first outcome to the last (half before, half after): churn pressure that grows over time. */
   drift?: number;
   seed: number;
@@ -42,6 +44,10 @@ export interface Conversation {
   closedAfterDays: number | null;
   rating: number | null;
 }
+export interface ChatMessage {
+  day: number;
+  user: string;
+}
 export interface Invoice {
   day: number;
   failedDays: number[];
@@ -58,6 +64,8 @@ export interface SyntheticCustomer {
   usage: UsageEvent[];
   billing: { seats0: number; unitMinor: number; changes: SeatChange[]; invoices: Invoice[] } | null;
   support: Conversation[] | null;
+  /** Messages in the customer's shared Slack channel, or null without chat. */
+  chat: ChatMessage[] | null;
 }
 
 /** mulberry32: a small deterministic generator, so a scenario is the same cohort on every run. */
@@ -176,7 +184,7 @@ export function generateCohort(s: Scenario): SyntheticCustomer[] {
         };
       });
     }
-    return { index, truth: 0, churned: false, drivers: d, usage, billing, support };
+    return { index, truth: 0, churned: false, drivers: d, usage, billing, support, chat: chatHistory(s, index, d, activeUsers) };
   });
   // Each driver's realised pressure, standardised over the customers that have the source; a customer
   // without it still feels the pressure, through its hidden driver.
@@ -196,6 +204,29 @@ export function generateCohort(s: Scenario): SyntheticCustomer[] {
     c.churned = r() < c.truth;
   }
   return customers;
+}
+
+/**
+ * Team chat: a customer's people talk in a shared channel at a rate of their own, which fades over the
+ * recent month with disengagement (noisily: chat is a second, weaker view of the same driver), and the most
+ * disengaged fall silent. Drawn from a generator of its own, so adding chat leaves every other part of a
+ * cohort as it was; it feeds no driver's pressure, so the outcomes do not change either.
+ */
+function chatHistory(s: Scenario, index: number, d: Record<Driver, number>, activeUsers: number): ChatMessage[] | null {
+  const r = random(s.seed * 100_003 + index);
+  if (r() >= (s.chatCoverage ?? 0)) return null;
+  const rate = 0.15 * Math.exp(0.5 * normal(r));
+  const trend = clamp(Math.exp(-0.6 * d.disengagement + 0.45 * normal(r)), 0.05, 2);
+  const silentDaysAgo = d.disengagement + 0.5 * normal(r) > 1.2 && r() < 0.5 ? 5 + Math.floor(r() * 20) : 0;
+  const people = Math.max(1, Math.round(activeUsers * sigmoid(-0.3 * d.disengagement + 0.5 * normal(r))));
+  const chat: ChatMessage[] = [];
+  for (let day = -60; day < 0; day++) {
+    const factor = day >= -30 ? 1 + (trend - 1) * ((day + 31) / 30) : 1;
+    if (silentDaysAgo && day >= -silentDaysAgo) continue;
+    const n = Math.min(6, poisson(r, rate * factor));
+    for (let k = 0; k < n; k++) chat.push({ day: day + r() * 0.9, user: `U${index}x${Math.floor(r() * people)}` });
+  }
+  return chat;
 }
 
 /** What a customer went through on one driver (larger is worse), or null without the data source. */

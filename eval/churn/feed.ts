@@ -1,10 +1,11 @@
 // Sends a synthetic cohort to the service the way a tenant's systems would: customers and product
-// events through the REST API, billing and support through signed Stripe and Intercom webhooks to the
-// inbound route, outcomes through churn-outcome, training through churn-model/train.
+// events through the REST API, billing, support and team chat through signed Stripe, Intercom and Slack
+// webhooks to the inbound route, outcomes through churn-outcome, training through churn-model/train.
 import type { FastifyInstance } from 'fastify';
 import {
   intercomConversation,
   signIntercom,
+  signSlack,
   signStripe,
   stripeEvent,
   stripeInvoice,
@@ -27,7 +28,7 @@ async function call(app: FastifyInstance, t: Tenant, method: 'GET' | 'POST' | 'D
   return res.json();
 }
 
-async function secret(app: FastifyInstance, t: Tenant, provider: 'stripe' | 'intercom'): Promise<string> {
+async function secret(app: FastifyInstance, t: Tenant, provider: 'stripe' | 'intercom' | 'slack'): Promise<string> {
   const res = await app.inject({
     method: 'POST',
     url: '/graphql',
@@ -61,6 +62,8 @@ export async function feedCohort(
       name: `Synthetic ${c.index}`,
       external_id: `syn-${c.index}`,
       domain: `c${c.index}.example`,
+      // The customer's Slack workspace, so its chat events are attributed to it.
+      ...(c.chat ? { identities: [{ provider: 'slack', external_id: `T_SYN${c.index}` }] } : {}),
     });
     ids.push(created.id);
   }
@@ -76,6 +79,7 @@ export async function feedCohort(
 
   const stripe = cohort.some((c) => c.billing) ? await secret(app, t, 'stripe') : '';
   const intercom = cohort.some((c) => c.support) ? await secret(app, t, 'intercom') : '';
+  const slack = cohort.some((c) => c.chat) ? await secret(app, t, 'slack') : '';
   // Three waves, each settled before the next, so a provider object exists before its updates arrive.
   const sends: (() => Promise<void>)[][] = [[], [], []];
   for (const c of cohort) {
@@ -151,6 +155,26 @@ export async function feedCohort(
           );
         }
       });
+    }
+    for (const [k, m] of (c.chat ?? []).entries()) {
+      // Slack Events API: the message's own time in `ts`, the delivery signed now.
+      const ts = `${at(m.day)}.${String(k).padStart(6, '0')}`;
+      sends[1]!.push(() =>
+        inbound(
+          app,
+          'slack',
+          t.tenantId,
+          signSlack(slack, {
+            token: 'x',
+            team_id: `T_SYN${c.index}`,
+            api_app_id: 'A1',
+            type: 'event_callback',
+            event_id: `EvSYN${c.index}x${k}`,
+            event_time: at(m.day),
+            event: { type: 'message', channel: `C_SYN${c.index}`, user: m.user, text: 'Thanks, that helps', ts, event_ts: ts },
+          }),
+        ),
+      );
     }
     for (const [k, conv] of (c.support ?? []).entries()) {
       const id = `conv_syn${c.index}_${k}`;

@@ -11,6 +11,7 @@ export const SCENARIOS: Scenario[] = [
     labelled: 0.6,
     churnRate: 0.2,
     weights: { disengagement: 2.4, seats: 0.3, billing: 0, support: 0 },
+    chatCoverage: 1,
     seed: 11,
   },
   {
@@ -48,6 +49,7 @@ export const SCENARIOS: Scenario[] = [
     churnRate: 0.25,
     weights: mixed,
     drift: 0.8,
+    chatCoverage: 1,
     seed: 15,
   },
   {
@@ -59,6 +61,7 @@ export const SCENARIOS: Scenario[] = [
     weights: mixed,
     billingCoverage: 0.5,
     supportCoverage: 0.5,
+    chatCoverage: 0.5,
     seed: 16,
   },
   {
@@ -77,6 +80,7 @@ export const SCENARIOS: Scenario[] = [
     labelled: 0.6,
     churnRate: 0.4,
     weights: mixed,
+    chatCoverage: 1,
     seed: 18,
   },
   {
@@ -86,6 +90,7 @@ export const SCENARIOS: Scenario[] = [
     labelled: 0.25,
     churnRate: 0.35,
     weights: mixed,
+    chatCoverage: 1,
     seed: 19,
   },
 ];

@@ -95,10 +95,18 @@ interface MetricsView {
   baselineAuc: number;
   baselineBrier: number;
 }
+type ModelKindView = 'default' | 'trained' | 'calibrated_default';
 interface ModelView {
   model: Model;
+  kind: ModelKindView;
   metrics: MetricsView | null;
 }
+
+const ModelKind = builder.enumType('ChurnModelKind', {
+  description:
+    'default: the documented coefficients. trained: slopes fitted on the tenant’s labels. calibrated_default: the default’s slopes (same ranking) with probabilities calibrated on the tenant’s labels, used when a trained model ranked held-out customers worse than the default.',
+  values: ['default', 'trained', 'calibrated_default'] as const,
+});
 
 const ModelFeature = builder
   .objectRef<{ code: string; summary: string; coefficient: number; baseline: number }>('ChurnModelFeature')
@@ -151,6 +159,7 @@ const ChurnModelRef = builder.objectRef<ModelView>('ChurnModel').implement({
   description: 'The logistic churn model in use: p = 1 / (1 + e^-(intercept + Σ coefficient × feature)).',
   fields: (t) => ({
     modelVersion: t.string({ resolve: (m) => m.model.version }),
+    kind: t.field({ type: ModelKind, resolve: (m) => m.kind }),
     trainedAt: t.field({ type: 'DateTime', nullable: true, resolve: (m) => m.model.trainedAt }),
     intercept: t.float({ resolve: (m) => m.model.intercept }),
     features: t.field({
@@ -167,14 +176,16 @@ const ChurnModelRef = builder.objectRef<ModelView>('ChurnModel').implement({
   }),
 });
 
-const DEFAULT_VIEW: ModelView = { model: DEFAULT_MODEL, metrics: null };
+const DEFAULT_VIEW: ModelView = { model: DEFAULT_MODEL, kind: 'default', metrics: null };
 
 function modelView(row: ActiveModelRow): ModelView {
   const m = row.metrics as Record<string, number> & {
     baseline: { model_version: string; auc: number; brier: number };
     reliability?: ReliabilityBinView[];
+    kind?: 'trained' | 'calibrated_default';
   };
   return {
+    kind: m.kind ?? 'trained',
     model: {
       version: row.version,
       intercept: row.intercept,
@@ -201,6 +212,11 @@ function modelView(row: ActiveModelRow): ModelView {
 const TrainResult = builder.objectRef<TrainResultView>('ChurnTrainingResult').implement({
   fields: (t) => ({
     modelVersion: t.exposeString('modelVersion'),
+    kind: t.field({
+      type: ModelKind,
+      description: 'What was stored: the trained model, or (when it ranked held-out customers worse) the calibrated default.',
+      resolve: (r) => r.kind,
+    }),
     trainedAt: t.field({ type: 'DateTime', resolve: (r) => r.trainedAt }),
     samples: t.exposeInt('samples', { description: 'Labelled customers used (the latest label of each).' }),
     churned: t.exposeInt('churned'),
@@ -211,7 +227,11 @@ const TrainResult = builder.objectRef<TrainResultView>('ChurnTrainingResult').im
     auc: t.exposeFloat('auc', { description: 'Area under the ROC curve on the held-out customers.' }),
     brier: t.exposeFloat('brier', { description: 'Brier score on the held-out customers (lower is better).' }),
     logLoss: t.exposeFloat('logLoss', { description: 'Log loss on the held-out customers (lower is better).' }),
-    lambda: t.exposeFloat('lambda', { description: 'The L2 strength cross-validation chose for the stored model.' }),
+    lambda: t.float({
+      nullable: true,
+      description: 'The L2 strength cross-validation chose for the stored model; null for a calibrated default (no slopes fitted).',
+      resolve: (r) => r.lambda,
+    }),
     reliability: t.field({
       type: [ReliabilityBin],
       description: 'Calibration on the held-out customers, lowest predictions first.',
@@ -219,7 +239,7 @@ const TrainResult = builder.objectRef<TrainResultView>('ChurnTrainingResult').im
     }),
     eligible: t.exposeBoolean('eligible', {
       description:
-        'Whether the model may be used: its held-out AUC is at least the default model’s on the same customers, or within 0.01 of it with a Brier score no worse.',
+        'Whether the model may be used: a trained model when its held-out AUC is at least the default model’s on the same customers; a calibrated default (same ranking as the default) when its held-out Brier score is no worse.',
     }),
     activated: t.exposeBoolean('activated', {
       description: 'Whether the model is now in use: eligible, and training was not asked to leave the choice to `activateChurnModel`.',

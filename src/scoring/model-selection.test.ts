@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sigmoid } from './churn-model.ts';
-import { fitSelected, LAMBDAS, platt, stratifiedFolds } from './model-selection.ts';
+import { calibrated, chooseKind, fitSelected, LAMBDAS, mayReplaceDefault, platt, stratifiedFolds } from './model-selection.ts';
 
 function seeded(seed: number) {
   return () => {
@@ -67,5 +67,42 @@ describe('model selection', () => {
     const fit = fitSelected(x, y, keys, [0, 0, 0]);
     expect(fit.curve.map((c) => c.lambda)).toEqual(LAMBDAS);
     expect(Math.min(...fit.curve.map((c) => c.logLoss))).toBe(fit.curve.find((c) => c.lambda === fit.lambda)!.logLoss);
+  });
+});
+
+describe('replacing the default model', () => {
+  it('keeps a trained model that ranks held-out customers at least as well as the default', () => {
+    expect(chooseKind({ auc: 0.8, brier: 0.2 }, { auc: 0.8, brier: 0.1 })).toBe('trained');
+  });
+
+  it('falls back to the calibrated default when the trained model ranks worse, however well calibrated', () => {
+    expect(chooseKind({ auc: 0.875, brier: 0.05 }, { auc: 0.89, brier: 0.18 })).toBe('calibrated_default');
+    expect(chooseKind({ auc: 0.7999, brier: 0.05 }, { auc: 0.8, brier: 0.18 })).toBe('calibrated_default');
+  });
+
+  it('lets a trained model replace the default only on its ranking', () => {
+    expect(mayReplaceDefault({ auc: 0.81, brier: 0.3, kind: 'trained' }, { auc: 0.8, brier: 0.1 })).toBe(true);
+    expect(mayReplaceDefault({ auc: 0.795, brier: 0.05, kind: 'trained' }, { auc: 0.8, brier: 0.18 })).toBe(false);
+  });
+
+  it('lets a calibrated default replace the default only when its probabilities are closer to the outcomes', () => {
+    expect(mayReplaceDefault({ auc: 0.8, brier: 0.12, kind: 'calibrated_default' }, { auc: 0.8, brier: 0.18 })).toBe(true);
+    expect(mayReplaceDefault({ auc: 0.8, brier: 0.19, kind: 'calibrated_default' }, { auc: 0.8, brier: 0.18 })).toBe(false);
+  });
+
+  it('calibrating the default keeps every customer’s rank and every feature’s share of the risk', () => {
+    const model: { intercept: number; coefficients: Record<string, number> } = { intercept: -3, coefficients: { a: 1.6, b: 0.6 } };
+    const c = calibrated(model, { slope: 0.5, intercept: 1 });
+    expect(c).toEqual({ intercept: -0.5, coefficients: { a: 0.8, b: 0.3 } });
+    const logit = (m: typeof model, x: number[]) => m.intercept + m.coefficients.a! * x[0]! + m.coefficients.b! * x[1]!;
+    const xs = [
+      [1, 0],
+      [0, 1],
+      [0.4, 0.9],
+      [0.2, 0.1],
+    ];
+    const rank = (m: typeof model) => xs.map((x) => logit(m, x)).map((z, _, all) => all.filter((o) => o < z).length);
+    expect(rank(c)).toEqual(rank(model));
+    expect(c.coefficients.a! / c.coefficients.b!).toBeCloseTo(model.coefficients.a! / model.coefficients.b!, 10);
   });
 });

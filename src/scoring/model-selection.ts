@@ -46,6 +46,43 @@ export function platt(logits: number[], y: number[]): Calibration {
   return { slope, intercept };
 }
 
+/** Held-out figures of a model, measured on the same customers as the default's. */
+export interface HeldOut {
+  auc: number;
+  brier: number;
+}
+
+/**
+ * Which model a training run stores: `trained` (its own slopes) or `calibrated_default` (the default's slopes
+ * with a Platt calibration fitted on the tenant's labels: the same ranking as the default, probabilities that
+ * match the tenant).
+ */
+export type ModelKind = 'trained' | 'calibrated_default';
+
+/**
+ * A trained model replaces the default's ranking only when, held out, it ranks customers at least as well
+ * as the default; a calibrated default ranks exactly as the default, so it earns its place by its Brier score.
+ */
+export function mayReplaceDefault(model: HeldOut & { kind?: ModelKind }, baseline: HeldOut): boolean {
+  return model.kind === 'calibrated_default' ? model.auc >= baseline.auc && model.brier <= baseline.brier : model.auc >= baseline.auc;
+}
+
+/** The trained model when it ranks at least as well as the default held out; otherwise the calibrated default. */
+export function chooseKind(trained: HeldOut, baseline: HeldOut): ModelKind {
+  return mayReplaceDefault({ ...trained, kind: 'trained' }, baseline) ? 'trained' : 'calibrated_default';
+}
+
+/**
+ * A logistic model (intercept, slopes) with a calibration applied: slope and intercept of the logit. The slope
+ * is positive, so every customer keeps their rank and every feature its share of the risk factors.
+ */
+export function calibrated(model: { intercept: number; coefficients: Record<string, number> }, c: Calibration) {
+  return {
+    intercept: c.slope * model.intercept + c.intercept,
+    coefficients: Object.fromEntries(Object.entries(model.coefficients).map(([k, w]) => [k, c.slope * w])),
+  };
+}
+
 export interface Selected extends Fit {
   lambda: number;
   folds: number;

@@ -3,32 +3,23 @@ import type pg from 'pg';
 import { inTransaction, onPg } from '../db/sql.ts';
 import { DomainError } from '../errors.ts';
 import { assessHealth, carryFrom } from './assess.ts';
-import { type ChurnModel, DEFAULT_MODEL, FEATURE_CODES, featureVector, probabilityOf } from './churn-model.ts';
+import { type ChurnModel, DEFAULT_MODEL, FEATURE_CODES, featureVector, probabilityOf, sigmoid } from './churn-model.ts';
 import { tenantWeights } from './dimensions.ts';
 import { type AsOf, extractFeatures } from './features.ts';
 import { auc, brier, logLoss } from './logistic.ts';
-import { fitSelected, type Selected, stratifiedFolds } from './model-selection.ts';
+import { calibrated, chooseKind, fitSelected, type ModelKind, mayReplaceDefault, platt, type Selected, stratifiedFolds } from './model-selection.ts';
 import { round } from './numbers.ts';
 import { queueTenant } from './scoring-queue.ts';
 
 export const MIN_PER_CLASS = 20;
 const OUTER_FOLDS = 5;
-/** An out-of-fold AUC this close to the default's ranks as well: 240 labels measure AUC to about ±0.025. */
-const AUC_TOLERANCE = 0.01;
-
-/**
- * A trained model may replace the default when, held out, it ranks customers at least as well (within
- * AUC_TOLERANCE) and its probabilities are at least as close to the outcomes (Brier score): the default's
- * coefficients were never fitted to the tenant, so its probabilities are often far off when its ranking is good.
- */
-export function mayReplaceDefault(model: { auc: number; brier: number }, baseline: { auc: number; brier: number }): boolean {
-  return model.auc >= baseline.auc || (model.auc >= baseline.auc - AUC_TOLERANCE && model.brier <= baseline.brier);
-}
 const CHUNK = 1000;
 const DAY_MS = 86_400_000;
 
 export interface TrainResult {
   modelVersion: string;
+  /** `trained` (its own slopes) or `calibrated_default` (the default's slopes, calibrated on the tenant's labels). */
+  kind: ModelKind;
   trainedAt: Date;
   samples: number;
   churned: number;
@@ -37,11 +28,13 @@ export interface TrainResult {
   brier: number;
   logLoss: number;
   /** The regularisation strength cross-validation chose for the stored model. */
-  lambda: number;
+  lambda: number | null;
   /** Held-out customers in five groups by predicted probability: mean predicted against observed churn. */
   reliability: { predicted: number; observed: number; count: number }[];
   /** It did at least as well as the default coefficients on the held-out customers, so it may be put in use. */
   eligible: boolean;
+  /** The model fitted with its own slopes, held out: stored only when it ranks at least as well as the default. */
+  trained: { auc: number; brier: number };
   /** Whether it is now in use: eligible, and the caller asked for it to be used straight away. */
   activated: boolean;
   baseline: { modelVersion: string; auc: number; brier: number };
@@ -149,36 +142,47 @@ export async function trainChurnModel(
   // Held out: every labelled customer is predicted by a model fitted, with the whole procedure, on the
   // other folds (cross-validation around cross-validation), and judged against the default on the same customers.
   const folds = stratifiedFolds(y, keys, Math.min(OUTER_FOLDS, churned, stayed));
+  const defaults = raw.map((r) => probabilityOf(DEFAULT_MODEL, r));
+  const defaultLogits = defaults.map((p) => Math.log(p / (1 - p)));
   const heldOut = new Array<number>(labels.length).fill(0);
+  const heldOutCalibrated = new Array<number>(labels.length).fill(0);
   for (let f = 0; f <= Math.max(...folds); f++) {
     const rows = labels.map((_, i) => i).filter((i) => folds[i] !== f);
     const { model } = fitModel(raw, y, keys, rows, now);
+    const c = platt(
+      rows.map((i) => defaultLogits[i]!),
+      rows.map((i) => y[i]!),
+    );
     labels.forEach((_, i) => {
-      if (folds[i] === f) heldOut[i] = probabilityOf(model, raw[i]!);
+      if (folds[i] !== f) return;
+      heldOut[i] = probabilityOf(model, raw[i]!);
+      heldOutCalibrated[i] = sigmoid(c.slope * defaultLogits[i]! + c.intercept);
     });
   }
-  const defaults = raw.map((r) => probabilityOf(DEFAULT_MODEL, r));
-  const metrics = {
-    auc: round(auc(heldOut, y), 4),
-    brier: round(brier(heldOut, y), 4),
-    logLoss: round(logLoss(heldOut, y), 4),
-  };
+  const figures = (p: number[]) => ({ auc: round(auc(p, y), 4), brier: round(brier(p, y), 4), logLoss: round(logLoss(p, y), 4) });
+  const trained = figures(heldOut);
   const baseline = {
     modelVersion: DEFAULT_MODEL.version,
     auc: round(auc(defaults, y), 4),
     brier: round(brier(defaults, y), 4),
   };
-  const eligible = mayReplaceDefault(metrics, baseline);
+  // A trained model that ranks worse than the default never replaces its ranking; the tenant's labels still
+  // calibrate the default's probabilities.
+  const kind = chooseKind(trained, baseline);
+  // The calibrated default ranks every customer exactly as the default does (one positive slope on its
+  // logit), so its AUC is the default's; pooling five folds' calibrations would only blur that ranking.
+  const metrics = kind === 'trained' ? trained : { ...figures(heldOutCalibrated), auc: baseline.auc };
+  const eligible = mayReplaceDefault({ ...metrics, kind }, baseline);
   const activated = eligible && (opts.activate ?? true);
-  const reliability = bins(heldOut, y, 5);
+  const reliability = bins(kind === 'trained' ? heldOut : heldOutCalibrated, y, 5);
   // What is stored: the same procedure on every label.
-  const final = fitModel(
-    raw,
-    y,
-    keys,
-    labels.map((_, i) => i),
-    now,
-  );
+  const all = labels.map((_, i) => i);
+  const final = kind === 'trained' ? fitModel(raw, y, keys, all, now) : null;
+  const calibration = final ? final.fit.calibration : platt(defaultLogits, y);
+  const stored = final
+    ? final.model
+    : { ...calibrated({ intercept: DEFAULT_MODEL.intercept, coefficients: DEFAULT_MODEL.coefficients }, calibration), baseline: DEFAULT_MODEL.baseline };
+  const lambda = final ? final.fit.lambda : null;
 
   const version = await inTransaction(pool, async (tx) => {
     // One training at a time per tenant, so version numbers are never taken twice.
@@ -186,28 +190,30 @@ export async function trainChurnModel(
     const [{ n }] = (await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM churn_models WHERE tenant_id = $1', [tenantId])) as [
       { n: number },
     ];
-    const v = `trained-v${n + 1}`;
+    const v = `${kind === 'trained' ? 'trained' : 'calibrated-default'}-v${n + 1}`;
     const [row] = await tx.query<{ id: string }>(
       `INSERT INTO churn_models (id, tenant_id, version, intercept, coefficients, baseline, metrics, trained_at)
        VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7) RETURNING id`,
       [
         tenantId,
         v,
-        final.model.intercept,
-        JSON.stringify(final.model.coefficients),
-        JSON.stringify(final.model.baseline),
+        stored.intercept,
+        JSON.stringify(stored.coefficients),
+        JSON.stringify(stored.baseline),
         JSON.stringify({
+          kind,
           samples: labels.length,
           churned,
           holdout: labels.length,
           auc: metrics.auc,
           brier: metrics.brier,
           log_loss: metrics.logLoss,
-          lambda: final.fit.lambda,
-          calibration: final.fit.calibration,
+          lambda,
+          calibration,
           reliability,
           eligible,
           activated,
+          trained: { auc: trained.auc, brier: trained.brier },
           baseline: { model_version: baseline.modelVersion, auc: baseline.auc, brier: baseline.brier },
         }),
         now,
@@ -222,14 +228,16 @@ export async function trainChurnModel(
 
   return {
     modelVersion: version,
+    kind,
     trainedAt: now,
     samples: labels.length,
     churned,
     holdout: labels.length,
     ...metrics,
-    lambda: final.fit.lambda,
+    lambda,
     reliability,
     eligible,
+    trained: { auc: trained.auc, brier: trained.brier },
     activated,
     baseline,
   };
@@ -242,7 +250,10 @@ export async function trainChurnModel(
  */
 export async function activateChurnModel(pool: pg.Pool, tenantId: string, version: string): Promise<void> {
   await inTransaction(pool, async (tx) => {
-    const [row] = await tx.query<{ id: string; metrics: { auc: number; brier: number; baseline: { auc: number; brier: number } } }>(
+    const [row] = await tx.query<{
+      id: string;
+      metrics: { auc: number; brier: number; kind?: ModelKind; baseline: { auc: number; brier: number } };
+    }>(
       'SELECT id, metrics FROM churn_models WHERE tenant_id = $1 AND version = $2',
       [tenantId, version],
     );

@@ -25,6 +25,7 @@ const ScoringDoc = graphql(`
     }
     churnModel {
       modelVersion
+      kind
       trainedAt
       intercept
       features {
@@ -74,6 +75,7 @@ const TrainDoc = graphql(`
   mutation TrainChurnModel {
     trainChurnModel(activate: false) {
       modelVersion
+      kind
       eligible
       activated
       auc
@@ -216,6 +218,7 @@ function WeightsPanel({
 
 type Model = {
   modelVersion: string;
+  kind: 'default' | 'trained' | 'calibrated_default';
   trainedAt?: string | null;
   intercept: number;
   features: { code: string; description: string; coefficient: number; baseline: number }[];
@@ -246,7 +249,11 @@ function ModelPanel({ model, canManage, onChanged }: { model: Model; canManage: 
       <h2 id="model-title">Churn model</h2>
       <p>
         In use: <strong>{model.modelVersion}</strong>
-        {model.trainedAt ? ` · trained ${formatDateTime(model.trainedAt)}` : ' · the documented default coefficients'}
+        {model.kind === 'calibrated_default'
+          ? ` · the default coefficients, calibrated ${formatDateTime(model.trainedAt!)} on your outcomes (same ranking as the default)`
+          : model.trainedAt
+            ? ` · trained ${formatDateTime(model.trainedAt)}`
+            : ' · the documented default coefficients'}
       </p>
       {model.metrics ? (
         <>
@@ -293,6 +300,12 @@ function ModelPanel({ model, canManage, onChanged }: { model: Model; canManage: 
                 ? `${result.modelVersion} is ready: compare, then switch`
                 : `${result.modelVersion} ranks held-out customers worse than the default and cannot be used`}
           </strong>
+          {result.kind === 'calibrated_default' ? (
+            <p className="small">
+              A model with its own slopes ranked held-out customers worse than the default, so this one keeps the default’s coefficients
+              and ranking and only calibrates its probabilities on your outcomes.
+            </p>
+          ) : null}
           <table className="table compact">
             <caption className="small">
               Held out, each customer predicted by a model trained without it ({result.samples} customers)
