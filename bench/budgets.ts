@@ -2,7 +2,7 @@
 // tenants with API keys, and one API process (in-process queue) on 127.0.0.1.
 import { issueApiKey } from '../src/services/api-keys.ts';
 import { createPrisma } from '../src/db/prisma.ts';
-import { freshDatabase, type Measured, startProcess } from './lib.ts';
+import { freshDatabase, type Measured, serviceEnv, startProcess } from './lib.ts';
 
 export const url = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/chs_bench';
 export const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -29,22 +29,14 @@ export async function startApi(env: Record<string, string> = {}) {
   const port = 4000 + Math.floor(Math.random() * 500);
   const service = await startProcess(
     ['src/main.ts', 'api'],
-    {
-      NODE_ENV: 'production',
-      DATABASE_URL: url,
+    serviceEnv(url, {
       PORT: String(port),
-      HOST: '127.0.0.1',
       LOG_LEVEL: 'error',
-      SESSION_SECRET: 'bench-session-secret-0123456789abcdefghijkl',
-      ENCRYPTION_KEY: `bench:${Buffer.alloc(32, 9).toString('base64')}`,
-      SEED_DEMO: 'never',
-      AMQP_URL: '',
-      REDIS_URL: '',
       // The plans' rate limits out of the way: the budgets are what is measured.
       RATE_LIMIT_SCALE: '100000000',
       RATE_LIMIT_GROWTH: '100000000',
       ...env,
-    },
+    }),
     /listening on/,
   );
   return { port, base: `http://127.0.0.1:${port}`, stop: () => service.child.kill('SIGTERM') };

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Request } from 'autocannon';
 import { issueApiKey } from '../src/services/api-keys.ts';
 import { createPrisma } from '../src/db/prisma.ts';
-import { freshDatabase, load, report, startProcess } from './lib.ts';
+import { freshDatabase, load, report, serviceEnv, startProcess } from './lib.ts';
 
 const url = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/chs_bench';
 const amqp = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -27,21 +27,13 @@ const prefix = `chs-bench-${randomUUID().slice(0, 6)}`;
 const port = 3950 + Math.floor(Math.random() * 40);
 const api = await startProcess(
   ['src/main.ts', 'api'],
-  {
-    DATABASE_URL: url,
+  serviceEnv(url, {
     AMQP_URL: amqp,
     AMQP_PREFIX: prefix,
-    NODE_ENV: 'production',
-    LOG_LEVEL: 'warn',
     PORT: String(port),
-    HOST: '127.0.0.1',
-    SESSION_SECRET: 'bench-session-secret-0123456789abcdefghijkl',
-    ENCRYPTION_KEY: `bench:${Buffer.alloc(32, 9).toString('base64')}`,
-    SEED_DEMO: 'never',
-    REDIS_URL: '',
     // The plan limit would answer 429 within a second; the benchmark measures the work behind it.
     RATE_LIMIT_SCALE: '1000000000',
-  },
+  }),
   /listening on/,
 );
 

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { createPrisma } from '../src/db/prisma.ts';
 import { issueApiKey } from '../src/services/api-keys.ts';
-import { freshDatabase, rssMiB, startProcess, writeResult } from './lib.ts';
+import { freshDatabase, rssMiB, serviceEnv, startProcess, writeResult } from './lib.ts';
 
 const url = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/chs_bench_export';
 const CUSTOMERS = Number(process.env.BENCH_CUSTOMERS ?? 100_000);
@@ -81,22 +81,7 @@ async function measure(name: string, pid: number, target: string, headers: Recor
 }
 
 const port = 3950 + Math.floor(Math.random() * 40);
-const service = await startProcess(
-  ['src/main.ts', 'api'],
-  {
-    NODE_ENV: 'production',
-    DATABASE_URL: url,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    SESSION_SECRET: 'bench-session-secret-0123456789abcdefghijkl',
-    ENCRYPTION_KEY: `bench:${Buffer.alloc(32, 9).toString('base64')}`,
-    SEED_DEMO: 'never',
-    REDIS_URL: '',
-    AMQP_URL: '',
-  },
-  /listening on/,
-);
+const service = await startProcess(['src/main.ts', 'api'], serviceEnv(url, { PORT: String(port) }), /listening on/);
 const bare = await startProcess(['bench/bare-export.ts'], { DATABASE_URL: url }, /bare listening on (\d+)/);
 const barePort = /bare listening on (\d+)/.exec(bare.output)![1];
 const auth = { authorization: `Bearer ${secret}` };

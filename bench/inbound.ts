@@ -6,14 +6,23 @@ import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { Request } from 'autocannon';
 import { createPrisma } from '../src/db/prisma.ts';
-import { cpuMicros, freshDatabase, load, load1, report, rssMiB, signedStripeInvoices, startProcess } from './lib.ts';
+import {
+  BENCH_ENCRYPTION_KEY as ENCRYPTION_KEY,
+  cpuMicros,
+  freshDatabase,
+  load,
+  load1,
+  report,
+  rssMiB,
+  signedStripeInvoices,
+  startProcess,
+} from './lib.ts';
 
 const url = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/chs_bench';
 const amqp = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const SECRET = 'whsec_bench_secret_0123456789';
-const ENCRYPTION_KEY = `bench:${Buffer.alloc(32, 9).toString('base64')}`;
 const prefix = `chs-bench-${randomUUID().slice(0, 6)}`;
 
 await freshDatabase(url);

@@ -21,6 +21,28 @@ export async function freshDatabase(url: string): Promise<void> {
 }
 
 /** Starts a TypeScript entry point in its own process (so the load generator never shares its event loop). */
+/** The key every bench encrypts secrets with (a fixed value: bench databases are thrown away). */
+export const BENCH_ENCRYPTION_KEY = `bench:${Buffer.alloc(32, 9).toString('base64')}`;
+
+/**
+ * The environment a bench starts a service process with: production mode on its own database, no demo
+ * seed, in-process queue and limits unless `extra` says otherwise.
+ */
+export function serviceEnv(databaseUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    NODE_ENV: 'production',
+    DATABASE_URL: databaseUrl,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    SESSION_SECRET: 'bench-session-secret-0123456789abcdefghijkl',
+    ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY,
+    SEED_DEMO: 'never',
+    REDIS_URL: '',
+    AMQP_URL: '',
+    ...extra,
+  };
+}
+
 export function startProcess(
   args: string[],
   env: Record<string, string>,

@@ -5,13 +5,12 @@ import { join } from 'node:path';
 import type { Request } from 'autocannon';
 import { createPrisma } from '../src/db/prisma.ts';
 import { issueApiKey } from '../src/services/api-keys.ts';
-import { freshDatabase, load, load1, ROOT, rssMiB, signedStripeInvoices, startProcess, writeResult } from './lib.ts';
+import { freshDatabase, load, load1, ROOT, rssMiB, serviceEnv, signedStripeInvoices, startProcess, writeResult } from './lib.ts';
 
 const url = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/chs_bench';
 const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const SECRET = 'whsec_bench_secret_0123456789';
-const ENCRYPTION_KEY = `bench:${Buffer.alloc(32, 9).toString('base64')}`;
 
 await freshDatabase(url);
 const prisma = createPrisma({ url, poolSize: 2 });
@@ -22,18 +21,7 @@ await prisma.customer.createMany({
 });
 await prisma.$disconnect();
 
-const env = {
-  NODE_ENV: 'production',
-  DATABASE_URL: url,
-  HOST: '127.0.0.1',
-  LOG_LEVEL: 'warn',
-  SESSION_SECRET: 'bench-session-secret-0123456789abcdefghijkl',
-  ENCRYPTION_KEY,
-  SEED_DEMO: 'never',
-  RATE_LIMIT_SCALE: '100000000',
-  REDIS_URL: '',
-  AMQP_URL: '',
-};
+const env = serviceEnv(url, { RATE_LIMIT_SCALE: '100000000' });
 await startProcess(
   ['src/cli/admin.ts', 'inbound:secret', '--tenant', tenant.id, '--provider', 'stripe', '--secret', SECRET],
   env,

@@ -11,7 +11,7 @@ import { createPool } from '../src/db/prisma.ts';
 import { onPg } from '../src/db/sql.ts';
 import { enqueueEvents } from '../src/outbox/events/enqueue.ts';
 import { makeTestCertificate } from '../test/support/receiver.ts';
-import { freshDatabase, report, ROOT, startProcess } from './lib.ts';
+import { BENCH_ENCRYPTION_KEY as ENCRYPTION_KEY, freshDatabase, report, ROOT, startProcess } from './lib.ts';
 
 const url = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/chs_bench';
 const amqp = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -43,7 +43,6 @@ const hook = `https://127.0.0.1:${(receiver.address() as { port: number }).port}
 await freshDatabase(url);
 const prisma = createPrisma({ url, poolSize: 2 });
 const tenant = await prisma.tenant.create({ data: { name: 'Bench', plan: 'scale' } });
-const ENCRYPTION_KEY = `bench:${Buffer.alloc(32, 9).toString('base64')}`;
 const { createSecretBox, parseEncryptionKeys } = await import('../src/crypto/secret-box.ts');
 const box = createSecretBox(parseEncryptionKeys(ENCRYPTION_KEY));
 for (let i = 0; i < ENDPOINTS; i++) {

@@ -5,7 +5,7 @@ import { issueApiKey } from '../src/services/api-keys.ts';
 import { createPrisma } from '../src/db/prisma.ts';
 import { composeHealth } from '../src/scoring/compose.ts';
 import { DEFAULT_WEIGHTS, riskLevelFor } from '../src/scoring/dimensions.ts';
-import { freshDatabase, load, report, rssMiB, startProcess } from './lib.ts';
+import { freshDatabase, load, report, rssMiB, serviceEnv, startProcess } from './lib.ts';
 
 const url = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/chs_bench';
 const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -67,18 +67,7 @@ await prisma.$disconnect();
 const port = 3900 + Math.floor(Math.random() * 50);
 const service = await startProcess(
   ['src/main.ts', 'api'],
-  {
-    NODE_ENV: 'production',
-    DATABASE_URL: url,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    SESSION_SECRET: 'bench-session-secret-0123456789abcdefghijkl',
-    ENCRYPTION_KEY: `bench:${Buffer.alloc(32, 9).toString('base64')}`,
-    SEED_DEMO: 'never',
-    RATE_LIMIT_SCALE: '100000000',
-    REDIS_URL: '',
-  },
+  serviceEnv(url, { PORT: String(port), RATE_LIMIT_SCALE: '100000000', AMQP_URL: process.env.AMQP_URL ?? '' }),
   /listening on/,
 );
 const base = `http://127.0.0.1:${port}`;
