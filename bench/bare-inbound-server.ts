@@ -36,3 +36,5 @@ app.post('/in', async (req, reply) => {
 });
 await app.listen({ port: Number(process.env.PORT ?? 0), host: '127.0.0.1' });
 console.log(`bare listening on ${(app.server.address() as { port: number }).port}`);
+// Exit on SIGTERM rather than die of it, so `--cpu-prof` (BENCH_NODE_ARGS) writes the baseline's profile too.
+process.once('SIGTERM', () => process.exit(0));

@@ -43,7 +43,7 @@ async function seed(n: number): Promise<string> {
                             jsonb_build_object('key', 'growth', 'score', 50)), 1, -2, 'growth'
    FROM customers WHERE tenant_id = '${tenantId}';
    INSERT INTO churn_predictions (id, tenant_id, customer_id, probability, risk_level, risk_factors, recommended_interventions, model_version)
-   SELECT gen_random_uuid(), tenant_id, id, churn_probability, churn_risk_level, '[]', '[]', 'default-v1' FROM customers WHERE tenant_id = '${tenantId}';
+   SELECT gen_random_uuid(), tenant_id, id, churn_probability, churn_risk_level, '[]', '[]', 'default-v2' FROM customers WHERE tenant_id = '${tenantId}';
    ANALYZE`,
   );
   return tenantId;

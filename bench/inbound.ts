@@ -119,7 +119,11 @@ const backlog = await db.inboxEvent.count({ where: { status: 'received' } });
 const started = Date.now();
 const worker = await startProcess(
   ['src/main.ts', 'worker'],
-  { ...common, WORKER_PREFETCH: process.env.BENCH_PREFETCH ?? '64', DATABASE_POOL_SIZE: process.env.BENCH_POOL ?? '24' },
+  {
+    ...common,
+    ...(process.env.BENCH_PREFETCH ? { WORKER_PREFETCH: process.env.BENCH_PREFETCH } : {}),
+    DATABASE_POOL_SIZE: process.env.BENCH_POOL ?? '24',
+  },
   /worker started/,
 );
 const drainStart = Date.now();

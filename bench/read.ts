@@ -125,7 +125,7 @@ for (const { name, path, barePath, init, requests, bareRequests } of scenarios) 
   results.push({ m: baseline }, { m, baseline, target: READ_TARGET, met: met ? 'yes' : 'no' });
 }
 const loadedRss = rssMiB(service.child.pid!);
-bare.child.kill();
+bare.child.kill('SIGTERM');
 service.child.kill('SIGTERM');
 report('Read API', results);
 console.log(`API RSS: ${idleRss} MiB idle after start, ${loadedRss} MiB after the load`);

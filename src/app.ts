@@ -85,8 +85,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorateRequest('reauthenticate', null);
   // JSON only: any other body type is a 415, not a string that fails validation later.
   registerJsonBodyParser(app);
-  app.addHook('onRequest', async (req, reply) => {
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    done();
   });
   registerSecurityHeaders(app);
   registerUrlCheck(app);
@@ -153,15 +154,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   const run = createExecutor(schema);
 
-  // Everything a tenant calls: credentials resolved first, then the request counted against the API's
-  // budgets (or the credential-less one), then the tenant's rate limit.
+  // Everything a tenant calls: credentials resolved first (a lookup holding a place in its address's cap),
+  // then the request counted against the API's budgets (or the credential-less one), then the tenant's
+  // rate limit.
   await app.register(async (api) => {
     admission.mark(api, 'api');
-    api.addHook('onRequest', admission.beforeAuthentication);
-    api.addHook('onRequest', authHook(authenticator, 'optional', authFailures));
+    api.addHook('onRequest', authHook(authenticator, 'optional', authFailures, admission.enterLookup));
     api.addHook('onRequest', admission.afterAuthentication);
     await registerRateLimit(api, config.rateLimit, deps.redis);
-    registerGraphQL(api, schema, context, { corsOrigins: config.http.corsOrigins, debugErrors: config.http.debugErrors, registry });
+    registerGraphQL(api, schema, context, {
+      corsOrigins: config.http.corsOrigins,
+      debugErrors: config.http.debugErrors,
+      fastPath: config.http.graphqlFastPath,
+      registry,
+    });
     await api.register(restApi, { prefix: '/api/v1', run, context });
   });
 

@@ -10,6 +10,7 @@ import type { Queue } from './queue/queue.ts';
 import { type Database, openDatabase } from './runtime/database.ts';
 import { sessionSecret } from './runtime/secrets.ts';
 import { queueFor, secretBoxFor } from './runtime/services.ts';
+import { createThreadFitter } from './scoring/fit-runner.ts';
 import { createServices } from './services/index.ts';
 import { startWorker, type WorkerDeps } from './worker.ts';
 
@@ -50,6 +51,8 @@ export async function compose(config: Config, opts: ComposeOptions) {
     perEndpointConcurrency: config.webhooks.perEndpointConcurrency,
     perTenantConcurrency: config.webhooks.perTenantConcurrency,
   });
+  // Churn models are fitted on a thread of their own, started at the first training.
+  const fitter = createThreadFitter();
   const sessions = opts.sessions === null ? undefined : (opts.sessions ?? (await sessionsFor(config)));
   const services = createServices({
     prisma: db.prisma,
@@ -61,6 +64,7 @@ export async function compose(config: Config, opts: ComposeOptions) {
     allowPrivateTargets: config.webhooks.allowPrivateTargets,
     secretCacheMs: config.apiKeyCacheMs,
     workspaceDeletionDelayDays: config.lifecycle.workspaceDeletionDelayDays,
+    fitter,
   });
 
   return {
@@ -101,6 +105,7 @@ export async function compose(config: Config, opts: ComposeOptions) {
     async close() {
       await inbox.close();
       outbound.close();
+      await fitter.close();
       if (!opts.queue) await queue.close();
       await opened?.close();
     },

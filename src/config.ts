@@ -15,7 +15,8 @@ const url = (protocols: string[]) =>
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  HOST: z.string().default('0.0.0.0'),
+  // Loopback unless told otherwise: a first start prints a working demo key and password.
+  HOST: z.string().default('127.0.0.1'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PUBLIC_BASE_URL: z.string().url().optional(),
   DATABASE_URL: url(['postgres', 'postgresql']).optional(),
@@ -29,7 +30,7 @@ const envSchema = z.object({
     .regex(/^[a-z0-9._-]{1,40}$/)
     .default('chs'),
   INBOX_SWEEP_MS: z.coerce.number().int().min(100).default(5000),
-  WORKER_PREFETCH: z.coerce.number().int().min(1).max(1000).default(16),
+  WORKER_PREFETCH: z.coerce.number().int().min(1).max(1000).default(256),
   REDIS_URL: url(['redis', 'rediss']).optional(),
   DATA_DIR: z.string().default('.data'),
   EMBEDDED_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
@@ -90,6 +91,8 @@ const envSchema = z.object({
   MAX_IN_FLIGHT_PER_TENANT: z.coerce.number().int().min(1).optional(),
   /** Of a tenant's requests in flight, how many run at once; the rest wait their turn. Default half of DATABASE_POOL_SIZE. */
   MAX_ACTIVE_PER_TENANT: z.coerce.number().int().min(1).optional(),
+  /** API requests running at once below which a tenant may run beyond its share (idle capacity is lent). Default DATABASE_POOL_SIZE. */
+  MAX_ACTIVE: z.coerce.number().int().min(1).optional(),
   /** Inbound webhook requests one process works on at once, a budget of their own. */
   MAX_IN_FLIGHT_INBOUND: z.coerce.number().int().min(1).default(128),
   /** Requests without a credential (sign-in, anonymous GraphQL, the dashboard's files), a budget of their own. */
@@ -127,6 +130,11 @@ const envSchema = z.object({
     .pipe(z.array(z.string().regex(/^https?:\/\/[^/\s,]+$/, 'each origin must be scheme://host[:port], without a path'))),
   /** Unexpected GraphQL errors carry their original message and stack; for local debugging only, never in production. */
   GRAPHQL_DEBUG_ERRORS: bool,
+  /** Hot GraphQL documents answered without Yoga's per-request machinery; `false` leaves every request to Yoga. */
+  GRAPHQL_FAST_PATH: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -141,6 +149,7 @@ export interface Config {
     requestTimeoutMs: number;
     corsOrigins: string[];
     debugErrors: boolean;
+    graphqlFastPath: boolean;
     unauthenticatedBodyTimeoutMs: number;
     headersTimeoutMs: number;
     keepAliveTimeoutMs: number;
@@ -177,8 +186,10 @@ export interface Admission {
   maxInFlight: number;
   /** Authenticated API requests in flight for one tenant, running or waiting. */
   maxInFlightPerTenant: number;
-  /** Of those, how many run at once; the others wait for the tenant's own turn, not for the database. */
+  /** Of those, how many run at once whatever other tenants do; the others wait for the tenant's own turn, not for the database. */
   maxActivePerTenant: number;
+  /** While fewer API requests than this run in all, a tenant past its share runs more rather than wait. */
+  maxActive: number;
   /** Inbound webhook requests in flight. */
   maxInFlightInbound: number;
   /** Requests without a credential in flight. */
@@ -227,6 +238,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
       corsOrigins: e.CORS_ORIGINS,
       debugErrors: e.GRAPHQL_DEBUG_ERRORS,
+      graphqlFastPath: e.GRAPHQL_FAST_PATH,
       // Neither may outlast the whole-request deadline.
       unauthenticatedBodyTimeoutMs: Math.min(e.UNAUTHENTICATED_BODY_TIMEOUT_MS, e.REQUEST_TIMEOUT_MS),
       headersTimeoutMs: Math.min(e.HEADERS_TIMEOUT_MS, e.REQUEST_TIMEOUT_MS),
@@ -267,6 +279,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       maxInFlight: e.MAX_IN_FLIGHT,
       maxInFlightPerTenant: e.MAX_IN_FLIGHT_PER_TENANT ?? Math.max(1, Math.floor(e.MAX_IN_FLIGHT / 4)),
       maxActivePerTenant: e.MAX_ACTIVE_PER_TENANT ?? Math.max(1, Math.floor(e.DATABASE_POOL_SIZE / 2)),
+      maxActive: e.MAX_ACTIVE ?? e.DATABASE_POOL_SIZE,
       maxInFlightInbound: e.MAX_IN_FLIGHT_INBOUND,
       maxInFlightAnonymous: e.MAX_IN_FLIGHT_ANONYMOUS,
       maxUnauthenticatedPerAddress: e.MAX_UNAUTHENTICATED_PER_ADDRESS,

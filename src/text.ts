@@ -6,6 +6,9 @@ const LONE_SURROGATE_SOURCE = '[\\uD800-\\uDBFF](?![\\uDC00-\\uDFFF])|(?<![\\uD8
 const LONE_SURROGATE = new RegExp(LONE_SURROGATE_SOURCE);
 const UNSTORABLE = new RegExp(`\\u0000|${LONE_SURROGATE_SOURCE}`, 'g');
 
+/** Whether the string holds a character text cannot hold (U+0000, an unpaired surrogate). */
+export const hasUnstorable = (s: string) => s.includes('\u0000') || LONE_SURROGATE.test(s);
+
 /** The string with every character text cannot hold (U+0000, unpaired surrogates) replaced by U+FFFD. */
 export const storableText = (s: string) => s.replace(UNSTORABLE, '\uFFFD');
 

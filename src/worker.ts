@@ -81,7 +81,7 @@ export function startWorker(deps: WorkerDeps) {
       .catch((err) => log.error({ err }, 'could not requeue after start'));
   }
   const consumers = [
-    startInboxConsumer(pool, queue, { prefetch: deps.prefetch ?? 16, log }),
+    startInboxConsumer(pool, queue, { prefetch: deps.prefetch ?? 256, log }),
     // HTTP outcomes are recorded by the deliverer; only infrastructure errors make the job retry.
     queue.consume<DeliveryJob>('outbound.deliveries', ({ body }) => deps.deliverer.attempt(body.id).then(() => undefined), {
       prefetch: 64,

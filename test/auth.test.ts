@@ -161,6 +161,33 @@ describe('missing and invalid credentials', () => {
   });
 });
 
+describe('API keys remembered in memory', () => {
+  let cached: TestApp;
+  beforeAll(async () => {
+    cached = await createTestApp({ env: { API_KEY_CACHE_MS: '5000' } });
+  });
+  afterAll(() => cached.close());
+  const listOn = (headers: Record<string, string>) => cached.app.inject({ method: 'GET', url: '/api/v1/customers', headers });
+
+  it('serve a key again without looking it up', async () => {
+    const { apiKey } = await tenantWithKey(cached.prisma);
+    expect((await listOn({ 'x-api-key': apiKey })).statusCode).toBe(200);
+    cached.queries.length = 0;
+    expect((await listOn({ 'x-api-key': apiKey })).statusCode).toBe(200);
+    expect(cached.queries.filter((q) => q.includes('"api_keys"'))).toEqual([]);
+  });
+
+  it('keep refusing a key of a plan without API access with 403 plan_without_api_access', async () => {
+    const { apiKey } = await tenantWithKey(cached.prisma, 'free');
+    for (let i = 0; i < 2; i++) expectProblem(await listOn({ 'x-api-key': apiKey }), 403, 'plan_without_api_access');
+  });
+
+  it('keep refusing an unknown key with 401 invalid_credentials', async () => {
+    const apiKey = generateApiKey();
+    for (let i = 0; i < 2; i++) expectProblem(await listOn({ 'x-api-key': apiKey }), 401, 'invalid_credentials');
+  });
+});
+
 describe('plans', () => {
   it.each(['growth', 'scale'] as const)('gives the %s plan API access', async (plan) => {
     const { apiKey } = await tenantWithKey(t.prisma, plan);

@@ -8,6 +8,7 @@ describe('overload budgets and timeouts in the configuration', () => {
       maxInFlight: 256,
       maxInFlightPerTenant: 64,
       maxActivePerTenant: 5,
+      maxActive: 10,
       maxInFlightInbound: 128,
       maxInFlightAnonymous: 64,
       maxUnauthenticatedPerAddress: 64,

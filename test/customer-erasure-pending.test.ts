@@ -56,3 +56,36 @@ test('keeps other customers’ events that only share text with the erased custo
   // An applied event keeps its body too when the external id is only part of a date in it, the domain of a URL.
   expect(await after(applied.id)).toMatchObject({ status: 'processed', body: chargeBody });
 });
+
+test('erases while a batch holds one of its pending events, and leaves that event to be applied after it', async ({
+  app,
+  tenant,
+  apiKey,
+}) => {
+  const erased = await customer(app.prisma, tenant.tenantId, { name: 'Held Customer' });
+  await app.prisma.customerIdentity.create({
+    data: { tenantId: tenant.tenantId, customerId: erased.id, provider: 'stripe', externalId: 'cus_Held1' },
+  });
+  const held = await app.prisma.inboxEvent.create({
+    data: {
+      tenantId: tenant.tenantId,
+      provider: 'stripe',
+      dedupKey: 'evt_held',
+      eventType: 'invoice.paid',
+      body: invoicePaid('evt_held', 'cus_Held1'),
+    },
+  });
+  // As a batch does: its rows locked first, then (not here) the tenant's attribution lock, which the erasure holds.
+  const batch = await app.pool.connect();
+  try {
+    await batch.query('BEGIN');
+    await batch.query('SELECT id FROM inbox_events WHERE id = $1 FOR UPDATE', [held.id]);
+    const res = await app.app.inject({ method: 'DELETE', url: `/api/v1/customers/${erased.id}`, headers: { 'x-api-key': apiKey } });
+    expect(res.statusCode).toBe(200);
+  } finally {
+    await batch.query('ROLLBACK');
+    batch.release();
+  }
+  expect(await app.prisma.customer.count({ where: { id: erased.id } })).toBe(0);
+  expect(await app.prisma.inboxEvent.findUniqueOrThrow({ where: { id: held.id } })).toMatchObject({ status: 'received' });
+});

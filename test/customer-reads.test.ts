@@ -109,6 +109,38 @@ describe('customer pages read in plain SQL', () => {
   });
 });
 
+describe('a page whose fields depend on its variables', () => {
+  const query = `query($withIdentities: Boolean!) { customers(first: 5) { nodes { id name identities @include(if: $withIdentities) { provider } } } }`;
+  const read = async (withIdentities: boolean) => {
+    t.queries.length = 0;
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { 'x-api-key': apiKey },
+      payload: { query, variables: { withIdentities } },
+    });
+    const body: { errors?: unknown; data: { customers: { nodes: Record<string, unknown>[] } } } = res.json();
+    expect(body.errors).toBeUndefined();
+    // The planned query reads the page itself, by tenant and in order; a plain page sends Prisma nothing about customers.
+    const customerQueries = t.queries.filter((q) => q.includes('FROM "public"."customers"'));
+    return {
+      nodes: body.data.customers.nodes,
+      planned: customerQueries.some((q) => q.includes('WHERE "public"."customers"."tenant_id"')),
+      customerQueries,
+    };
+  };
+
+  it("is read in plain SQL or through the planned query as each request's variables decide", async () => {
+    const without = await read(false);
+    expect(without.customerQueries).toEqual([]);
+    expect(without.nodes[0]).not.toHaveProperty('identities');
+    const withIdentities = await read(true);
+    expect(withIdentities.planned).toBe(true);
+    expect(withIdentities.nodes[0]).toHaveProperty('identities', []);
+    expect((await read(false)).customerQueries).toEqual([]);
+  });
+});
+
 describe('one customer with its health read in plain SQL', () => {
   const HEALTH =
     'health { customerId score status computedAt trend { d7 d30 } weakestDimension dimensions { key score weight contribution trend signals { key label value } } }';
@@ -142,6 +174,36 @@ describe('one customer with its health read in plain SQL', () => {
     const theirs = await customer(t.prisma, other.tenantId);
     const res = await read(theirs.id, `id ${HEALTH}`);
     expect(res.data?.customer ?? null).toBeNull();
+    expect(res.errors?.[0]?.extensions?.code).toBe('not_found');
+  });
+});
+
+describe('customerHealth, one customer’s health on its own', () => {
+  const FIELDS =
+    'customerId score status computedAt trend { d7 d30 } weakestDimension dimensions { key score weight contribution trend signals { key label value } }';
+  const gql = async (query: string, id: string) =>
+    (
+      await t.app.inject({ method: 'POST', url: '/graphql', headers: { 'x-api-key': apiKey }, payload: { query, variables: { id } } })
+    ).json() as { data: Record<string, Record<string, unknown> | null> | null; errors?: { extensions?: { code?: string } }[] };
+
+  it.each([
+    ['a scored customer', true],
+    ['a customer not yet scored', false],
+  ])('answers the same as customer(id) { health } for %s', async (_name, scored) => {
+    const c = scored
+      ? (await scoredCustomer(t.prisma, tenantId, { usage: 70, engagement: null, support: 35, billing: 60, growth: 10 })).customer
+      : await customer(t.prisma, tenantId);
+    const alone = await gql(`query($id: UUID!) { customerHealth(id: $id) { ${FIELDS} } }`, c.id);
+    const nested = await gql(`query($id: UUID!) { customer(id: $id) { health { ${FIELDS} } } }`, c.id);
+    expect(alone.errors).toBeUndefined();
+    expect(alone.data!.customerHealth).toEqual(nested.data!.customer!.health);
+  });
+
+  it('answers not found for another tenant’s customer', async () => {
+    const other = await tenantWithKey(t.prisma);
+    const theirs = await customer(t.prisma, other.tenantId);
+    const res = await gql(`query($id: UUID!) { customerHealth(id: $id) { score } }`, theirs.id);
+    expect(res.data?.customerHealth ?? null).toBeNull();
     expect(res.errors?.[0]?.extensions?.code).toBe('not_found');
   });
 });

@@ -5,7 +5,7 @@ import { verifyWebhookSignature } from '../src/outbox/sender/verify.ts';
 import { seedDemoTenant } from '../src/seed/demo.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { launchBrowser, screenshot, watch } from './support/browser.ts';
-import { userWithSession } from './support/factories.ts';
+import { inactivityLabelledCustomers, tenantWithKey, userWithSession } from './support/factories.ts';
 import * as p from './support/providers.ts';
 import { startReceiver, testCertificate, type Hit } from './support/receiver.ts';
 
@@ -82,7 +82,8 @@ describe('the dashboard', () => {
     const s = await signIn();
     await s.page.getByLabel('Churn risk').selectOption('critical');
     await s.page.waitForURL(/risk=critical/);
-    await expect.poll(() => s.page.locator('table tbody tr').count()).toBe(1);
+    // Soylent (stopped, failing payments), Wayne (silent for 24 days), Hooli (five unanswered, angry conversations), Tyrell (usage down to a quarter, seats cut, past due).
+    await expect.poll(() => s.page.locator('table tbody tr').count()).toBe(4);
     await s.page.getByLabel('Churn risk').selectOption('');
     await s.page.getByLabel('Search').fill('globex');
     await s.page.waitForURL(/q=globex/);
@@ -282,6 +283,31 @@ describe('the dashboard', () => {
     await card.getByRole('button', { name: 'Resolve' }).click();
     await s.page.getByText('Alert resolved.').waitFor();
     expect((await t.prisma.alert.findUniqueOrThrow({ where: { id: alert.id } })).status).toBe('resolved');
+    await done(s);
+  });
+
+  it('trains a churn model on the outcomes, shows it beside the default, and uses it only when asked', async () => {
+    // A workspace of its own, whose outcomes follow inactivity: a model worth using.
+    const w = await tenantWithKey(t.prisma, 'scale');
+    await inactivityLabelledCustomers(t.prisma, w.tenantId);
+    const owner = await userWithSession(t.prisma, t.sessions, w.tenantId, 'owner');
+    const s = await signIn(owner.email, owner.password);
+    await s.page.getByRole('link', { name: 'Scoring' }).click();
+    const card = s.page.getByRole('region', { name: 'Churn model' });
+    await card.getByText('In use: default-v2').waitFor();
+    await card.getByRole('button', { name: 'Train on my outcomes' }).click();
+    await card.getByText('trained-v1 is ready: compare, then switch').waitFor();
+    // The comparison is on screen and nothing has switched yet.
+    const rows = card.getByRole('table').getByRole('row');
+    expect(await rows.filter({ hasText: 'trained-v1' }).count()).toBe(1);
+    expect(await rows.filter({ hasText: 'default-v2' }).count()).toBe(1);
+    expect((await t.prisma.tenant.findUniqueOrThrow({ where: { id: w.tenantId } })).activeChurnModelId).toBeNull();
+    await screenshot(s.page, 'churn-model-trained');
+    await card.getByRole('button', { name: 'Use trained-v1' }).click();
+    await card.getByText('In use: trained-v1').waitFor();
+    expect(
+      await t.prisma.auditEvent.count({ where: { tenantId: w.tenantId, action: 'churn_model.activated', targetId: 'trained-v1' } }),
+    ).toBe(1);
     await done(s);
   });
 

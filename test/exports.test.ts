@@ -74,6 +74,25 @@ describe('exporting a dataset', () => {
     expect(row).toMatchObject({ name: `' =1+1`, external_id: 'x;=HYPERLINK("http://evil.example")' });
   });
 
+  test('exports the churn labels posted for customers, each with its time and source', async ({ app, api, tenant }) => {
+    const a = await customer(app.prisma, tenant.tenantId);
+    const b = await customer(app.prisma, tenant.tenantId);
+    expect((await api.post(`/api/v1/customers/${a.id}/churn-outcome`, { churned: true, at: '2026-10-01T00:00:00Z' })).statusCode).toBe(201);
+    expect((await api.post(`/api/v1/customers/${b.id}/churn-outcome`, { churned: false, at: '2026-10-02T00:00:00Z' })).statusCode).toBe(
+      201,
+    );
+    const labels = ndjson((await api.get('/api/v1/exports/churn_outcomes')).body);
+    expect(labels).toHaveLength(2);
+    expect(labels).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ customer_id: a.id, churned: true, at: '2026-10-01T00:00:00.000Z', source: 'api' }),
+        expect.objectContaining({ customer_id: b.id, churned: false, at: '2026-10-02T00:00:00.000Z', source: 'api' }),
+      ]),
+    );
+    const later = ndjson((await api.get('/api/v1/exports/churn_outcomes?since=2026-10-02T00:00:00Z')).body);
+    expect(later.map((l) => l.customer_id)).toEqual([b.id]);
+  });
+
   test('bounds signals, history and alerts by time', async ({ app, api, tenant }) => {
     const c = await customer(app.prisma, tenant.tenantId);
     await signals(

@@ -11,7 +11,10 @@ const t = appWithWorker();
 type Provider = 'stripe' | 'github' | 'slack' | 'discord' | 'intercom' | 'meta_ads';
 async function setup(provider: Provider, secret?: string) {
   const k = await tenantWithKey(t.prisma);
-  const s = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId: k.tenantId, provider, secret }, operator(k.tenantId));
+  const s = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put(
+    { tenantId: k.tenantId, provider, secret },
+    operator(k.tenantId),
+  );
   return { ...k, secret: s.secret };
 }
 async function send(provider: Provider, tenantId: string, s: p.Signed) {
@@ -85,6 +88,47 @@ describe('stripe invoices', () => {
     await settled(tenantId);
     expect((await t.prisma.invoice.findFirstOrThrow({ where: { tenantId } })).status).toBe('overdue');
     expect((await outbox(tenantId, 'invoice.overdue')).length).toBe(1);
+  });
+
+  // Signed by Stripe's own library, as Stripe signs them.
+  it('refuses an invoice whose currency is no currency code, and another tenant’s invoices still go overdue', async () => {
+    const hostile = await setup('stripe');
+    const other = await setup('stripe');
+    const longAgo = 100_000; // 1970: the first invoice any overdue pass would take
+    const bad = { ...p.stripeInvoice('in_bad', 'cus_bad', 1000, { due_date: longAgo }), currency: 'constructor', status: 'open' };
+    await send('stripe', hostile.tenantId, p.stripeSdkSigned(hostile.secret, JSON.stringify(p.stripeEvent('invoice.finalized', bad))));
+    const inv = p.stripeInvoice('in_ok', 'cus_ok', 2500, { due_date: p.nowS() + 60 });
+    await send('stripe', other.tenantId, p.stripeSdkSigned(other.secret, JSON.stringify(p.stripeEvent('invoice.finalized', inv))));
+    await settled(other.tenantId);
+    await expect
+      .poll(async () => (await t.prisma.inboxEvent.findFirst({ where: { tenantId: hostile.tenantId } }))?.lastError ?? '', {
+        timeout: 10_000,
+      })
+      .toMatch(/currency code/);
+    expect(await t.prisma.invoice.count({ where: { tenantId: hostile.tenantId } })).toBe(0);
+    await markOverdueInvoices(t.pool, new Date(Date.now() + 3600_000));
+    expect((await t.prisma.invoice.findFirstOrThrow({ where: { tenantId: other.tenantId } })).status).toBe('overdue');
+    expect(await outbox(other.tenantId, 'invoice.overdue')).toHaveLength(1);
+  });
+
+  it('ignores event types named like members of Object.prototype, from Stripe and from Intercom', async () => {
+    const stripe = await setup('stripe');
+    for (const type of ['constructor', 'toString', '__proto__']) {
+      await send(
+        'stripe',
+        stripe.tenantId,
+        p.stripeSdkSigned(stripe.secret, JSON.stringify(p.stripeEvent(type, p.stripeInvoice(`in_${type}`, 'cus_x', 100)))),
+      );
+    }
+    const intercom = await setup('intercom');
+    await send('intercom', intercom.tenantId, p.signIntercom(intercom.secret, p.intercomConversation('constructor', 'jo@proto.example')));
+    for (const tenantId of [stripe.tenantId, intercom.tenantId]) {
+      await settled(tenantId);
+      const events = await t.prisma.inboxEvent.findMany({ where: { tenantId } });
+      expect(events.map((e) => [e.status, e.lastError])).toEqual(events.map(() => ['ignored', null]));
+    }
+    expect(await t.prisma.invoice.count({ where: { tenantId: stripe.tenantId } })).toBe(0);
+    expect(await t.prisma.signal.count({ where: { tenantId: intercom.tenantId } })).toBe(0);
   });
 
   it('formats amounts with the currency’s exponent', async () => {
@@ -188,6 +232,43 @@ describe('stripe subscriptions: the trial rule', () => {
       previous_trial_end: new Date(first * 1000).toISOString(),
       trial_end: new Date((first + 7 * day) * 1000).toISOString(),
     });
+  });
+
+  it('emits one subscription.trial_extended for each move later, a date it had before included', async () => {
+    const first = p.nowS() + 10 * day;
+    const { tenantId, events } = await trial([first, first + 10 * day, first, first + 10 * day]);
+    expect(events.map((e) => (e.payload as { trial_end: string }).trial_end)).toEqual([
+      new Date((first + 10 * day) * 1000).toISOString(),
+      new Date((first + 10 * day) * 1000).toISOString(),
+    ]);
+    expect(await t.prisma.signal.count({ where: { tenantId, kind: 'billing.trial_extended' } })).toBe(2);
+  });
+
+  it('keeps an update over a creation of the same second, and a deletion over an update', async () => {
+    const { tenantId, secret } = await setup('stripe');
+    const at = p.nowS() - 100;
+    const price = { id: 'price_pro', unit_amount: 5000, currency: 'usd', recurring: { interval: 'month', interval_count: 1 } };
+    const sub = (seats: number, extra: object = {}) =>
+      p.stripeSubscription('sub_tie', 'cus_tie', null, {
+        items: { object: 'list', data: [{ id: 'si_tie', quantity: seats, price }] },
+        ...extra,
+      });
+    for (const [type, object] of [
+      ['customer.subscription.updated', sub(10)],
+      ['customer.subscription.created', sub(5)],
+    ] as const) {
+      await send('stripe', tenantId, p.signStripe(secret, p.stripeEvent(type, object, at)));
+      await settled(tenantId);
+    }
+    expect((await t.prisma.subscription.findFirstOrThrow({ where: { tenantId } })).seats).toBe(10);
+    for (const [type, object] of [
+      ['customer.subscription.deleted', sub(10, { status: 'canceled', canceled_at: at + 1 })],
+      ['customer.subscription.updated', sub(12)],
+    ] as const) {
+      await send('stripe', tenantId, p.signStripe(secret, p.stripeEvent(type, object, at + 1)));
+      await settled(tenantId);
+    }
+    expect(await t.prisma.subscription.findFirstOrThrow({ where: { tenantId } })).toMatchObject({ status: 'canceled', seats: 10 });
   });
 
   it('emits nothing when trial_end moves earlier or stays the same', async () => {

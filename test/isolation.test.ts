@@ -72,7 +72,7 @@ describe('REST', () => {
     const weights = { usage: 0.6, engagement: 0.1, support: 0.1, billing: 0.1, growth: 0.1 };
     expect((await call(other.apiKey, 'PUT', '/api/v1/health-weights', weights)).statusCode).toBe(200);
     expect((await call(owner.apiKey, 'GET', '/api/v1/health-weights')).json().is_default).toBe(true);
-    expect((await call(owner.apiKey, 'GET', '/api/v1/churn-model')).json().model_version).toBe('default-v1');
+    expect((await call(owner.apiKey, 'GET', '/api/v1/churn-model')).json().model_version).toBe('default-v2');
   });
 });
 

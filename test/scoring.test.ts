@@ -63,7 +63,7 @@ describe('health', () => {
     expect(hAfter.score).toBeLessThan(hBefore.score);
     expect(pAfter.probability).toBeGreaterThan(pBefore.probability + 0.1);
     expect(pAfter.risk_factors.map((f: { code: string }) => f.code)).toContain('failed_payments');
-    expect(pAfter.model_version).toBe('default-v1');
+    expect(pAfter.model_version).toBe('default-v2');
   });
 
   it('gives the weight of dimensions without data to the others', async () => {
@@ -106,6 +106,27 @@ describe('health', () => {
     await signals(t.prisma, w.tenantId, c.id, [{ kind: 'billing.invoice_paid', daysAgo: 5 }]);
     await t.score();
     expect(dimension(await health(w.apiKey, c.id), 'usage').score).toBe(0);
+  });
+
+  it('times support’s first reply, a conversation closed without a recorded reply until its close, an open one until now', async () => {
+    const w = await tenantWithKey(t.prisma);
+    const c = await customer(t.prisma, w.tenantId);
+    const conversation = (id: string) => ({ attributes: { conversation_id: id } });
+    await signals(t.prisma, w.tenantId, c.id, [
+      // Answered after 6 hours.
+      { kind: 'support.conversation_opened', daysAgo: 10, ...conversation('a') },
+      { kind: 'support.agent_replied', daysAgo: 10 - 0.25, ...conversation('a') },
+      // Closed two days after it opened, 38 days ago, with no reply on record: it waited two days, not 40.
+      { kind: 'support.conversation_opened', daysAgo: 40, ...conversation('b') },
+      { kind: 'support.conversation_closed', daysAgo: 38, ...conversation('b') },
+      // Still waiting after three days.
+      { kind: 'support.conversation_opened', daysAgo: 3, ...conversation('c') },
+    ]);
+    const { extractFeatures } = await import('../src/scoring/features.ts');
+    const f = (await extractFeatures(onPg(t.pool), [{ customerId: c.id, asOf: new Date() }])).get(c.id)!;
+    expect(f.conversations90d).toBe(3);
+    expect(f.firstResponseHoursAvg).toBeCloseTo((6 + 48 + 72) / 3, 0);
+    expect(f.openConversations).toBe(2);
   });
 
   it('compares with the score 7 and 30 days ago for trends, overall and per dimension', async () => {
@@ -221,9 +242,13 @@ describe('history', () => {
   it('refuses a cursor it did not issue', async () => {
     const w = await tenantWithKey(t.prisma);
     const c = await customer(t.prisma, w.tenantId);
-    const res = await get(w.apiKey, `/api/v1/customers/${c.id}/health/history?cursor=bm9wZQ`);
-    expect(res.statusCode).toBe(400);
-    expect(res.json().errors[0].path).toBe('cursor');
+    // Not a day; a year the database cannot hold; a day that does not exist.
+    for (const forged of ['nope', '0000-01-01', '2026-02-31']) {
+      const cursor = Buffer.from(forged).toString('base64url');
+      const res = await get(w.apiKey, `/api/v1/customers/${c.id}/health/history?cursor=${cursor}`);
+      expect(res.statusCode, forged).toBe(400);
+      expect(res.json().errors[0].path).toBe('cursor');
+    }
   });
 });
 

@@ -311,10 +311,44 @@ describe('GraphQL document limits', () => {
     await refused(`{ viewer { ${'kind '.repeat(GRAPHQL_LIMITS.maxTokens)} } }`, /token/i);
   });
 
+  it(`refuses a document longer than ${GRAPHQL_LIMITS.maxDocumentChars} characters, however few its tokens`, async () => {
+    const padded = (n: number) => `{ viewer { kind } } #${'x'.repeat(n)}`;
+    await refused(padded(GRAPHQL_LIMITS.maxDocumentChars), /longer than/);
+    expect((await gql(padded(GRAPHQL_LIMITS.maxDocumentChars - 40))).json().data.viewer.kind).toBe('api_key');
+  });
+
   it('refuses a document whose cost is over the limit', async () => {
     const wide =
       'nodes { id name health { dimensions { key score signals { key label value } } } churnPrediction { riskFactors { code description impact } } }';
     await refused(`{ ${Array.from({ length: 10 }, (_, i) => `a${i}: customers(first: 100) { ${wide} }`).join(' ')} }`, /cost/i);
+  });
+
+  const withVariables = (query: string, variables: Record<string, unknown>) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { 'x-api-key': k.apiKey, ...json },
+      payload: JSON.stringify({ query, variables }),
+    });
+
+  it('counts a page size given as a variable at the value the request sends', async () => {
+    const query = 'query Q($a: Int, $b: Int) { customers(first: $a) { nodes { id recentEvents(first: $b) { attributes } } } }';
+    const literal = await gql('{ customers(first: 100) { nodes { id recentEvents(first: 100) { attributes } } } }');
+    const costly = await withVariables(query, { a: 100, b: 100 });
+    expect(costly.statusCode).toBe(literal.statusCode);
+    expect(costly.json().data).toBeUndefined();
+    expect(costly.json().errors[0].extensions.code).toBe('validation_failed');
+    expect(costly.json().errors[0].message).toMatch(/cost/i);
+    // The same document with small pages runs.
+    const cheap = (await withVariables(query, { a: 5, b: 5 })).json();
+    expect(cheap.errors).toBeUndefined();
+    expect(cheap.data.customers.nodes).toBeInstanceOf(Array);
+  });
+
+  it('counts a page size left out at the default page size', async () => {
+    await refused('{ customers { nodes { id recentEvents { attributes } } } }', /cost/i);
+    await refused('query Q($a: Int) { customers(first: $a) { nodes { id recentEvents { attributes } } } }', /cost/i);
+    expect((await gql('{ customers { nodes { id name } } }')).json().errors).toBeUndefined();
   });
 
   it('does not suggest field names to someone guessing them', async () => {

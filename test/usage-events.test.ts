@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { onPg } from '../src/db/sql.ts';
+import { operator } from '../src/services/audit.ts';
+import { eraseCustomer } from '../src/services/customer-erasure.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { customer, tenantWithKey, userWithSession } from './support/factories.ts';
+import { lockWaiters } from './support/inbox.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -19,6 +23,32 @@ async function world() {
 }
 
 describe('POST /api/v1/events', () => {
+  it('answers not_found for the events of a customer erased while they are recorded, and keeps the others', async () => {
+    const { apiKey, tenantId, c } = await world();
+    const other = await customer(t.prisma, tenantId, { externalId: 'acct-2' });
+    // The erasure is under way, not committed: the requests find the customer, then wait on its row.
+    const erasing = await t.pool.connect();
+    try {
+      await erasing.query('BEGIN');
+      await eraseCustomer(onPg(erasing), operator(tenantId), c.id);
+      const single = post(apiKey, [{ customer_id: c.id, event: 'report.exported' }]);
+      const batch = post(apiKey, [
+        { customer_id: c.id, event: 'report.exported' },
+        { customer_id: other.id, event: 'report.exported' },
+      ]);
+      await expect.poll(() => lockWaiters(t.pool), { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
+      await erasing.query('COMMIT');
+      const [one, many] = await Promise.all([single, batch]);
+      expect(one.statusCode).toBe(404);
+      expect(one.json().code).toBe('not_found');
+      expect(many.statusCode).toBe(202);
+      expect(many.json()).toMatchObject({ accepted: 1, errors: [{ index: 0, code: 'not_found' }] });
+    } finally {
+      erasing.release();
+    }
+    expect((await usage(tenantId)).map((r) => r.customerId)).toEqual([other.id]);
+  });
+
   it('records events by customer id or external id as usage signals', async () => {
     const { apiKey, tenantId, c } = await world();
     const at = new Date(Date.now() - 3600_000).toISOString();

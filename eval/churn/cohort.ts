@@ -25,6 +25,12 @@ export interface Scenario {
   chatCoverage?: number;
   /** Log-odds added from the first outcome to the last (half before, half after): churn pressure that grows over time. */
   drift?: number;
+  /**
+   * How churn follows from what a customer went through: `pressure` (the default) weighs each driver's realised
+   * pressure, graded and standardised; `thresholds` is a different process over the same histories, of steps and
+   * interactions (see thresholdLogit), for measuring a model on a process it was not designed around.
+   */
+  outcome?: 'pressure' | 'thresholds';
   seed: number;
 }
 
@@ -196,7 +202,10 @@ export function generateCohort(s: Scenario): SyntheticCustomer[] {
     return raw.map((v, i) => (v === null ? drivers[i]![k] : (v - mean) / sd));
   });
   const hidden = customers.map(() => 0.5 * normal(r));
-  const logits = customers.map((_, i) => hidden[i]! + DRIVERS.reduce((z, k, j) => z + s.weights[k] * pressures[j]![i]!, 0));
+  const logits = customers.map(
+    (c, i) =>
+      hidden[i]! + (s.outcome === 'thresholds' ? thresholdLogit(c) : DRIVERS.reduce((z, k, j) => z + s.weights[k] * pressures[j]![i]!, 0)),
+  );
   const b0 = interceptFor(logits, s.churnRate);
   for (const c of customers) {
     const shift = (s.drift ?? 0) * (c.index / Math.max(1, s.customers - 1) - 0.5);
@@ -260,4 +269,29 @@ function pressure(c: SyntheticCustomer, k: Driver): number | null {
       return Math.log1p(n) * (0.5 + tone / 3) + 0.3 * wait;
     }
   }
+}
+
+/**
+ * Churn log-odds of the `thresholds` process: steps and interactions instead of graded pressure. A customer churns
+ * when the product fell out of its routine (few active days in the last month, whatever the trend), when seats were
+ * cut and the remaining ones sit idle (either alone counts for nothing), when a recent failed payment is still unpaid
+ * (a failure that was recovered counts little), when conversations went unanswered for two days (however calm their
+ * words), and small accounts churn more.
+ */
+function thresholdLogit(c: SyntheticCustomer): number {
+  const recent = c.usage.filter((u) => u.day >= -30);
+  const activeDays = new Set(recent.map((u) => Math.floor(u.day))).size;
+  let z = activeDays < 6 ? 3 : activeDays < 12 ? 1.2 : 0;
+  if (c.billing) {
+    const b = c.billing;
+    const now = b.changes.at(-1)?.seats ?? b.seats0;
+    const users = new Set(recent.map((u) => u.user)).size;
+    if (now < 0.8 * b.seats0 && users / now < 0.5) z += 3;
+    const unpaid = b.invoices.some((i) => !i.paid) || b.changes.some((ch) => ch.status === 'past_due');
+    const recentFailure = b.invoices.some((i) => i.failedDays.some((d) => d >= -30));
+    z += unpaid && recentFailure ? 3.5 : unpaid || recentFailure ? 0.8 : 0;
+    if (b.seats0 <= 4) z += 1;
+  }
+  if (c.support) z += 1.6 * Math.min(2, c.support.filter((v) => v.firstResponseHours === null || v.firstResponseHours > 48).length);
+  return z;
 }

@@ -43,13 +43,23 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     name: 'mixture',
-    description: 'all four drivers at once, like the cohort of the issue; churn pressure rises over time',
+    description: 'all four drivers at once, with team chat; churn pressure rises over time',
     customers: 400,
     labelled: 0.6,
     churnRate: 0.25,
     weights: mixed,
     drift: 0.8,
     chatCoverage: 1,
+    seed: 15,
+  },
+  {
+    name: 'mixture-without-chat',
+    description: 'the mixture as a tenant sees it without team chat: product usage, Stripe and Intercom only',
+    customers: 400,
+    labelled: 0.6,
+    churnRate: 0.25,
+    weights: mixed,
+    drift: 0.8,
     seed: 15,
   },
   {
@@ -93,7 +103,17 @@ export const SCENARIOS: Scenario[] = [
     chatCoverage: 1,
     seed: 19,
   },
+  {
+    name: 'thresholds',
+    description: 'a different process over the same sources, without chat: steps and interactions instead of graded pressure',
+    customers: 400,
+    labelled: 0.6,
+    churnRate: 0.25,
+    weights: mixed,
+    outcome: 'thresholds',
+    seed: 20,
+  },
 ];
 
-/** The CI run: three scenarios, smaller, random split only. */
-export const SMALL = ['mixture', 'billing-trouble', 'support-friction'];
+/** The CI run: four scenarios, random split only. */
+export const SMALL = ['mixture', 'billing-trouble', 'support-friction', 'thresholds'];

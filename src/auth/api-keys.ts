@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -15,7 +15,8 @@ export function generateApiKey(): string {
 
 /** Keys are high-entropy random strings, so a plain SHA-256 is the right lookup hash (no KDF needed). */
 export function hashApiKey(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  // One-shot hashing: no Hash object per request.
+  return hash('sha256', secret, 'hex');
 }
 
 /** What the dashboard shows of a key: enough to recognise it, far too little to use it. */

@@ -19,6 +19,11 @@ interface KeyRecord {
 export interface Authenticator {
   /** Resolves a credential to a principal, or throws invalid_credentials / plan_without_api_access. */
   authenticate(credential: string): Promise<Principal>;
+  /**
+   * The principal of an API key whose record is in memory and lets its caller in, without waiting;
+   * undefined for anything else (then `authenticate` decides, and words any refusal).
+   */
+  known(credential: string): Principal | undefined;
 }
 
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -92,8 +97,10 @@ export function createAuthenticator(deps: {
   }
 
   async function byApiKey(secret: string): Promise<Principal> {
-    const record = await loadKey(hashApiKey(secret));
-    const now = new Date();
+    return byRecord(await loadKey(hashApiKey(secret)), new Date());
+  }
+
+  function byRecord(record: KeyRecord | 'unknown', now: Date): Principal {
     if (record === 'unknown' || (record.revokedAt && record.revokedAt <= now) || (record.expiresAt && record.expiresAt <= now)) {
       throw invalid();
     }
@@ -129,5 +136,16 @@ export function createAuthenticator(deps: {
 
   return {
     authenticate: (credential) => (isApiKeyShaped(credential) ? byApiKey(credential) : bySession(credential)),
+    known(credential) {
+      if (deps.cacheMs <= 0 || !isApiKeyShaped(credential)) return undefined;
+      const record = keys.get(hashApiKey(credential));
+      if (!record || record === 'unknown') return undefined;
+      try {
+        return byRecord(record, new Date());
+      } catch {
+        // Refused: `authenticate` refuses it again, with the failure counted.
+        return undefined;
+      }
+    },
   };
 }

@@ -7,7 +7,11 @@ const conflicting = (detail: string) => new DomainError('conflicting_credentials
 /** How many times a header appears in the raw request: Node keeps the first Authorization and joins repeated X-API-Keys. */
 function occurrences(rawHeaders: readonly string[], name: string): number {
   let n = 0;
-  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === name) n++;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    // Only a name of the same length can match: most headers are passed over without a lowercased copy.
+    const raw = rawHeaders[i]!;
+    if (raw.length === name.length && raw.toLowerCase() === name) n++;
+  }
   return n;
 }
 

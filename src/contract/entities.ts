@@ -8,6 +8,7 @@ import {
   ALERT_SEVERITIES,
   ALERT_STATUSES,
   ALERT_TYPES,
+  CHURN_MODEL_KINDS,
   DELIVERY_STATUSES,
   DIMENSIONS,
   HEALTH_STATUSES,
@@ -196,13 +197,28 @@ const modelMetrics = z.object({
 
 export const churnModel = z.object({
   model_version: str,
+  kind: z
+    .enum(CHURN_MODEL_KINDS)
+    .describe(
+      '`default`: the documented coefficients. `trained`: slopes fitted on the tenant’s labels. `calibrated_default`: the default’s slopes (the same ranking) with probabilities calibrated on the tenant’s labels, stored when a trained model ranked held-out customers worse than the default.',
+    ),
   trained_at: time.nullable(),
   intercept: num,
   features: z.array(z.object({ code: str, description: str, coefficient: num, baseline: num })),
   metrics: modelMetrics.nullable(),
 });
 
-export const churnTraining = z.object({ model_version: str, trained_at: time, activated: z.boolean(), ...modelMetrics.shape });
+export const churnTraining = z.object({
+  model_version: str,
+  kind: z
+    .enum(CHURN_MODEL_KINDS)
+    .describe(
+      'What the training stored: `trained`, or `calibrated_default` when the trained model ranked held-out customers worse than the default.',
+    ),
+  trained_at: time,
+  activated: z.boolean(),
+  ...modelMetrics.shape,
+});
 
 export const churnOutcome = z.object({ customer_id: uuid, churned: z.boolean(), at: time, source: str, created_at: time });
 

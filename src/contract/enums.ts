@@ -23,6 +23,12 @@ export const DELIVERY_STATUSES = valuesOf(db.DeliveryStatus);
  * lists them in one table, which a test checks against this list.
  */
 export const PROVIDERS = ['stripe', 'github', 'slack', 'discord', 'intercom', 'meta_ads'] as const;
+/**
+ * Which churn model is in use (docs/scoring.md): the documented default coefficients, a model trained on the
+ * tenant's labels, or the default's coefficients with probabilities calibrated on those labels.
+ */
+export const CHURN_MODEL_KINDS = ['default', 'trained', 'calibrated_default'] as const;
+export type ChurnModelKind = (typeof CHURN_MODEL_KINDS)[number];
 /** The five health dimensions, in the order the API lists them (docs/scoring.md). */
 export const DIMENSIONS = ['usage', 'engagement', 'support', 'billing', 'growth'] as const;
 
@@ -35,6 +41,7 @@ export const EXPORT_DATASET_CONTENTS = {
   health_history: 'One health point per customer and day',
   alerts: 'Alerts, open and closed',
   signals: 'Signals (within the signal retention; older days are kept only as daily aggregates)',
+  churn_outcomes: 'Churn labels: every outcome recorded for a customer, posted or from a cancelled subscription',
 } as const;
 export type ExportDataset = keyof typeof EXPORT_DATASET_CONTENTS;
 export const EXPORT_DATASETS = Object.keys(EXPORT_DATASET_CONTENTS) as [ExportDataset, ...ExportDataset[]];

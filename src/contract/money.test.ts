@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { amount, exponentOf, formatAmount } from './money.ts';
+import { amount, currencyCode, exponentOf, formatAmount } from './money.ts';
 
 describe('amounts on the wire', () => {
   it('writes two fraction digits in the currency’s unit', () => {
@@ -23,6 +23,18 @@ describe('amounts on the wire', () => {
   it('keeps the sign of refunds and writes no negative zero', () => {
     expect(formatAmount(-4900, 'usd')).toBe('-49.00');
     expect(formatAmount(-4, 'kwd')).toBe('0.00');
+  });
+
+  it('finds no exponent on the object prototype: a code named like one of its members has two digits', () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'valueOf', 'hasOwnProperty']) {
+      expect(exponentOf(name)).toBe(2);
+      expect(formatAmount(1000, name)).toBe('10.00');
+    }
+  });
+
+  it('takes three-letter currency codes from providers, lowercased, and refuses anything else', () => {
+    expect(currencyCode('USD')).toBe('usd');
+    for (const bad of ['constructor', 'us', 'usd ', '', 42, null, { a: 1 }]) expect(() => currencyCode(bad)).toThrow(/currency code/);
   });
 
   it('is exact beyond the range of a double', () => {

@@ -33,7 +33,17 @@ const EXPONENT: Record<string, number> = {
   uyw: 4,
 };
 
-export const exponentOf = (currency: string) => EXPONENT[currency.toLowerCase()] ?? 2;
+// Own keys only: a name such as `constructor` must not find Object.prototype's.
+export const exponentOf = (currency: string) => {
+  const code = currency.toLowerCase();
+  return Object.hasOwn(EXPONENT, code) ? EXPONENT[code]! : 2;
+};
+
+/** A provider's currency as the three-letter ISO 4217 code it must be, lowercased; anything else is refused. */
+export function currencyCode(value: unknown): string {
+  if (typeof value === 'string' && /^[a-z]{3}$/i.test(value)) return value.toLowerCase();
+  throw new Error(`not a currency code: ${String(JSON.stringify(value)).slice(0, 40)}`);
+}
 
 /**
  * A minor-unit amount as a decimal string with exactly two fraction digits, rounded half away from

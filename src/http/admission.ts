@@ -5,6 +5,9 @@ import { problemFor } from '../errors.ts';
 import { PROBES } from './load-shedding.ts';
 import { armBodyDeadline } from './request-deadline.ts';
 
+/** A refused request announcing a body up to this size keeps its connection (see refuseUnauthenticated). */
+const KEEP_ALIVE_REFUSED_BODY_BYTES = 64 * 1024;
+
 /** Which budget a route's requests draw on; routes without one are credential-less (`anonymous`). */
 export type AdmissionKind = 'api' | 'inbound';
 
@@ -34,7 +37,7 @@ class Slots {
 /** Whether the response is finished or its connection closed already: its 'finish' or 'close' has been. */
 const gone = (reply: FastifyReply) => reply.raw.writableFinished || reply.raw.destroyed || Boolean(reply.raw.socket?.destroyed);
 
-/** One tenant's API requests: `running` at most maxActivePerTenant, the rest waiting in arrival order. */
+/** One tenant's API requests that run, and those waiting in arrival order for their turn. */
 interface Lane {
   running: number;
   waiting: (() => void)[];
@@ -54,8 +57,10 @@ export interface AdmissionOptions extends Admission {
  * - both of those are also capped per client address, and their bodies must arrive within a short
  *   deadline (providers and sign-in forms send a few kilobytes at once);
  * - API calls are counted against the shared API budget only once authenticated, and each tenant may
- *   hold a part of it only; of that part only a few run at once and the rest wait in the tenant's own
- *   queue, so one tenant's burst queues behind itself rather than in front of others on the database pool.
+ *   hold a part of it only. Of that part a tenant always runs up to its share at once; beyond it, it runs
+ *   more only while the process as a whole runs fewer than `maxActive` (capacity nobody else is using is
+ *   lent, not left idle), and otherwise waits in its own queue. A tenant within its share never waits for
+ *   another's burst, and a burst queues behind itself rather than in front of others on the database pool.
  *
  * Beyond a budget a request gets 503 `service_unavailable` with Retry-After at once rather than queueing;
  * providers retry, and API clients are asked to.
@@ -73,30 +78,56 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
   // A refused request's body is never read: closing the connection stops a trickling client from
   // keeping the socket.
   const refuseAndClose = (reply: FastifyReply, detail: string) => refuse(reply.header('connection', 'close'), detail);
+  // Under overload most requests are refused, and a client that must reconnect after each refusal costs
+  // both sides far more than a small body does: such a body is read and dropped (by Node) and the
+  // connection kept, while the short body deadline still closes a client that trickles it.
+  const refuseUnauthenticated = (req: FastifyRequest, reply: FastifyReply, detail: string) => {
+    const length = Number(req.headers['content-length'] ?? 0);
+    if (req.headers['transfer-encoding'] !== undefined || !(length <= KEEP_ALIVE_REFUSED_BODY_BYTES)) return refuseAndClose(reply, detail);
+    armBodyDeadline(req, reply, opts.unauthenticatedBodyTimeoutMs);
+    return refuse(reply, detail);
+  };
 
+  // A response emits 'close' once, whether it finished or its connection went first, so one listener
+  // releases in both cases.
   const holdUntilAnswered = (reply: FastifyReply, release: () => void) => {
-    let released = false;
-    const once = () => {
-      if (!released) {
-        released = true;
-        release();
-      }
-    };
-    reply.raw.once('finish', once);
-    reply.raw.once('close', once);
+    reply.raw.once('close', release);
   };
 
   // Credentials under lookup, each holding a place in its address's cap of lookups (apart from the
   // credential-less cap, so that an address's anonymous traffic does not hold up its tenants) until the
   // lookup ends.
   const lookups = new Slots(opts.maxUnauthenticatedPerAddress);
-  const lookingUp = new WeakMap<FastifyRequest, () => void>();
+
+  // API requests running, over all tenants; lanes with requests waiting for capacity, oldest first.
+  let active = 0;
+  const queued = new Set<Lane>();
+  const mayRun = (lane: Lane) => lane.running < opts.maxActivePerTenant || active < opts.maxActive;
+  // A request has ended: hand the capacity to whoever waits for it, a tenant within its share first (it
+  // only waits behind its own requests), then the lanes borrowing idle capacity in turn.
+  const wakeNext = (lane: Lane) => {
+    if (lane.waiting.length > 0 && lane.running < opts.maxActivePerTenant) return startNext(lane);
+    for (const other of queued) {
+      if (!mayRun(other)) continue;
+      // Round robin: the lane goes to the back of the line.
+      queued.delete(other);
+      startNext(other);
+      return;
+    }
+  };
+  const startNext = (lane: Lane) => {
+    const next = lane.waiting.shift()!;
+    if (lane.waiting.length === 0) queued.delete(lane);
+    else if (!queued.has(lane)) queued.add(lane);
+    next();
+  };
 
   const admitUnauthenticated = (req: FastifyRequest, reply: FastifyReply, budget: Slots, what: string) => {
     if (gone(reply)) return reply.hijack();
     const address = clientKey(req.ip);
-    if (perAddress.full(address)) return refuseAndClose(reply, 'Too many requests from this address at once; retry in a second.');
-    if (budget.full(ALL)) return refuseAndClose(reply, `The service is at capacity for ${what}; retry in a second.`);
+    if (perAddress.full(address))
+      return refuseUnauthenticated(req, reply, 'Too many requests from this address at once; retry in a second.');
+    if (budget.full(ALL)) return refuseUnauthenticated(req, reply, `The service is at capacity for ${what}; retry in a second.`);
     perAddress.take(address);
     budget.take(ALL);
     holdUntilAnswered(reply, () => {
@@ -108,13 +139,18 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
   };
 
   // Everything but API routes is classified on arrival; API routes once their credential is resolved.
-  app.addHook('onRequest', async (req, reply) => {
-    const url = req.routeOptions.url ?? '';
-    if (PROBES.has(url)) return;
-    const kind = req.routeOptions.config?.admission;
-    if (kind === 'api') return;
-    if (kind === 'inbound') return admitUnauthenticated(req, reply, inbound, 'inbound webhooks');
-    return admitUnauthenticated(req, reply, anonymous, 'requests without credentials');
+  // The hooks are synchronous unless a request has to wait its turn: they run on every request, and an
+  // async hook costs a promise and a turn each. A hook that answered still calls `done`: Fastify runs
+  // nothing more for a request that has been answered.
+  app.addHook('onRequest', (req, reply, done) => {
+    // Read once: Fastify builds the routeOptions object anew on every access.
+    const route = req.routeOptions;
+    if (PROBES.has(route.url ?? '')) return done();
+    const kind = route.config?.admission;
+    if (kind === 'api') return done();
+    if (kind === 'inbound') admitUnauthenticated(req, reply, inbound, 'inbound webhooks');
+    else admitUnauthenticated(req, reply, anonymous, 'requests without credentials');
+    done();
   });
 
   return {
@@ -125,71 +161,83 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
       });
     },
     /**
-     * onRequest hook for API routes, before authentication. Looking a credential up may take a database
-     * connection before the request is counted anywhere else, so a request carrying one holds a place in
-     * its address's cap of lookups meanwhile: invalid keys sent at once from one address cannot take the pool.
+     * Holds a place in the address's cap of lookups while a credential is looked up: that may take a
+     * database connection before the request is counted anywhere else, so invalid keys sent at once from
+     * one address cannot take the pool. Returns the release, or null when the request was refused (503).
      */
-    beforeAuthentication: async (req: FastifyRequest, reply: FastifyReply) => {
-      if (req.headers.authorization === undefined && req.headers['x-api-key'] === undefined) return undefined;
+    enterLookup(req: FastifyRequest, reply: FastifyReply): (() => void) | null {
       const address = clientKey(req.ip);
-      if (lookups.full(address)) return refuseAndClose(reply, 'Too many requests from this address at once; retry in a second.');
+      if (lookups.full(address)) {
+        refuseAndClose(reply, 'Too many requests from this address at once; retry in a second.');
+        return null;
+      }
       lookups.take(address);
       let held = true;
-      const release = () => {
+      return () => {
         if (held) {
           held = false;
           lookups.give(address);
         }
       };
-      lookingUp.set(req, release);
-      holdUntilAnswered(reply, release);
-      return undefined;
     },
     /** onRequest hook for API routes, after authentication has set `req.principal`. */
-    afterAuthentication: async (req: FastifyRequest, reply: FastifyReply) => {
-      lookingUp.get(req)?.();
+    afterAuthentication: (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
       // A client gone while its credential was checked has no 'close' left to come: taking a slot now
       // would hold it for good. Nothing will be answered, so nothing is taken.
-      if (gone(reply)) return reply.hijack();
-      const principal = req.principal;
-      if (!principal) return admitUnauthenticated(req, reply, anonymous, 'requests without credentials');
-      const tenant = principal.tenantId;
-      const lane = lanes.get(tenant) ?? { running: 0, waiting: [] };
-      if (lane.running + lane.waiting.length >= opts.maxInFlightPerTenant) {
-        return refuse(reply, 'This tenant has too many requests in flight; retry in a second.');
+      if (gone(reply)) {
+        reply.hijack();
+        return done();
       }
-      if (api.full(ALL)) return refuse(reply, 'The service is at capacity; retry in a second.');
-      lanes.set(tenant, lane);
+      const principal = req.principal;
+      if (!principal) {
+        admitUnauthenticated(req, reply, anonymous, 'requests without credentials');
+        return done();
+      }
+      const tenant = principal.tenantId;
+      let lane = lanes.get(tenant);
+      if (lane && lane.running + lane.waiting.length >= opts.maxInFlightPerTenant) {
+        refuse(reply, 'This tenant has too many requests in flight; retry in a second.');
+        return done();
+      }
+      if (api.full(ALL)) {
+        refuse(reply, 'The service is at capacity; retry in a second.');
+        return done();
+      }
+      if (!lane) lanes.set(tenant, (lane = { running: 0, waiting: [] }));
+      const own = lane;
       api.take(ALL);
       let state: 'waiting' | 'running' | 'done' = 'waiting';
-      let wake = () => {};
+      const start = () => {
+        state = 'running';
+        own.running++;
+        active++;
+      };
+      const wake = () => {
+        start();
+        done();
+      };
       holdUntilAnswered(reply, () => {
         if (state === 'waiting') {
           // Gone before its turn: it leaves the queue and never runs.
-          const at = lane.waiting.indexOf(wake);
-          if (at >= 0) lane.waiting.splice(at, 1);
+          const at = own.waiting.indexOf(wake);
+          if (at >= 0) own.waiting.splice(at, 1);
+          if (own.waiting.length === 0) queued.delete(own);
         } else {
-          const next = lane.waiting.shift();
-          if (next) next();
-          else lane.running--;
+          own.running--;
+          active--;
+          wakeNext(own);
         }
         state = 'done';
         api.give(ALL);
-        if (lane.running === 0 && lane.waiting.length === 0) lanes.delete(tenant);
+        if (own.running === 0 && own.waiting.length === 0) lanes.delete(tenant);
       });
-      if (lane.running < opts.maxActivePerTenant) {
-        lane.running++;
-        state = 'running';
-        return undefined;
+      // Behind its own waiting requests whatever the capacity: a tenant's requests run in arrival order.
+      if (own.waiting.length === 0 && mayRun(own)) {
+        start();
+        return done();
       }
-      await new Promise<void>((resolve) => {
-        wake = () => {
-          state = 'running';
-          resolve();
-        };
-        lane.waiting.push(wake);
-      });
-      return undefined;
+      own.waiting.push(wake);
+      queued.add(own);
     },
   };
 }

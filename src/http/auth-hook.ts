@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import type { FastifyRequest } from 'fastify';
+import { hash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { FailureBudget } from '../auth/attempt-counter.ts';
 import { tooManyAttempts } from '../auth/attempt-counter.ts';
@@ -28,31 +28,51 @@ declare module 'fastify' {
  * hour: one address is often many clients (an integration platform's or an office's shared egress), and
  * one of them sending bad keys must not cut off the others' working ones, which no guess can present.
  */
-export function authHook(authenticator: Authenticator, mode: 'required' | 'optional', failures: FailureBudget) {
+export function authHook(
+  authenticator: Authenticator,
+  mode: 'required' | 'optional',
+  failures: FailureBudget,
+  /** Holds a place while a credential is looked up (admission.ts); null when the request was refused. */
+  enterLookup: (request: FastifyRequest, reply: FastifyReply) => (() => void) | null = () => () => {},
+) {
   // Digests of credentials that authenticated lately; a credential that then fails is dropped.
   const vouched = new LRUCache<string, true>({ max: 100_000, ttl: 3_600_000 });
-  return async (request: FastifyRequest) => {
+  // Synchronous when the key is known in memory (most requests); Fastify passes on what it throws.
+  return (request: FastifyRequest, reply: FastifyReply, done: (e?: Error) => void) => {
     const credential = extractCredential(request.headers, request.raw.rawHeaders);
     if (!credential) {
       if (mode === 'required') {
         throw missingCredentials();
       }
       request.principal = null;
-      return;
+      return done();
     }
-    const digest = createHash('sha256').update(credential).digest('base64url');
+    request.reauthenticate = () => authenticator.authenticate(credential);
+    // A key known in memory authenticated moments ago (the cache lives seconds, `vouched` an hour), so it
+    // is let in without the failure budget's check or a lookup.
+    const known = authenticator.known(credential);
+    if (known) {
+      request.principal = known;
+      return done();
+    }
+    const digest = hash('sha256', credential, 'base64url');
     const wait = vouched.has(digest) ? 0 : failures.waitFor(request.ip);
     if (wait > 0) throw tooManyAttempts('Too many failed authentications from this address.', wait);
-    try {
-      request.principal = await authenticator.authenticate(credential);
-      request.reauthenticate = () => authenticator.authenticate(credential);
-      vouched.set(digest, true);
-    } catch (e) {
-      if (e instanceof DomainError && e.code === 'invalid_credentials') {
+    const release = enterLookup(request, reply);
+    if (!release) return done();
+    authenticator.authenticate(credential).then(
+      (principal) => {
+        release();
+        request.principal = principal;
+        vouched.set(digest, true);
+        done();
+      },
+      (e: Error) => {
+        release();
+        if (!(e instanceof DomainError && e.code === 'invalid_credentials')) return done(e);
         vouched.delete(digest);
-        await failures.fail(request.ip);
-      }
-      throw e;
-    }
+        failures.fail(request.ip).then(() => done(e), done);
+      },
+    );
   };
 }

@@ -27,9 +27,10 @@ export function deprecationHeaders(d: Deprecation): Record<string, string> {
 
 /** Every answer of a route with `config.deprecation` carries the headers, errors included. */
 export function registerDeprecation(app: FastifyInstance) {
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     const d = request.routeOptions.config?.deprecation;
     if (d) reply.headers(deprecationHeaders(d));
+    done();
   });
 }
 

@@ -4,8 +4,10 @@ import { createYoga, maskError } from 'graphql-yoga';
 import { Counter, type Registry } from 'prom-client';
 import { isPoolExhausted, validationFailed } from '../errors.ts';
 import type { Context } from '../schema/context.ts';
+import { createGraphQLFastPath } from './graphql-fast.ts';
 import { hotDocumentJit } from './graphql-jit.ts';
 import { graphqlLimits } from './graphql-limits.ts';
+import { documentCache } from './document-cache.ts';
 
 export interface GraphQLOptions {
   /** Browser origins allowed to call across origins; any other gets no CORS headers at all. */
@@ -14,7 +16,11 @@ export interface GraphQLOptions {
   debugErrors: boolean;
   /** Where the count of compiled documents is exposed. */
   registry: Registry;
+  /** Hot documents skip Yoga's per-request machinery (graphql-fast.ts); off, Yoga answers everything. */
+  fastPath: boolean;
 }
+
+const ERROR_MESSAGE = 'Unexpected error.';
 
 /** Mounts Yoga at /graphql on the given (authenticated, rate-limited) scope. */
 export function registerGraphQL(
@@ -29,6 +35,37 @@ export function registerGraphQL(
     help: 'GraphQL documents compiled into functions (graphql-jit) after proving hot',
     registers: [opts.registry],
   });
+  // At capacity is not a defect: the caller gets 503 with Retry-After, as on REST.
+  const maskUnexpected = (error: unknown, message: string, isDev?: boolean): Error => {
+    const original = error instanceof GraphQLError ? error.originalError : error;
+    if (!isPoolExhausted(original)) return maskError(error, message, isDev);
+    return new GraphQLError('The database is busy; retry in a second.', {
+      extensions: { code: 'service_unavailable', status: 503, http: { status: 503, headers: { 'retry-after': '1' } } },
+    });
+  };
+  const logging = {
+    debug: (...args: unknown[]) => scope.log.debug(args),
+    info: (...args: unknown[]) => scope.log.info(args),
+    warn: (...args: unknown[]) => scope.log.warn(args),
+    error: (...args: unknown[]) => scope.log.error(args),
+  };
+  const fast = createGraphQLFastPath({
+    schema,
+    buildContext,
+    allowedOrigins: allowed,
+    onCompile: () => compiled.inc(),
+    // As Yoga masks an error of an execution, logging the original of one it replaced.
+    maskError: (error) => {
+      const masked = maskUnexpected(error, ERROR_MESSAGE, opts.debugErrors);
+      if (masked !== error) logging.error(error);
+      return masked;
+    },
+  });
+  const fastAnswers = new Counter({
+    name: 'graphql_fast_path_answers_total',
+    help: 'GraphQL requests answered by the fast path for hot documents rather than by Yoga',
+    registers: [opts.registry],
+  });
   const yoga = createYoga<{ req: FastifyRequest; reply: FastifyReply }>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -37,18 +74,15 @@ export function registerGraphQL(
     landingPage: false,
     // Hot documents run as compiled functions (graphql-jit), the others with graphql-js; the document
     // limits (graphqlLimits) bound what one compilation can cost.
-    plugins: [...graphqlLimits(), hotDocumentJit({ onCompile: () => compiled.inc() })],
+    // The fast path learns from Yoga which documents passed validation.
+    plugins: [...graphqlLimits(), hotDocumentJit({ onCompile: () => compiled.inc() }), ...(opts.fastPath ? [fast.plugin] : [])],
+    // Parsed documents and parse errors, bounded by what they keep rather than by their number (document-cache.ts).
+    parserAndValidationCache: { documentCache: documentCache(), errorCache: documentCache() },
     maskedErrors: {
+      errorMessage: ERROR_MESSAGE,
       // Yoga unmasks errors whenever NODE_ENV is development, as many run it; only our own setting does here.
       isDev: opts.debugErrors,
-      // At capacity is not a defect: the caller gets 503 with Retry-After, as on REST.
-      maskError: (error, message, isDev) => {
-        const original = error instanceof GraphQLError ? error.originalError : error;
-        if (!isPoolExhausted(original)) return maskError(error, message, isDev);
-        return new GraphQLError('The database is busy; retry in a second.', {
-          extensions: { code: 'service_unavailable', status: 503, http: { status: 503, headers: { 'retry-after': '1' } } },
-        });
-      },
+      maskError: maskUnexpected,
     },
     // Credentials travel in headers, never cookies, so no origin is allowed credentials. Yoga's
     // default reflects any origin; here a foreign one gets no CORS headers at all.
@@ -64,12 +98,7 @@ export function registerGraphQL(
         maxAge: 600,
       };
     },
-    logging: {
-      debug: (...args) => scope.log.debug(args),
-      info: (...args) => scope.log.info(args),
-      warn: (...args) => scope.log.warn(args),
-      error: (...args) => scope.log.error(args),
-    },
+    logging,
     context: ({ req }) => buildContext(req),
   });
 
@@ -78,8 +107,9 @@ export function registerGraphQL(
     method: ['GET', 'POST', 'OPTIONS'],
     schema: { hide: true },
     // Yoga parses these parameters of a GET with JSON.parse and answers 500 when that throws.
-    preValidation: async (req) => {
-      if (req.method !== 'GET') return;
+    // A callback rather than an async hook: most requests are POSTs, which need no promise and no tick here.
+    preValidation: (req, _reply, done) => {
+      if (req.method !== 'GET') return done();
       const query = req.query as Record<string, unknown>;
       for (const name of ['variables', 'extensions']) {
         const value = query[name];
@@ -87,17 +117,25 @@ export function registerGraphQL(
         try {
           JSON.parse(value);
         } catch {
-          throw validationFailed([{ path: name, message: 'is not valid JSON' }]);
+          return done(validationFailed([{ path: name, message: 'is not valid JSON' }]));
         }
       }
+      done();
     },
     handler: async (req, reply) => {
+      const answer = opts.fastPath ? fast.answer(req) : undefined;
+      if (answer) {
+        fastAnswers.inc();
+        const { status, headers, body } = await answer;
+        return reply.status(status).headers(headers).send(body);
+      }
       const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
       response.headers.forEach((value, key) => {
         reply.header(key, value);
       });
       reply.status(response.status);
-      reply.send(response.body);
+      // A JSON answer goes out as the string it is; only streamed answers (event streams) need a stream.
+      reply.send(/json/.test(response.headers.get('content-type') ?? '') ? await response.text() : response.body);
       return reply;
     },
   });

@@ -62,11 +62,16 @@ export function registerObservability(
     registers: [registry],
   });
 
-  app.addHook('onResponse', async (req, reply) => {
-    duration.observe(
-      { method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
-      reply.elapsedTime / 1000,
-    );
+  // Each series' child is looked up once: observing through labels hashes the label set on every request.
+  // Routes are the registered patterns, so the series stay few.
+  const series = new Map<string, ReturnType<typeof duration.labels>>();
+  app.addHook('onResponse', (req, reply, done) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    const key = `${req.method} ${reply.statusCode} ${route}`;
+    let child = series.get(key);
+    if (!child) series.set(key, (child = duration.labels({ method: req.method, route, status: String(reply.statusCode) })));
+    child.observe(reply.elapsedTime / 1000);
+    done();
   });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));

@@ -26,7 +26,10 @@ export function armBodyDeadline(req: FastifyRequest, reply: FastifyReply, ms: nu
       });
       reply.raw.end(body);
     }
-    req.raw.socket.destroySoon();
+    // A net.Socket ends after what was written is flushed; a request made in-process has a socket without that.
+    const socket = req.raw.socket as { destroySoon?: () => void; destroy?: () => void } | undefined;
+    if (typeof socket?.destroySoon === 'function') socket.destroySoon();
+    else socket?.destroy?.();
   }, ms);
   timer.unref();
   req.raw.once('end', () => clearTimeout(timer));

@@ -48,7 +48,8 @@ export function validationOptions(): Pick<FastifyServerOptions, 'ajv' | 'schemaC
  * can hold one, and PostgreSQL text cannot store it.
  */
 export function registerUrlCheck(app: FastifyInstance) {
-  app.addHook('onRequest', async (req) => {
-    if (/%00/.test(req.url)) throw validationFailed([{ path: 'url', message: 'must not contain the NUL character (%00)' }]);
+  app.addHook('onRequest', (req, _reply, done) => {
+    if (req.url.includes('%00')) return done(validationFailed([{ path: 'url', message: 'must not contain the NUL character (%00)' }]));
+    done();
   });
 }

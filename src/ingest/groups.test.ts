@@ -4,7 +4,7 @@ import { createGroups } from './groups.ts';
 function recorder(maxCount = 10, maxBytes = 1000) {
   const runs: string[][] = [];
   const groups = createGroups<string, string>({
-    windowMs: 1,
+    maxRunning: 1,
     maxCount,
     maxBytes,
     sizeOf: (item) => item.length,
@@ -41,9 +41,34 @@ describe('groups', () => {
     expect(runs).toEqual([['aaaa', 'bbbb'], ['cccc'], ['dddddddddddd'], ['e']]);
   });
 
+  it('runs a lone item at once, and gathers the items that arrive while a run is in flight into the next run', async () => {
+    const runs: string[][] = [];
+    let release = () => {};
+    const groups = createGroups<string, string>({
+      maxRunning: 1,
+      maxCount: 10,
+      maxBytes: 1000,
+      sizeOf: () => 1,
+      run: async (items) => {
+        runs.push(items);
+        if (runs.length === 1) await new Promise<void>((r) => (release = r));
+        return items;
+      },
+    });
+    const first = groups.add('a', 'x');
+    await new Promise((r) => setImmediate(r));
+    expect(runs).toEqual([['x']]);
+    const later = [groups.add('a', 'y'), groups.add('a', 'z')];
+    await new Promise((r) => setImmediate(r));
+    expect(runs).toEqual([['x']]);
+    release();
+    expect(await Promise.all([first, ...later])).toEqual(['x', 'y', 'z']);
+    expect(runs).toEqual([['x'], ['y', 'z']]);
+  });
+
   it('rejects every item of a group whose run fails', async () => {
     const groups = createGroups<string, string>({
-      windowMs: 1,
+      maxRunning: 1,
       maxCount: 10,
       maxBytes: 1000,
       sizeOf: () => 1,

@@ -1,7 +1,10 @@
 /**
- * Collects items into groups by key and runs each group as one call: when its window ends, or at once
- * when it is full (by count or by bytes). Groups of different keys are run separately, so one key's slow group never holds
- * back another's items.
+ * Collects items into groups by key and runs each group as one call ("natural batching"): while fewer
+ * than `maxRunning` runs of a key are in flight, what arrived in the same turn of the event loop runs at
+ * once; while that many are in flight, items wait and go together in the run that starts as the next one
+ * ends. So a lone item never waits for a timer, and under load the groups grow by themselves with the
+ * time a run takes. A group is also closed when full (by count or by bytes). Groups of different keys run
+ * separately, so one key's slow group never holds back another's items.
  */
 export interface Groups<T, R> {
   /** Resolves with this item's own result of its group's run, or rejects with the run's error. */
@@ -9,7 +12,8 @@ export interface Groups<T, R> {
 }
 
 export function createGroups<T, R>(opts: {
-  windowMs: number;
+  /** Runs of one key in flight at once. */
+  maxRunning: number;
   maxCount: number;
   /** An item that would take its group past this starts a new one; a larger item runs alone. */
   maxBytes: number;
@@ -17,42 +21,63 @@ export function createGroups<T, R>(opts: {
   /** Returns one result per item, in the items' order. */
   run: (items: T[]) => Promise<R[]>;
 }): Groups<T, R> {
-  interface Open {
+  interface Group {
     items: T[];
     bytes: number;
     waiters: { resolve: (r: R) => void; reject: (e: unknown) => void }[];
-    timer?: NodeJS.Timeout;
   }
-  const open = new Map<string, Open>();
-  const close = (key: string, g: Open) => {
-    clearTimeout(g.timer);
-    if (open.get(key) === g) open.delete(key);
-    Promise.resolve()
-      .then(() => opts.run(g.items))
-      .then(
-        (results) => g.waiters.forEach((w, i) => w.resolve(results[i]!)),
-        (err: unknown) => g.waiters.forEach((w) => w.reject(err)),
-      );
+  interface Lane {
+    running: number;
+    /** Groups waiting to run, oldest first; the last one still takes items unless full. */
+    waiting: Group[];
+    scheduled: boolean;
+  }
+  const lanes = new Map<string, Lane>();
+  const full = (g: Group) => g.items.length >= opts.maxCount || g.bytes >= opts.maxBytes;
+
+  const pump = (key: string, lane: Lane) => {
+    lane.scheduled = false;
+    while (lane.running < opts.maxRunning && lane.waiting.length > 0) {
+      const g = lane.waiting.shift()!;
+      lane.running++;
+      Promise.resolve()
+        .then(() => opts.run(g.items))
+        .then(
+          (results) => g.waiters.forEach((w, i) => w.resolve(results[i]!)),
+          (err: unknown) => g.waiters.forEach((w) => w.reject(err)),
+        )
+        .finally(() => {
+          lane.running--;
+          // What gathered meanwhile runs now, as one group.
+          if (lane.waiting.length > 0) pump(key, lane);
+          else if (lane.running === 0 && !lane.scheduled) lanes.delete(key);
+        });
+    }
   };
+
   return {
     add(key, item) {
       const size = opts.sizeOf(item);
-      let g = open.get(key);
-      if (g && g.bytes + size > opts.maxBytes) {
-        close(key, g);
-        g = undefined;
+      let lane = lanes.get(key);
+      if (!lane) {
+        lane = { running: 0, waiting: [], scheduled: false };
+        lanes.set(key, lane);
       }
-      if (!g) {
-        const created: Open = { items: [], bytes: 0, waiters: [] };
-        created.timer = setTimeout(() => close(key, created), opts.windowMs);
-        open.set(key, created);
-        g = created;
+      let g = lane.waiting.at(-1);
+      if (!g || full(g) || (g.items.length > 0 && g.bytes + size > opts.maxBytes)) {
+        g = { items: [], bytes: 0, waiters: [] };
+        lane.waiting.push(g);
       }
       const group = g;
       const result = new Promise<R>((resolve, reject) => group.waiters.push({ resolve, reject }));
       group.items.push(item);
       group.bytes += size;
-      if (group.items.length >= opts.maxCount || group.bytes >= opts.maxBytes) close(key, group);
+      // A free run slot is taken after the current turn, so the items arriving in it go together.
+      if (lane.running < opts.maxRunning && !lane.scheduled) {
+        lane.scheduled = true;
+        const l = lane;
+        setImmediate(() => pump(key, l));
+      }
       return result;
     },
   };

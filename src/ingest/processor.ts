@@ -1,13 +1,37 @@
 import type pg from 'pg';
-import { inTransaction } from '../db/sql.ts';
+import { inTransaction, type Sql } from '../db/sql.ts';
+import { enqueueEvents, type OutboxInput } from '../outbox/events/enqueue.ts';
 import type { Consumer, Queue } from '../queue/queue.ts';
 import { parseEventJson } from './event-json.ts';
-import type { InboxMessage } from './inbox.ts';
+import { createGroups } from './groups.ts';
+import { ACCEPT_LOCK_SPACE, type InboxMessage } from './inbox.ts';
 import { PROVIDER_SPECS } from './providers/index.ts';
 import { isProvider } from './providers/types.ts';
 import { sentimentOf } from './sentiment.ts';
+import { lockAttribution } from '../services/attribution-lock.ts';
+import { PG, pgCode } from '../db/pg-errors.ts';
 
 export const MAX_ATTEMPTS = 5;
+/** Events applied in one transaction at most. */
+export const MAX_BATCH = 128;
+/** Batch transactions one consumer has in flight at once (events arriving meanwhile gather for the next): with two, one worker drained below the accept rate. */
+const BATCHES_IN_FLIGHT = 4;
+
+type Result = 'processed' | 'ignored' | 'already_done';
+/** An event a batch did not apply: 'alone' to be applied on its own, 'pending' once its accept has ended. */
+type BatchResult = Result | 'alone' | 'pending';
+/** One event of a message, with the lock of the transaction that stored it, if the message names one. */
+export interface EventRef {
+  id: string;
+  lock?: number;
+}
+
+/** The events a message names; a malformed lock is no lock. */
+export function eventsOf(m: InboxMessage): EventRef[] {
+  const ids = Array.isArray(m.ids) ? m.ids : typeof m.id === 'string' ? [m.id] : [];
+  const lock = Number.isInteger(m.lock) && m.lock! >= -(2 ** 31) && m.lock! < 2 ** 31 ? m.lock : undefined;
+  return ids.filter((id): id is string => typeof id === 'string').map((id) => (lock === undefined ? { id } : { id, lock }));
+}
 
 interface Row {
   id: string;
@@ -18,74 +42,286 @@ interface Row {
   status: string;
   received_at: Date;
 }
+const ROW_COLUMNS = 'id, tenant_id, provider, event_type, body, status::text AS status, received_at';
+
+/**
+ * How long a worker waits for the transaction storing a message's events (below). That transaction is one
+ * statement sent with its commit and never waits for its process (inbox.ts), so a retry soon finds it over.
+ */
+export const ACCEPT_WAIT_MS = 3000;
+
+/** The transaction storing a message's events was still open after ACCEPT_WAIT_MS: the message is retried. */
+export class AcceptPending extends Error {}
+
+/**
+ * A message can arrive before its rows are committed (inbox.ts publishes while the commit flushes): the
+ * accepting transaction holds the lock the message names until it ends; once that lock is granted the
+ * rows are committed, or were rolled back and will never be. A batch only tries the lock (it never
+ * waits on an accept) and leaves the events of an accept still open 'pending'; those are waited for
+ * here, outside any transaction (shared, so consumers do not wait on each other). The wait is bounded
+ * and holds no other lock: past it the message is retried later, never acknowledged, since its rows
+ * may still commit.
+ */
+async function awaitAccepting(pool: pg.Pool, events: EventRef[]): Promise<void> {
+  const lock = events.find((e) => e.lock !== undefined)?.lock;
+  if (lock === undefined) return;
+  const client = await pool.connect();
+  try {
+    await client.query(
+      `BEGIN; SET LOCAL lock_timeout = ${ACCEPT_WAIT_MS}; SELECT pg_advisory_xact_lock_shared(${ACCEPT_LOCK_SPACE}, ${lock}); COMMIT`,
+    );
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    if ((err as { code?: unknown }).code === '55P03')
+      throw new AcceptPending(`the transaction storing inbound events (lock ${lock}) is still open`);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * The attribution lock of the tenants whose events are about to be applied: exclusive for a tenant when one of
+ * its events may create customers or give them identities, or when the batch is to run as
+ * the `sole` one of its tenants (a retry after a deadlock), shared otherwise.
+ */
+async function lockTenants(sql: Sql, rows: Row[], sole = false): Promise<void> {
+  const tenants = new Map<string, boolean>();
+  for (const row of rows) {
+    if (row.status !== 'received') continue;
+    const spec = isProvider(row.provider) ? PROVIDER_SPECS[row.provider] : undefined;
+    const exclusive = sole || (spec?.identifiesCustomers?.(row.event_type) ?? false);
+    tenants.set(row.tenant_id, (tenants.get(row.tenant_id) ?? false) || exclusive);
+  }
+  await lockAttribution(
+    sql,
+    [...tenants].map(([tenantId, exclusive]) => ({ tenantId, exclusive })),
+  );
+}
+
+/** Runs the provider's normalizer for one locked, received row; its outbox events go to `outbox`. */
+async function apply(sql: Sql, row: Row, outbox: OutboxInput[]): Promise<'processed' | 'ignored'> {
+  const normalize = isProvider(row.provider) ? PROVIDER_SPECS[row.provider].normalize : undefined;
+  if (!normalize) return 'ignored';
+  return normalize({
+    sql,
+    event: {
+      id: row.id,
+      tenantId: row.tenant_id,
+      provider: row.provider,
+      eventType: row.event_type,
+      body: parseEventJson(row.body),
+      receivedAt: row.received_at,
+    },
+    sentiment: sentimentOf,
+    outbox,
+  });
+}
+
+/** The inbox rows' new statuses, in one statement. */
+async function markDone(sql: Sql, done: { id: string; outcome: 'processed' | 'ignored' }[]): Promise<void> {
+  if (done.length === 0) return;
+  await sql.query(
+    `UPDATE inbox_events i SET status = d.status::"InboxStatus", processed_at = now(), attempts = i.attempts + 1, last_error = NULL
+     FROM unnest($1::uuid[], $2::text[]) AS d(id, status) WHERE i.id = d.id`,
+    [done.map((d) => d.id), done.map((d) => d.outcome)],
+  );
+}
+
+// The commit does not wait for the disk: the event itself was stored durably on acceptance, so a crash
+// of PostgreSQL that loses this transaction loses all of it (effects and status, never half), leaving the
+// event 'received' with its message acked; the inbox sweep publishes such an event again once its
+// publish is stale (Inbox.sweep). Waiting for the disk per transaction capped one worker below the accept rate.
+const NO_DISK_WAIT = { synchronousCommit: false };
 
 /**
  * Applies one stored event in one transaction: the domain change, its signals, its outbox events and
  * the inbox row's new status commit together, and the message is acked only after that commit. The
  * row lock makes a redelivered message wait, then find the event done: processing is idempotent.
  */
-export async function processInboxEvent(pool: pg.Pool, id: string): Promise<'processed' | 'ignored' | 'already_done'> {
-  // The commit does not wait for the disk: the event itself was stored durably on acceptance, so a crash
-  // of PostgreSQL that loses this transaction loses all of it (effects and status, never half), leaving the
-  // event 'received' with its message acked; the inbox sweep publishes such an event again once its
-  // publish is stale (Inbox.sweep). Waiting for the disk per event capped one worker below the accept rate.
+export async function processInboxEvent(pool: pg.Pool, id: string): Promise<Result> {
   return inTransaction(
     pool,
     async (sql) => {
-      const [row] = await sql.query<Row>(
-        'SELECT id, tenant_id, provider, event_type, body, status::text AS status, received_at FROM inbox_events WHERE id = $1 FOR UPDATE',
-        [id],
-      );
+      const [row] = await sql.query<Row>(`SELECT ${ROW_COLUMNS} FROM inbox_events WHERE id = $1 FOR UPDATE`, [id]);
       if (!row || row.status !== 'received') return 'already_done';
-      const normalize = isProvider(row.provider) ? PROVIDER_SPECS[row.provider].normalize : undefined;
-      const outcome = normalize
-        ? await normalize({
-            sql,
-            event: {
-              id: row.id,
-              tenantId: row.tenant_id,
-              provider: row.provider,
-              eventType: row.event_type,
-              body: parseEventJson(row.body),
-              receivedAt: row.received_at,
-            },
-            sentiment: sentimentOf,
-          })
-        : 'ignored';
-      await sql.query(
-        `UPDATE inbox_events SET status = $2::"InboxStatus", processed_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = $1`,
-        [id, outcome],
-      );
+      await lockTenants(sql, [row]);
+      const outbox: OutboxInput[] = [];
+      const outcome = await apply(sql, row, outbox);
+      await enqueueEvents(sql, outbox);
+      await markDone(sql, [{ id, outcome }]);
       return outcome;
     },
-    { synchronousCommit: false },
+    NO_DISK_WAIT,
+  );
+}
+
+/**
+ * Applies a batch of events in one transaction: those whose accepting transaction is still open are
+ * left 'pending' (a batch never waits on an accept, see awaitAccepting); the others' rows are locked
+ * by one statement, each normalizer run in turn (oldest event first, then in the batch's order), their
+ * outbox events written and their statuses set by one statement each, one commit. After a deadlock it
+ * runs once more with its tenants to itself; any other failure rolls the whole batch back and throws; the
+ * caller then applies each event on its own, so one bad event never holds back the others. Answers each id's result, or
+ * 'alone' for an event this batch could not lock (another transaction holds its row, or its row is
+ * not there): those are applied on their own, where a held row is waited for.
+ */
+export async function processInboxBatch(pool: pg.Pool, messages: EventRef[]): Promise<Map<string, BatchResult>> {
+  try {
+    return await applyBatch(pool, messages);
+  } catch (err) {
+    // Normalizers lock the objects they change (locks.ts) in their events' order, so two batches about
+    // the same objects in opposite orders can deadlock, and PostgreSQL ends one. Run again at once, it
+    // could take an object before the other batch (just woken) does and meet it again; so the second run
+    // holds its tenants' attribution locks exclusively: it starts once the batches of those tenants now
+    // running have ended, and none starts beside it. It waits for them holding no lock they wait for.
+    if (pgCode(err) !== PG.deadlockDetected) throw err;
+    return applyBatch(pool, messages, true);
+  }
+}
+
+function applyBatch(pool: pg.Pool, messages: EventRef[], sole = false): Promise<Map<string, BatchResult>> {
+  return inTransaction(
+    pool,
+    async (sql) => {
+      const results = new Map<string, BatchResult>(messages.map((m) => [m.id, 'alone']));
+      // Tried before the rows are read, so the rows of an accept that has ended are visible to the next statement.
+      const locks = [...new Set(messages.flatMap((m) => (m.lock === undefined ? [] : [m.lock])))];
+      const open = new Set<number>();
+      if (locks.length > 0) {
+        const tried = await sql.query<{ k: number; free: boolean }>(
+          'SELECT k, pg_try_advisory_xact_lock_shared($1::int, k) AS free FROM unnest($2::int[]) AS k',
+          [ACCEPT_LOCK_SPACE, locks],
+        );
+        for (const r of tried) if (!r.free) open.add(r.k);
+      }
+      const ready = messages.filter((m) => m.lock === undefined || !open.has(m.lock));
+      for (const m of messages) if (m.lock !== undefined && open.has(m.lock)) results.set(m.id, 'pending');
+      const ids = [...new Set(ready.map((m) => m.id))];
+      const rows = await sql.query<Row>(`SELECT ${ROW_COLUMNS} FROM inbox_events WHERE id = ANY($1::uuid[]) FOR UPDATE SKIP LOCKED`, [ids]);
+      // Oldest first; the events one group stored share their received_at (its transaction's start), and
+      // among those the order of the batch is the order they were accepted in (their message's, inbox.ts).
+      const position = new Map(ids.map((id, i) => [id, i]));
+      rows.sort((a, b) => a.received_at.getTime() - b.received_at.getTime() || position.get(a.id)! - position.get(b.id)!);
+      await lockTenants(sql, rows, sole);
+      const outbox: OutboxInput[] = [];
+      const done: { id: string; outcome: 'processed' | 'ignored' }[] = [];
+      for (const row of rows) {
+        if (row.status !== 'received') {
+          results.set(row.id, 'already_done');
+          continue;
+        }
+        const outcome = await apply(sql, row, outbox);
+        done.push({ id: row.id, outcome });
+        results.set(row.id, outcome);
+      }
+      await enqueueEvents(sql, outbox);
+      await markDone(sql, done);
+      return results;
+    },
+    NO_DISK_WAIT,
   );
 }
 
 export function startInboxConsumer(
   pool: pg.Pool,
   queue: Queue,
-  opts: { prefetch: number; log: { error: (o: object, m: string) => void } },
+  opts: { prefetch: number; log: { error: (o: object, m: string) => void; warn: (o: object, m: string) => void } },
 ): Consumer {
+  const alone = async (m: EventRef, attempt: number) => {
+    try {
+      await processInboxEvent(pool, m.id);
+    } catch (err) {
+      opts.log.error({ err, inboxEventId: m.id, attempt }, 'inbound event failed; it will be retried');
+      await pool
+        .query('UPDATE inbox_events SET attempts = attempts + 1, last_error = $2 WHERE id = $1', [m.id, String(err).slice(0, 1000)])
+        .catch(() => {});
+      throw err;
+    }
+  };
+  // Messages in flight gather into batches (groups.ts); each message's handler resolves (is acked) only
+  // once its events' transactions committed, and rejects (is retried) only for its own events' failure.
+  // A message's events go into one batch whole, never split across two: batches run side by side, so the
+  // events of one group split between two would no longer be applied in the order they were accepted. A
+  // message larger than a batch (a group holds up to 200 events) runs as a batch of its own.
+  type Answer = { failed?: unknown; pending?: true };
+  const batches = createGroups<EventRef[], Answer[]>({
+    maxRunning: BATCHES_IN_FLIGHT,
+    maxCount: MAX_BATCH,
+    maxBytes: MAX_BATCH,
+    sizeOf: (events) => events.length,
+    run: async (groups) => {
+      const messages = groups.flat();
+      // A lone message goes through the batch too: it tries its accept's lock inline rather than waiting
+      // for it in a transaction of its own and then being applied in another.
+      let results: Map<string, BatchResult> | undefined;
+      try {
+        results = await processInboxBatch(pool, messages);
+      } catch (err) {
+        opts.log.warn({ err, events: messages.length }, 'a batch of inbound events failed; applying each on its own');
+      }
+      const answers: Answer[] = [];
+      for (const m of messages) {
+        const r = results?.get(m.id);
+        // Not known to be past its accept: waited for by its message's handler, outside this run.
+        if (r === 'pending' || (results === undefined && m.lock !== undefined)) answers.push({ pending: true });
+        else if (r !== undefined && r !== 'alone') answers.push({});
+        else
+          answers.push(
+            await alone(m, 1).then(
+              () => ({}),
+              (failed: unknown) => ({ failed }),
+            ),
+          );
+      }
+      let at = 0;
+      return groups.map((events) => answers.slice(at, (at += events.length)));
+    },
+  });
   return queue.consume<InboxMessage>(
     'inbound.events',
     async ({ body, attempt }) => {
-      try {
-        await processInboxEvent(pool, body.id);
-      } catch (err) {
-        opts.log.error({ err, inboxEventId: body.id, attempt }, 'inbound event failed; it will be retried');
-        await pool
-          .query('UPDATE inbox_events SET attempts = attempts + 1, last_error = $2 WHERE id = $1', [body.id, String(err).slice(0, 1000)])
-          .catch(() => {});
-        throw err;
+      const events = eventsOf(body);
+      const accepted = async (pending: EventRef[]) => {
+        try {
+          await awaitAccepting(pool, pending);
+        } catch (err) {
+          if (err instanceof AcceptPending)
+            opts.log.warn({ err, attempt }, 'inbound events not yet committed; the message will be retried');
+          throw err;
+        }
+      };
+      // A message that failed before is applied event by event, so a bad event cannot fail a batch twice;
+      // those already applied find their work done.
+      if (attempt > 1) {
+        await accepted(events);
+        let failed: unknown;
+        for (const e of events) await alone(e, attempt).catch((err: unknown) => (failed ??= err));
+        if (failed) throw failed;
+        return;
       }
+      if (events.length === 0) return;
+      const results = await batches.add('', events);
+      let failed = results.find((r) => r.failed)?.failed;
+      const pending = events.filter((_, i) => results[i]!.pending);
+      if (pending.length > 0) {
+        await accepted(pending);
+        // Their accept has ended: their rows are there, or will never be.
+        const again = await batches.add(
+          '',
+          pending.map((e) => ({ id: e.id })),
+        );
+        failed ??= again.find((r) => r.failed)?.failed;
+      }
+      if (failed) throw failed;
     },
     {
       prefetch: opts.prefetch,
       maxAttempts: MAX_ATTEMPTS,
       // Parked for a human: the event stays in the inbox with its error, marked failed.
       onDead: async (b) => {
-        await pool.query(`UPDATE inbox_events SET status = 'failed' WHERE id = $1 AND status = 'received'`, [(b as InboxMessage).id]);
+        const ids = eventsOf(b as InboxMessage).map((e) => e.id);
+        await pool.query(`UPDATE inbox_events SET status = 'failed' WHERE id = ANY($1::uuid[]) AND status = 'received'`, [ids]);
       },
     },
   );

@@ -16,8 +16,8 @@ export async function restApi(v1: FastifyInstance, opts: RestDeps) {
   const deps: RestDeps = { run: opts.run, context: opts.context };
   await v1.register(authRoutes, deps);
   await v1.register(async (authed) => {
-    authed.addHook('onRequest', async (req) => {
-      if (!req.principal) throw missingCredentials();
+    authed.addHook('onRequest', (req, _reply, done) => {
+      done(req.principal ? undefined : missingCredentials());
     });
     await authed.register(customerRoutes, deps);
     await authed.register(alertRoutes, deps);

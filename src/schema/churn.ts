@@ -1,3 +1,4 @@
+import { CHURN_MODEL_KINDS, type ChurnModelKind } from '../contract/enums.ts';
 import { MODEL_FEATURES, type ChurnModel as Model, DEFAULT_MODEL } from '../scoring/churn-model.ts';
 import type { TrainResult as TrainResultView } from '../scoring/training.ts';
 import type { ActiveModelRow } from '../services/churn.ts';
@@ -95,17 +96,16 @@ interface MetricsView {
   baselineAuc: number;
   baselineBrier: number;
 }
-type ModelKindView = 'default' | 'trained' | 'calibrated_default';
 interface ModelView {
   model: Model;
-  kind: ModelKindView;
+  kind: ChurnModelKind;
   metrics: MetricsView | null;
 }
 
 const ModelKind = builder.enumType('ChurnModelKind', {
   description:
     'default: the documented coefficients. trained: slopes fitted on the tenant’s labels. calibrated_default: the default’s slopes (same ranking) with probabilities calibrated on the tenant’s labels, used when a trained model ranked held-out customers worse than the default.',
-  values: ['default', 'trained', 'calibrated_default'] as const,
+  values: CHURN_MODEL_KINDS,
 });
 
 const ModelFeature = builder
@@ -276,7 +276,7 @@ builder.mutationFields((t) => ({
   trainChurnModel: t.field({
     type: TrainResult,
     description:
-      'Fits the tenant’s churn model on its labelled customers; needs 20 churned and 20 retained. With `activate: false` the model is stored and compared but not used until `activateChurnModel`.',
+      'Fits the tenant’s churn model on its labelled customers; needs 20 churned and 20 retained. With `activate: false` the model is stored and compared but not used until `activateChurnModel`. One training of a workspace runs at a time: another meanwhile is refused with `conflict`.',
     args: { activate: t.arg.boolean({ required: false, defaultValue: true }) },
     resolve: async (_r, args, ctx) => {
       return ctx.services.churn.train(actorOf(ctx, requireCapability(ctx, 'manage')), { activate: args.activate ?? true });

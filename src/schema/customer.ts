@@ -1,3 +1,4 @@
+import { type FieldNode, type FragmentDefinitionNode, Kind, type SelectionSetNode } from 'graphql';
 import { z } from 'zod';
 import { notFound, validationFailed } from '../errors.ts';
 import type { Customer as CustomerRow } from '../generated/prisma/client.ts';
@@ -59,10 +60,54 @@ function plainRead(query: { include?: object; select?: object }): { health: bool
   return JSON.stringify(query.include) === HEALTH_INCLUDE ? { health: true } : undefined;
 }
 
+/**
+ * Whether a selection is fixed by its document: nothing below it takes arguments or directives, so no
+ * variable can change what it reads. Collects the fragments it spreads into `used`.
+ */
+function fixedSelection(
+  set: SelectionSetNode | undefined,
+  fragments: Record<string, FragmentDefinitionNode>,
+  used: FragmentDefinitionNode[],
+): boolean {
+  for (const s of set?.selections ?? []) {
+    if (s.directives?.length) return false;
+    if (s.kind === Kind.FIELD) {
+      if (s.arguments?.length || !fixedSelection(s.selectionSet, fragments, used)) return false;
+    } else if (s.kind === Kind.INLINE_FRAGMENT) {
+      if (!fixedSelection(s.selectionSet, fragments, used)) return false;
+    } else {
+      const f = fragments[s.name.value];
+      if (!f || f.directives?.length) return false;
+      if (!used.includes(f)) {
+        used.push(f);
+        if (!fixedSelection(f.selectionSet, fragments, used)) return false;
+      }
+    }
+  }
+  return true;
+}
+
+// Whether a page is plain columns depends on its document only when the selection is fixed, so that answer
+// is kept per field of a parsed document (and sort field) instead of planning the selection on every request.
+const plainPages = new WeakMap<FieldNode, { fragments: FragmentDefinitionNode[]; bySort: Map<string, boolean> }>();
+
 /** Whether the page's nodes ask for table columns only (no relation, no field that loads more). */
 function columnsOnly(plan: Parameters<typeof selectionOf>[0], sort: Sort): boolean {
+  const { info } = plan;
+  const node = info.fieldNodes.length === 1 ? info.fieldNodes[0] : undefined;
+  let known = node && plainPages.get(node);
+  // The same field node with other fragment definitions (another document) is planned afresh.
+  if (known && !known.fragments.every((f) => info.fragments[f.name.value] === f)) known = undefined;
+  if (!known && node) {
+    const used: FragmentDefinitionNode[] = [];
+    if (fixedSelection(node.selectionSet, info.fragments, used)) plainPages.set(node, (known = { fragments: used, bySort: new Map() }));
+  }
+  const answer = known?.bySort.get(sort.field);
+  if (answer !== undefined) return answer;
   const select = selectionOf(plan, sort);
-  return !!select && Object.entries(select).every(([key, value]) => value === true && isPageColumn(key));
+  const plain = !!select && Object.entries(select).every(([key, value]) => value === true && isPageColumn(key));
+  known?.bySort.set(sort.field, plain);
+  return plain;
 }
 const MAX_SEARCH = 200;
 
@@ -101,18 +146,6 @@ builder.queryFields((t) => ({
         throw validationFailed([{ path: 'search', message: `must be at most ${MAX_SEARCH} characters` }]);
       }
       const search = args.search?.trim();
-      const where = {
-        tenantId: p.tenantId,
-        ...(args.riskLevel ? { churnRiskLevel: args.riskLevel } : {}),
-        ...(args.healthStatus ? { healthStatus: args.healthStatus } : {}),
-        ...(search
-          ? {
-              OR: (['name', 'domain', 'email', 'externalId'] as const).map((f) => ({
-                [f]: { contains: search, mode: 'insensitive' as const },
-              })),
-            }
-          : {}),
-      };
       const sort: Sort = args.orderBy
         ? { field: args.orderBy.field, direction: args.orderBy.direction ?? 'desc', ...SORTS[args.orderBy.field] }
         : NEWEST_FIRST;
@@ -130,6 +163,19 @@ builder.queryFields((t) => ({
         });
         return toPage(rows as unknown as CustomerRow[], take, () => ctx.services.customerReads.count(filters), sort);
       }
+      // Prisma's filter, built only on this path.
+      const where = {
+        tenantId: p.tenantId,
+        ...(args.riskLevel ? { churnRiskLevel: args.riskLevel } : {}),
+        ...(args.healthStatus ? { healthStatus: args.healthStatus } : {}),
+        ...(search
+          ? {
+              OR: (['name', 'domain', 'email', 'externalId'] as const).map((f) => ({
+                [f]: { contains: search, mode: 'insensitive' as const },
+              })),
+            }
+          : {}),
+      };
       return keysetPage<CustomerRow>(ctx.prisma.customer, where, args, plan, sort);
     },
   }),
@@ -138,7 +184,7 @@ builder.queryFields((t) => ({
     args: { id: t.arg({ type: 'UUID' }) },
     resolve: async (query, _root, args, ctx) => {
       const p = requireCapability(ctx, 'read');
-      // The customer's columns, with its health when asked (the health route), are one plain SQL
+      // The customer's columns, with its health when asked, are one plain SQL
       // statement; any other relation takes Prisma's planned query.
       const plain = plainRead(query);
       const c = plain

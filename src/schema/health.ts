@@ -1,4 +1,5 @@
-import { validationFailed } from '../errors.ts';
+import { isCalendarDay } from '../datetime.ts';
+import { notFound, validationFailed } from '../errors.ts';
 import { signalLabel } from '../scoring/dimension-scores.ts';
 import { DIMENSIONS, type DimensionKey, tenantWeights } from '../scoring/dimensions.ts';
 import { weightsView, type WeightsView as WeightsShape } from '../services/health-settings.ts';
@@ -115,6 +116,22 @@ builder.prismaObjectField('Customer', 'health', (t) =>
   }),
 );
 
+// One customer's health on its own, as the REST health route reads it: one plain statement, without
+// planning a Customer selection (customer(id) { health } plans one to learn what to load).
+builder.queryField('customerHealth', (t) =>
+  t.field({
+    type: CustomerHealth,
+    description: 'One customer’s health; the same as `customer(id) { health }`.',
+    args: { id: t.arg({ type: 'UUID' }) },
+    resolve: async (_root, args, ctx) => {
+      const p = requireCapability(ctx, 'read');
+      const c = await ctx.services.customerReads.one(p.tenantId, args.id, { health: true });
+      if (!c) throw notFound(`Customer ${args.id}`);
+      return healthView(c.id, c.healthSnapshot as SnapshotRow | null, c.tenant?.scoringWeights);
+    },
+  }),
+);
+
 // History: one point per day, newest first, paged by day.
 interface HistoryPoint {
   day: Date;
@@ -154,13 +171,12 @@ const HistoryPage = builder
     }),
   });
 
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const dayCursor = (day: Date) => Buffer.from(day.toISOString().slice(0, 10)).toString('base64url');
 function beforeDay(after: string | null | undefined): Date | undefined {
   if (!after) return undefined;
   const day = Buffer.from(after, 'base64url').toString('utf8');
-  if (!DAY.test(day) || Number.isNaN(Date.parse(day)))
-    throw validationFailed([{ path: 'after', message: 'is not a cursor this API issued' }]);
+  // A day the database can hold (years 1-9999, a date that exists), like every date a client sends.
+  if (!isCalendarDay(day)) throw validationFailed([{ path: 'after', message: 'is not a cursor this API issued' }]);
   return new Date(`${day}T00:00:00.000Z`);
 }
 

@@ -16,8 +16,14 @@ interface FeatureDef {
   code: string;
   /** What the feature measures, for the model's documentation. */
   summary: string;
-  /** 0 (no risk) … 1 (most risk); null when unknown (the model then uses its baseline: no contribution). */
+  /** The input's value; null when unknown. */
   value: (f: Features, h: HealthInputs) => number | null;
+  /**
+   * For an input that can be unknown: the value it takes then, and from which its contribution is measured —
+   * what a customer with nothing to report shows (no shortfall, no change, neutral words, a first reply within
+   * a working day, half its paid seats in use). Inputs that are always known have none.
+   */
+  neutral?: number;
   /** A sentence naming the customer's own numbers, shown when the feature is a risk factor. */
   describe: (f: Features, h: HealthInputs) => string;
 }
@@ -29,6 +35,7 @@ const lack = (score: number | null) => (score === null ? null : 1 - score / 100)
 const fromDimension = (code: string, key: DimensionKey, source: string, sentence: string): FeatureDef => ({
   code,
   summary: `1 − ${key} score / 100 (unknown without ${source} data)`,
+  neutral: 0,
   value: (_f, h) => lack(h.dimensions[key]),
   describe: (_f, h) => `${sentence} (${key} score ${Math.round(h.dimensions[key] ?? 0)} of 100).`,
 });
@@ -49,12 +56,14 @@ export const CHURN_FEATURES: FeatureDef[] = [
   {
     code: 'health_decline',
     summary: 'points lost over 30 days / 30, 0 to 1 (unknown without a score 30 days ago)',
+    neutral: 0,
     value: (_f, h) => (h.change30d === null ? null : clamp01(-h.change30d / 30)),
     describe: (_f, h) => `Health fell ${Math.round(-(h.change30d ?? 0))} points in 30 days.`,
   },
   {
     code: 'inactivity',
     summary: 'days since the customer last did anything / 30, 0 to 1 (unknown when activity is not tracked)',
+    neutral: 0,
     value: (f, h) => {
       const days = daysSinceActivity(f, h);
       return days === null ? null : clamp01(days / 30);
@@ -108,7 +117,7 @@ const seatsBefore = (f: Features) => (f.seats === null ? null : f.seats - f.seat
 
 /**
  * Graded inputs that keep magnitude and trend: counts on a log scale, ratios between windows, rates and
- * times. Their default coefficient is 0 (the default model predates them); a trained model weighs them.
+ * times. The default model weighs eight of them (DEFAULT_MODEL); a trained model may weigh all.
  * Unknown (null) where the customer sends no data of the kind.
  */
 export const GRADED_FEATURES: FeatureDef[] = [
@@ -141,6 +150,7 @@ export const GRADED_FEATURES: FeatureDef[] = [
   {
     code: 'seat_utilisation',
     summary: 'people active over 30 days / paid seats, at most 2 (unknown without seats)',
+    neutral: 0.5,
     value: (f) => (f.seats ? Math.min(2, f.usageUsers30d / f.seats) : null),
     describe: (f) => `${f.usageUsers30d} of ${plural(f.seats ?? 0, 'paid seat')} active in the last 30 days.`,
   },
@@ -148,6 +158,7 @@ export const GRADED_FEATURES: FeatureDef[] = [
     code: 'days_inactive',
     summary:
       'ln(1 + days since the customer last did anything), 90 when nothing in the window (unknown without usage, chat or support data)',
+    neutral: 0,
     value: (f) => {
       const tracked = f.usageCount90d + f.chatCount90d + f.supportCount90d > 0;
       return tracked ? log1p(daysBetween(f.activityLastAt, f.asOf) ?? 90) : null;
@@ -157,6 +168,7 @@ export const GRADED_FEATURES: FeatureDef[] = [
   {
     code: 'seat_change',
     summary: 'ln(paid seats now / 90 days ago), between −3 and 3 (unknown without seats)',
+    neutral: 0,
     value: (f) => {
       const before = seatsBefore(f);
       return f.seats === null || before === null ? null : clamp(Math.log(Math.max(1, f.seats) / Math.max(1, before)), -3, 3);
@@ -166,6 +178,7 @@ export const GRADED_FEATURES: FeatureDef[] = [
   {
     code: 'mrr_change',
     summary: 'recurring revenue change over 90 days / revenue 90 days ago, −1 to 1 (unknown without revenue)',
+    neutral: 0,
     value: (f) => {
       if (f.mrrMinor === null) return null;
       const before = f.mrrMinor - f.mrrDelta90d;
@@ -212,6 +225,7 @@ export const GRADED_FEATURES: FeatureDef[] = [
   {
     code: 'support_tone',
     summary: '− average sentiment of what the customer wrote to support over 90 days, −1 to 1 (unknown without messages)',
+    neutral: 0,
     value: (f) => (f.supportMessages90d > 0 && f.supportSentiment90d !== null ? -f.supportSentiment90d : null),
     describe: (f) =>
       `What the customer wrote to support reads ${(f.supportSentiment90d ?? 0) < 0 ? 'negative' : 'neutral'} (sentiment ${(f.supportSentiment90d ?? 0).toFixed(2)}).`,
@@ -219,13 +233,16 @@ export const GRADED_FEATURES: FeatureDef[] = [
   {
     code: 'first_response_time',
     summary:
-      'ln(1 + mean hours from a conversation’s start to support’s first reply, over 90 days; unanswered ones count until now) (unknown without conversations)',
+      'ln(1 + mean hours from a conversation’s start to support’s first reply, over 90 days; without a recorded reply, to its first close, or until now while open) (unknown without conversations)',
+    // A first reply within a working day (8 hours) is the reference.
+    neutral: Math.log(9),
     value: (f) => (f.conversations90d > 0 && f.firstResponseHoursAvg !== null ? log1p(f.firstResponseHoursAvg) : null),
     describe: (f) => `Support took ${Math.round(f.firstResponseHoursAvg ?? 0)} hours to first reply on average.`,
   },
   {
     code: 'support_rating',
     summary: '5 − average support rating over 90 days, 0 to 4 (unknown without ratings)',
+    neutral: 0,
     value: (f) => (f.supportRatings90d > 0 && f.supportRatingAvg90d !== null ? 5 - f.supportRatingAvg90d : null),
     describe: (f) => `Support is rated ${(f.supportRatingAvg90d ?? 0).toFixed(1)} of 5.`,
   },
@@ -238,6 +255,7 @@ export const GRADED_FEATURES: FeatureDef[] = [
   {
     code: 'health_change',
     summary: 'health score change over 30 days / 10 (unknown without a score 30 days ago)',
+    neutral: 0,
     value: (_f, h) => (h.change30d === null ? null : h.change30d / 10),
     describe: (_f, h) => `Health ${(h.change30d ?? 0) < 0 ? 'fell' : 'rose'} ${Math.abs(Math.round(h.change30d ?? 0))} points in 30 days.`,
   },
@@ -248,6 +266,34 @@ export const MODEL_FEATURES: FeatureDef[] = [...CHURN_FEATURES, ...GRADED_FEATUR
 
 export const FEATURE_CODES = MODEL_FEATURES.map((d) => d.code);
 
+/**
+ * Which way churn risk goes as a graded input grows: 1 up, −1 down, 0 either (more support conversations can
+ * be a customer in trouble or one that is engaged). A trained weight is held to this sign, so a customer is
+ * never called safer for doing worse; the twelve shortfalls all measure risk (1).
+ */
+const RISK_DIRECTION: Record<string, 1 | -1 | 0> = {
+  usage_volume: -1,
+  usage_trend: -1,
+  usage_recent_trend: -1,
+  active_days: -1,
+  seat_utilisation: -1,
+  days_inactive: 1,
+  seat_change: -1,
+  mrr_change: -1,
+  payment_failures_30d: 1,
+  payment_failures_90d: 1,
+  days_overdue: 1,
+  past_due: 1,
+  support_volume: 0,
+  support_trend: 0,
+  support_tone: 1,
+  first_response_time: 1,
+  support_rating: 1,
+  open_conversations: 1,
+  health_change: -1,
+};
+export const FEATURE_SIGNS: number[] = [...CHURN_FEATURES.map(() => 1), ...GRADED_FEATURES.map((d) => RISK_DIRECTION[d.code]!)];
+
 export interface ChurnModel {
   version: string;
   intercept: number;
@@ -257,26 +303,48 @@ export interface ChurnModel {
   trainedAt: Date | null;
 }
 
-/** The documented default (docs/scoring.md): a healthy customer sits near 5 %. */
+/** The value an unknown input takes, and the default model's baseline: the input's neutral value, else 0. */
+export const NEUTRAL: number[] = MODEL_FEATURES.map((d) => d.neutral ?? 0);
+
+/**
+ * The default model's slopes (docs/scoring.md gives the reasoning behind each). The twelve shortfalls, and the
+ * graded inputs that carry well-known warnings in their magnitude: usage falling month on month, seats cut,
+ * payments failing over the quarter, a subscription past due, angry words to support, slow first replies, poor
+ * ratings, paid seats left idle. The other graded inputs are 0: left to a tenant's own labels.
+ */
+const DEFAULT_COEFFICIENTS: Record<string, number> = {
+  low_usage: 1.6,
+  low_engagement: 0.6,
+  poor_support: 0.6,
+  billing_risk: 1.0,
+  weak_growth: 0.5,
+  health_decline: 1.2,
+  inactivity: 1.8,
+  failed_payments: 1.0,
+  overdue_invoices: 0.8,
+  trial_ending: 0.7,
+  support_backlog: 0.6,
+  negative_sentiment: 0.8,
+  usage_trend: -0.8,
+  seat_change: -1.0,
+  payment_failures_90d: 0.6,
+  past_due: 0.4,
+  support_tone: 1.0,
+  first_response_time: 0.25,
+  support_rating: 0.2,
+  seat_utilisation: -0.8,
+};
+
+/** Log-odds of a customer at every input's neutral value: about 3.9 %. */
+export const DEFAULT_NEUTRAL_LOGIT = -3.2;
+
+/** The documented default (docs/scoring.md): a customer with nothing wrong sits near 4 %. */
 export const DEFAULT_MODEL: ChurnModel = {
-  version: 'default-v1',
-  intercept: -3.2,
-  coefficients: {
-    low_usage: 1.6,
-    low_engagement: 0.6,
-    poor_support: 0.6,
-    billing_risk: 1.0,
-    weak_growth: 0.5,
-    health_decline: 1.2,
-    inactivity: 1.8,
-    failed_payments: 1.0,
-    overdue_invoices: 0.8,
-    trial_ending: 0.7,
-    support_backlog: 0.6,
-    negative_sentiment: 0.8,
-    ...Object.fromEntries(GRADED_FEATURES.map((d) => [d.code, 0])),
-  },
-  baseline: Object.fromEntries(FEATURE_CODES.map((c) => [c, 0])),
+  version: 'default-v2',
+  // The log-odds formula weighs raw values, so the intercept takes off what the neutral values add.
+  intercept: DEFAULT_NEUTRAL_LOGIT - FEATURE_CODES.reduce((z, c, j) => z + (DEFAULT_COEFFICIENTS[c] ?? 0) * NEUTRAL[j]!, 0),
+  coefficients: Object.fromEntries(FEATURE_CODES.map((c) => [c, DEFAULT_COEFFICIENTS[c] ?? 0])),
+  baseline: Object.fromEntries(FEATURE_CODES.map((c, j) => [c, NEUTRAL[j]!])),
   trainedAt: null,
 };
 

@@ -43,7 +43,7 @@ export interface Features {
   supportCount90d: number;
   openConversations: number;
   oldestOpenConversationAt: Date | null;
-  /** Conversations opened in 90 days, and the mean hours to the first reply from support (unanswered ones count until now). */
+  /** Conversations opened in 90 days, and the mean hours to the first reply from support (without a recorded reply: to the first close, or until now while open). */
   conversations90d: number;
   firstResponseHoursAvg: number | null;
 
@@ -151,16 +151,18 @@ LEFT JOIN LATERAL (
 GROUP BY c.id`;
 
 // A conversation is open when its latest event (as of the time) is anything but a close. Its first
-// response time runs from its first event to support's first reply, or to the as-of time while unanswered.
+// response time runs from its first event to support's first reply; without a recorded reply, to its first
+// close (the wait cannot have outlasted the conversation), or to the as-of time while it is still waiting.
 const BACKLOG = (source: string) => `
 SELECT customer_id,
   count(*) FILTER (WHERE last_kind <> 'support.conversation_closed')::int AS open_conversations,
   min(first_at) FILTER (WHERE last_kind <> 'support.conversation_closed') AS oldest_open_at,
   count(*) FILTER (WHERE opened)::int AS conversations_90d,
-  avg(extract(epoch FROM coalesce(replied_at, as_of) - first_at) / 3600) FILTER (WHERE opened)::float8 AS first_response_hours
+  avg(extract(epoch FROM coalesce(replied_at, closed_at, as_of) - first_at) / 3600) FILTER (WHERE opened)::float8 AS first_response_hours
 FROM (
   SELECT x.customer_id, c.as_of, (array_agg(x.kind ORDER BY x.occurred_at DESC, x.created_at DESC))[1] AS last_kind, min(x.occurred_at) AS first_at,
     min(x.occurred_at) FILTER (WHERE x.kind = 'support.agent_replied') AS replied_at,
+    min(x.occurred_at) FILTER (WHERE x.kind = 'support.conversation_closed') AS closed_at,
     bool_or(x.kind = 'support.conversation_opened') AS opened
   FROM unnest($1::uuid[], $2::timestamptz[]) AS c(id, as_of)
   JOIN ${source} x ON x.customer_id = c.id AND x.kind = ANY($3::text[])

@@ -70,22 +70,52 @@ export const INTERVENTIONS: Record<string, Omit<Intervention, 'priority'>> = {
   },
 };
 
+/** A graded input leads to the intervention of the shortfall whose trouble it measures in more detail. */
+const DETAILS: Record<string, keyof typeof INTERVENTIONS> = {
+  usage_volume: 'low_usage',
+  usage_trend: 'low_usage',
+  usage_recent_trend: 'low_usage',
+  active_days: 'low_usage',
+  seat_utilisation: 'low_usage',
+  days_inactive: 'inactivity',
+  seat_change: 'weak_growth',
+  mrr_change: 'weak_growth',
+  payment_failures_30d: 'failed_payments',
+  payment_failures_90d: 'failed_payments',
+  days_overdue: 'overdue_invoices',
+  past_due: 'billing_risk',
+  support_volume: 'poor_support',
+  support_trend: 'poor_support',
+  support_tone: 'negative_sentiment',
+  first_response_time: 'poor_support',
+  support_rating: 'poor_support',
+  open_conversations: 'support_backlog',
+  health_change: 'health_decline',
+};
+
+/** The intervention for a risk factor, or undefined for a code without one. */
+export const interventionOf = (code: string) => INTERVENTIONS[code] ?? INTERVENTIONS[DETAILS[code] ?? ''];
+
 const MAX_INTERVENTIONS = 3;
 
 /**
- * One intervention for each of the top risk factors, when the risk is medium or more. Priority follows
- * the factor's share of the risk, and the biggest factor of a high or critical risk is always high.
+ * Up to three interventions, when the risk is medium or more: one for each risk factor from the largest down,
+ * an intervention that an earlier factor already led to given once. Priority follows the factor's share of
+ * the risk, and the biggest factor of a high or critical risk is always high.
  */
 export function interventionsFor(
   factors: { code: string; impact: number }[],
   riskLevel: 'low' | 'medium' | 'high' | 'critical',
 ): Intervention[] {
   if (riskLevel === 'low') return [];
-  return factors.slice(0, MAX_INTERVENTIONS).flatMap((f, i) => {
-    const entry = INTERVENTIONS[f.code];
-    if (!entry) return [];
+  const out: Intervention[] = [];
+  for (const [i, f] of factors.entries()) {
+    const entry = interventionOf(f.code);
+    if (out.length === MAX_INTERVENTIONS) break;
+    if (!entry || out.some((o) => o.code === entry.code)) continue;
     const priority: Intervention['priority'] =
       f.impact >= 0.3 || (i === 0 && riskLevel !== 'medium') ? 'high' : f.impact >= 0.15 ? 'medium' : 'low';
-    return [{ ...entry, priority }];
-  });
+    out.push({ ...entry, priority });
+  }
+  return out;
 }

@@ -1,5 +1,21 @@
 import { sigmoid } from './churn-model.ts';
-import { type Fit, fitLogistic, logitOf, logLoss } from './logistic.ts';
+import { type Fit, fitLogistic, fitSigned, logitOf, logLoss } from './logistic.ts';
+
+/**
+ * The rows' inputs as training fits them, and the baseline the model stores: an input that can be unknown
+ * (`neutral[j]` defined) takes its neutral value where unknown and keeps it as baseline, so an unknown input
+ * contributes nothing and a customer with nothing to report on a source is read as one with nothing wrong
+ * there; an input that is always known keeps the rows' mean as baseline (explanations then measure from the
+ * average customer; the fit is the same whatever the baseline).
+ */
+export function trainingInputs(raw: (number | null)[][], neutral: (number | undefined)[]): { x: number[][]; baseline: number[] } {
+  const baseline = neutral.map((n, j) => {
+    if (n !== undefined) return n;
+    const known = raw.map((r) => r[j]).filter((v): v is number => v !== null && v !== undefined);
+    return known.length ? known.reduce((a, b) => a + b, 0) / known.length : 0;
+  });
+  return { x: raw.map((r) => r.map((v, j) => v ?? baseline[j]!)), baseline };
+}
 
 /** Regularisation strengths tried by cross-validation; the largest all but keeps the prior's slopes. */
 export const LAMBDAS = [0.3, 1, 3, 10, 30, 100, 300, 1000, 3000];
@@ -97,7 +113,9 @@ export interface Selected extends Fit {
  * out-of-fold logits at that λ. Calibration is linear in the logit, so the result is again one logistic
  * model: intercept and weights scaled, explanations unchanged in kind.
  */
-export function fitSelected(x: number[][], y: number[], keys: string[], prior: number[]): Selected {
+export function fitSelected(x: number[][], y: number[], keys: string[], prior: number[], signs?: number[]): Selected {
+  const fitAt = (tx: number[][], ty: number[], lambda: number) =>
+    signs ? fitSigned(tx, ty, signs, { lambda, prior }) : fitLogistic(tx, ty, { lambda, prior });
   const minority = Math.min(y.filter((v) => v === 1).length, y.filter((v) => v === 0).length);
   const k = Math.max(2, Math.min(MAX_FOLDS, minority));
   const fold = stratifiedFolds(y, keys, k);
@@ -108,7 +126,7 @@ export function fitSelected(x: number[][], y: number[], keys: string[], prior: n
     const tx = train.map((i) => x[i]!);
     const ty = train.map((i) => y[i]!);
     LAMBDAS.forEach((lambda, l) => {
-      const fit = fitLogistic(tx, ty, { lambda, prior });
+      const fit = fitAt(tx, ty, lambda);
       for (const i of test) oof[l]![i] = logitOf(fit, x[i]!);
     });
   }
@@ -116,7 +134,7 @@ export function fitSelected(x: number[][], y: number[], keys: string[], prior: n
   const best = curve.reduce((a, b) => (b.logLoss < a.logLoss ? b : a));
   const l = LAMBDAS.indexOf(best.lambda);
   const calibration = platt(oof[l]!, y);
-  const fit = fitLogistic(x, y, { lambda: best.lambda, prior });
+  const fit = fitAt(x, y, best.lambda);
   return {
     intercept: calibration.slope * fit.intercept + calibration.intercept,
     weights: fit.weights.map((w) => calibration.slope * w),

@@ -169,6 +169,8 @@ function signalsFor(p: Profile, tenantId: string, customerId: string, now: numbe
   }
   if (p.rating !== undefined) {
     add('support.conversation_opened', 40, { source: 'intercom', attributes: { conversation_id: `conv-${customerId}-rated` } });
+    // Answered within the working day, closed two days later.
+    add('support.agent_replied', 39.8, { source: 'intercom', attributes: { conversation_id: `conv-${customerId}-rated` } });
     add('support.conversation_closed', 38, { source: 'intercom', attributes: { conversation_id: `conv-${customerId}-rated` } });
     add('support.rating', 38, { source: 'intercom', value: p.rating });
   }

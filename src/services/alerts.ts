@@ -7,8 +7,7 @@ import { columnsOf } from '../db/columns.ts';
 import { enqueueEvents } from '../outbox/events/enqueue.ts';
 import { alertEvent } from '../outbox/events/payloads.ts';
 import { EVENTS, type PayloadOf } from '../outbox/events/registry.ts';
-
-const UNIQUE_VIOLATION = '23505';
+import { PG, pgCode } from '../db/pg-errors.ts';
 
 export type { AlertStatus };
 
@@ -80,7 +79,7 @@ export function createAlertService(deps: { pool: pg.Pool }) {
         });
       } catch (e) {
         // Reopening collides with a newer unresolved alert of the same type for the customer.
-        if ((e as { code?: string })?.code === UNIQUE_VIOLATION) {
+        if (pgCode(e) === PG.uniqueViolation) {
           throw new DomainError('conflict', 'The customer already has an unresolved alert of this type.');
         }
         throw e;

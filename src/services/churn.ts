@@ -2,10 +2,12 @@ import type pg from 'pg';
 import type { Db } from '../db/prisma.ts';
 import { onPg, onPrisma, type Sql } from '../db/sql.ts';
 import { notFound, validationFailed } from '../errors.ts';
+import type { Fitter } from '../scoring/fit-runner.ts';
 import { queueTenant } from '../scoring/scoring-queue.ts';
 import { activateChurnModel, trainChurnModel } from '../scoring/training.ts';
 import { recordAudit, type Actor } from './audit.ts';
 import { customerRows } from './customers.ts';
+import { PG, pgCode } from '../db/pg-errors.ts';
 
 const FUTURE_SKEW_MS = 5 * 60_000;
 
@@ -43,7 +45,7 @@ export interface ActiveModelRow {
  * Churn labels and the tenant's model: training and activation are the scoring engine's (src/scoring/training.ts),
  * called from here; going back to the default model and refreshing every prediction commit together.
  */
-export function createChurnService(deps: { pool: pg.Pool; prisma: Db }) {
+export function createChurnService(deps: { pool: pg.Pool; prisma: Db; fitter?: Fitter }) {
   const { pool, prisma } = deps;
   return {
     /** Labels a customer as churned (or not) for training; `at` defaults to now. Answers the label's id. */
@@ -52,14 +54,20 @@ export function createChurnService(deps: { pool: pg.Pool; prisma: Db }) {
       if (at.getTime() > Date.now() + FUTURE_SKEW_MS) throw validationFailed([{ path: 'at', message: 'must not be in the future' }]);
       const sql = onPg(pool);
       if (!(await customerRows.exists(sql, tenantId, input.customerId))) throw notFound(`Customer ${input.customerId}`);
-      return churnOutcomeRows.insert(sql, { tenantId, customerId: input.customerId, churned: input.churned, at, source: 'api' });
+      try {
+        return await churnOutcomeRows.insert(sql, { tenantId, customerId: input.customerId, churned: input.churned, at, source: 'api' });
+      } catch (e) {
+        // Erased between the check and the insert: nothing was stored, and the customer is gone.
+        if (pgCode(e) === PG.foreignKeyViolation) throw notFound(`Customer ${input.customerId}`);
+        throw e;
+      }
     },
     /**
      * Fits the tenant's model on its labelled customers; it is used only if it does at least as well as the
      * default, and, with `activate: false`, only once `activate` is called after the comparison was seen.
      */
     async train(actor: Actor, opts: { activate?: boolean } = {}) {
-      const r = await trainChurnModel(pool, actor.tenantId, { activate: opts.activate });
+      const r = await trainChurnModel(pool, actor.tenantId, { activate: opts.activate, fitter: deps.fitter });
       await recordAudit(onPrisma(prisma), actor, {
         action: 'churn_model.trained',
         targetType: 'churn_model',

@@ -2,6 +2,7 @@ import type { Sql } from '../db/sql.ts';
 import { notFound } from '../errors.ts';
 import { enqueueEvents } from '../outbox/events/enqueue.ts';
 import { recordAudit, type Actor } from './audit.ts';
+import { lockAttribution } from './attribution-lock.ts';
 
 // Erasure of one customer (docs/data-lifecycle.md): everything that names or describes the customer goes,
 // in one transaction, so a failure leaves the customer whole and a success leaves nothing behind.
@@ -23,6 +24,11 @@ export interface Erased {
 
 export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string): Promise<Erased> {
   const tenantId = actor.tenantId;
+  // First, the tenant's attribution lock, exclusively: the transactions applying its inbound events end,
+  // and those that begin wait, holding no lock but on their inbox rows, which the bodies' update below
+  // passes by. Taking the customer's row first, behind events about to write signals for it, deadlocked
+  // under a steady stream of its events.
+  await lockAttribution(sql, [{ tenantId, exclusive: true }]);
   const [c] = await sql.query<{ external_id: string | null; name: string; email: string | null; domain: string | null }>(
     'SELECT external_id, name, email, domain FROM customers WHERE tenant_id = $1 AND id = $2 FOR UPDATE',
     [tenantId, customerId],
@@ -50,14 +56,22 @@ export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string):
   // only when one of its values is one of the customer's own ids or its email. Any text in it would take
   // other customers' events with it, unapplied: a name is any word ("Invoice" is in every Stripe invoice
   // event), a domain is in URLs ("stripe.com" in each invoice's link), an external id "2024" in every date.
+  // Events not yet applied that a batch holds, waiting for the lock above, are passed by: they are applied
+  // after the erasure, as if they had arrived after it.
   const bodies = await sql.query<{ id: string }>(
     `UPDATE inbox_events SET body = '', body_sha256 = NULL,
             status = CASE WHEN status = 'received' THEN 'ignored'::"InboxStatus" ELSE status END,
             last_error = CASE WHEN status = 'received' THEN 'body erased with its customer' END
-     WHERE tenant_id = $1 AND body <> ''
-       AND (id IN (SELECT inbox_event_id FROM signals WHERE customer_id = $2 AND inbox_event_id IS NOT NULL)
-            OR (status <> 'received' AND EXISTS (SELECT 1 FROM unnest($3::text[] || $4::text[]) AS t(term) WHERE strpos(lower(body), t.term) > 0))
-            OR (status = 'received' AND EXISTS (SELECT 1 FROM unnest($4::text[]) AS t(term) WHERE strpos(lower(body), t.term) > 0)))
+     WHERE id IN (
+         SELECT id FROM inbox_events
+         WHERE tenant_id = $1 AND body <> '' AND status <> 'received'
+           AND (id IN (SELECT inbox_event_id FROM signals WHERE customer_id = $2 AND inbox_event_id IS NOT NULL)
+                OR EXISTS (SELECT 1 FROM unnest($3::text[] || $4::text[]) AS t(term) WHERE strpos(lower(body), t.term) > 0)))
+        OR id IN (
+         SELECT id FROM inbox_events
+         WHERE tenant_id = $1 AND body <> '' AND status = 'received'
+           AND EXISTS (SELECT 1 FROM unnest($4::text[]) AS t(term) WHERE strpos(lower(body), t.term) > 0)
+         FOR UPDATE SKIP LOCKED)
      RETURNING id`,
     [tenantId, customerId, terms, ownValues],
   );

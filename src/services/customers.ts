@@ -8,7 +8,9 @@ import { customerCreated } from '../outbox/events/payloads.ts';
 import { EVENTS, type PayloadOf } from '../outbox/events/registry.ts';
 import type { Db } from '../db/prisma.ts';
 import type { Actor } from './audit.ts';
+import { ATTRIBUTION_LOCK_SPACE } from './attribution-lock.ts';
 import { eraseCustomer } from './customer-erasure.ts';
+import { PG, pgCode } from '../db/pg-errors.ts';
 
 // The one home of the customers and customer_identities rows. Plain SQL over `Sql`: the API writes them in
 // its own transaction and the worker inside an inbound event's transaction, so one repository serves both.
@@ -97,30 +99,84 @@ export const identityRows = {
 };
 
 /**
- * Which customer an event is about (docs/decisions.md §4): first by the provider's own account id against the
- * customer's identities, then by the email domain in the payload against the customer's domain.
+ * Attributes to a customer the events kept without one that match identities or a domain it was just given
+ * (committed), including those of transactions applying events that were still open when it was committed:
+ * waiting for the tenant's attribution lock outlasts each of those (they hold it shared), and any that
+ * begins later sees the customer. The lock is let go at once, so creating customers never waits on each other.
  */
+export async function attributeAfterCommit(
+  pool: pg.Pool,
+  tenantId: string,
+  customerId: string,
+  by: { identities: { provider: string; externalId: string }[]; domain?: string | null },
+): Promise<void> {
+  if (by.identities.length === 0 && !by.domain) return;
+  await batchesOpenNow(pool, tenantId);
+  await inTransaction(pool, (sql) => attributePending(sql, tenantId, customerId, by));
+}
+
+/** Per pool and tenant, the wait for the attribution lock that has not asked for it yet, or the one under way. */
+const lockWaits = new WeakMap<pg.Pool, Map<string, { started: boolean; over: Promise<void> }>>();
+
+/**
+ * Resolves once the transactions holding the tenant's attribution lock now have ended. Callers share one
+ * wait that has not asked for the lock yet (it waits for everything open now all the same), so a tenant's
+ * burst of creates holds one connection waiting on a long batch, not one each: those would take the whole
+ * pool from the other tenants.
+ */
+function batchesOpenNow(pool: pg.Pool, tenantId: string): Promise<void> {
+  let waits = lockWaits.get(pool);
+  if (!waits) lockWaits.set(pool, (waits = new Map()));
+  const current = waits.get(tenantId);
+  if (current && !current.started) return current.over;
+  const wait = { started: false, over: Promise.resolve() };
+  const run = async () => {
+    wait.started = true;
+    try {
+      const client = await pool.connect();
+      try {
+        const key = [ATTRIBUTION_LOCK_SPACE, tenantId];
+        await client.query('SELECT pg_advisory_lock($1::int, hashtext($2))', key);
+        await client.query('SELECT pg_advisory_unlock($1::int, hashtext($2))', key);
+      } finally {
+        client.release();
+      }
+    } finally {
+      if (waits.get(tenantId) === wait) waits.delete(tenantId);
+    }
+  };
+  // Behind a wait under way (it may have asked for the lock before this caller's commit).
+  wait.over = current ? current.over.catch(() => {}).then(run) : run();
+  waits.set(tenantId, wait);
+  return wait.over;
+}
+
+/**
+ * Which customer an event is about (docs/decisions.md §4), as an SQL expression over four parameters of the
+ * statement it is part of: first by the provider's own account ids (a text[]) against the customer's
+ * identities, then by the email domain in the payload against the customer's domain; null for neither.
+ * A statement that writes what it finds (an invoice) resolves its customer itself, in the same round trip.
+ */
+export function customerOf(p: { tenant: string; provider: string; accountIds: string; emailDomain: string }): string {
+  return `COALESCE(
+    (SELECT customer_id FROM customer_identities WHERE tenant_id = ${p.tenant} AND provider = ${p.provider} AND external_id = ANY(${p.accountIds}) LIMIT 1),
+    (SELECT id FROM customers WHERE tenant_id = ${p.tenant} AND domain = ${p.emailDomain} ORDER BY created_at LIMIT 1))`;
+}
+
+/** The account ids of a lookup that can match, for customerOf's text[] parameter. */
+export const accountIdsOf = (ids: (string | null | undefined)[]) => ids.filter((x): x is string => typeof x === 'string' && x.length > 0);
+
+/** Which customer an event is about (customerOf), in one statement. */
 export async function resolveCustomer(
   sql: Sql,
   tenantId: string,
   by: { provider: string; accountIds: (string | null | undefined)[]; emailDomain?: string | null },
 ): Promise<string | null> {
-  const ids = by.accountIds.filter((x): x is string => typeof x === 'string' && x.length > 0);
-  if (ids.length) {
-    const [hit] = await sql.query<{ customer_id: string }>(
-      'SELECT customer_id FROM customer_identities WHERE tenant_id = $1 AND provider = $2 AND external_id = ANY($3::text[]) LIMIT 1',
-      [tenantId, by.provider, ids],
-    );
-    if (hit) return hit.customer_id;
-  }
-  if (by.emailDomain) {
-    const [hit] = await sql.query<{ id: string }>(
-      'SELECT id FROM customers WHERE tenant_id = $1 AND domain = $2 ORDER BY created_at LIMIT 1',
-      [tenantId, by.emailDomain],
-    );
-    if (hit) return hit.id;
-  }
-  return null;
+  const [row] = await sql.query<{ customer_id: string | null }>(
+    `SELECT ${customerOf({ tenant: '$1::uuid', provider: '$2', accountIds: '$3::text[]', emailDomain: '$4' })} AS customer_id`,
+    [tenantId, by.provider, accountIdsOf(by.accountIds), by.emailDomain ?? null],
+  );
+  return row?.customer_id ?? null;
 }
 
 /**
@@ -181,12 +237,11 @@ export async function customerForProviderAccount(
   return customerId;
 }
 
-const UNIQUE_VIOLATION = '23505';
 /** A deadlock or a serialization failure: the transaction can run again. */
-const RETRYABLE = new Set(['40P01', '40001']);
+const RETRYABLE = new Set<string | undefined>([PG.deadlockDetected, PG.serializationFailure]);
 /** Unique violations become 409s that name the clashing field instead of a 500. */
 function rethrowConflict(e: unknown, what: string): never {
-  if ((e as { code?: string })?.code === UNIQUE_VIOLATION) throw new DomainError('conflict', `${what} already exists in this tenant.`);
+  if (pgCode(e) === PG.uniqueViolation) throw new DomainError('conflict', `${what} already exists in this tenant.`);
   throw e;
 }
 
@@ -200,13 +255,16 @@ export function createCustomerService(deps: { pool: pg.Pool; prisma: Db }) {
       const seen = new Set(identities.map((i) => `${i.provider}:${i.externalId}`));
       if (seen.size !== identities.length) throw new DomainError('conflict', 'The same identity is listed twice.');
       try {
-        return await inTransaction(pool, async (sql) => {
+        const id = await inTransaction(pool, async (sql) => {
           const c = await customerRows.insert(sql, { ...input, tenantId });
           await identityRows.insert(sql, tenantId, c.id, identities);
           await attributePending(sql, tenantId, c.id, { identities, domain: input.domain });
           await enqueueEvents(sql, [customerCreated(c)]);
           return c.id;
         });
+        // Events applied beside this transaction, which could not see the customer yet.
+        await attributeAfterCommit(pool, tenantId, id, { identities, domain: input.domain });
+        return id;
       } catch (e) {
         rethrowConflict(e, 'A customer with this external_id or one of these identities');
       }
@@ -218,6 +276,7 @@ export function createCustomerService(deps: { pool: pg.Pool; prisma: Db }) {
           if (!c) throw notFound(`Customer ${id}`);
           if (changes.domain) await attributePending(sql, tenantId, id, { identities: [], domain: changes.domain });
         });
+        if (changes.domain) await attributeAfterCommit(pool, tenantId, id, { identities: [], domain: changes.domain });
       } catch (e) {
         if (e instanceof DomainError) throw e;
         rethrowConflict(e, 'A customer with this external_id');
@@ -233,7 +292,7 @@ export function createCustomerService(deps: { pool: pg.Pool; prisma: Db }) {
         try {
           return await inTransaction(pool, (sql) => eraseCustomer(sql, actor, id));
         } catch (e) {
-          if (attempt >= 3 || !RETRYABLE.has((e as { code?: string })?.code ?? '')) throw e;
+          if (attempt >= 3 || !RETRYABLE.has(pgCode(e))) throw e;
         }
       }
     },

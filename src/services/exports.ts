@@ -131,6 +131,20 @@ const DATASETS = {
       { name: 'attributes', sql: 's.attributes', description: 'Details, as JSON' },
     ],
   },
+  churn_outcomes: {
+    from: 'churn_outcomes o',
+    tenant: 'o.tenant_id',
+    customer: 'o.customer_id',
+    key: ['o.customer_id', 'o.at', 'o.id'],
+    time: 'o.at',
+    columns: [
+      { name: 'customer_id', sql: 'o.customer_id', description: 'Customer id' },
+      { name: 'churned', sql: 'o.churned', description: 'Churned (true) or retained (false)' },
+      { name: 'at', sql: 'o.at', description: 'When the outcome happened' },
+      { name: 'source', sql: 'o.source', description: '`api` for a posted label, `stripe` for a cancelled subscription' },
+      { name: 'recorded_at', sql: 'o.created_at', description: 'When it was recorded' },
+    ],
+  },
 } as const satisfies Record<ExportDataset, Dataset>;
 
 /** The records of one customer's access-request export, in the order written. */

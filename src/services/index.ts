@@ -4,6 +4,7 @@ import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/prisma.ts';
 import type { Deliverer } from '../outbox/sender/deliverer.ts';
 import type { Queue } from '../queue/queue.ts';
+import type { Fitter } from '../scoring/fit-runner.ts';
 import { createAccountService } from './accounts.ts';
 import { createAlertService } from './alerts.ts';
 import { createApiKeyService } from './api-keys.ts';
@@ -32,6 +33,8 @@ export interface ServiceDeps {
   secretCacheMs: number;
   /** Days between an owner's request to delete the workspace and its removal. */
   workspaceDeletionDelayDays: number;
+  /** Where churn models are fitted (a thread of their own in the service); in the caller's thread when absent. */
+  fitter?: Fitter;
 }
 
 /** The composition root of the domain: one service per domain, each owning its tables' writes. */
@@ -43,7 +46,7 @@ export function createServices(deps: ServiceDeps) {
     alerts: createAlertService({ pool }),
     apiKeys: createApiKeyService({ prisma }),
     audit: createAuditService({ prisma }),
-    churn: createChurnService({ pool, prisma }),
+    churn: createChurnService({ pool, prisma, fitter: deps.fitter }),
     customers: createCustomerService({ pool, prisma }),
     customerReads: createCustomerReads(pool),
     healthSettings: createHealthSettingsService({ prisma }),

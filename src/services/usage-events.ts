@@ -5,6 +5,7 @@ import { DomainError, validationFailed } from '../errors.ts';
 import { isUuid } from '../uuid.ts';
 import { recordSignals, type SignalInput } from './signals.ts';
 import { customerRows } from './customers.ts';
+import { PG, pgCode } from '../db/pg-errors.ts';
 
 export interface UsageEventInput {
   customerId?: string | null;
@@ -68,6 +69,23 @@ export async function recordUsageEvents(
   tenantId: string,
   events: UsageEventInput[],
   opts: { idempotencyKey?: string | null; now?: number } = {},
+): Promise<UsageEventsResult> {
+  // Customers are looked up before the insert: one erased in between fails the insert on its foreign key,
+  // and nothing was stored. Once more, its events are then not_found like any unknown customer's.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await recordOnce(pool, tenantId, events, opts);
+    } catch (e) {
+      if (attempt >= 3 || pgCode(e) !== PG.foreignKeyViolation) throw e;
+    }
+  }
+}
+
+async function recordOnce(
+  pool: pg.Pool,
+  tenantId: string,
+  events: UsageEventInput[],
+  opts: { idempotencyKey?: string | null; now?: number },
 ): Promise<UsageEventsResult> {
   if (events.length < 1 || events.length > MAX_BATCH)
     throw validationFailed([{ path: 'events', message: `send 1 to ${MAX_BATCH} events` }]);

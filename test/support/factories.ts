@@ -226,3 +226,19 @@ export async function historyPoint(
 /** An outbox event of the given type with the registry's example payload for the tenant. */
 export const exampleEvent = (tenantId: string, type: EventName = 'invoice.created', dedupKey = `${type}:${randomUUID()}`): OutboxInput =>
   ({ tenantId, type, payload: { ...EVENTS[type].example, tenant_id: tenantId }, dedupKey }) as OutboxInput;
+
+/**
+ * Customers labelled churned or retained, half each, whose only signal is their last use: the churned
+ * stopped 40–46 days ago, the retained used the product 1–5 days ago. Inactivity drives churn, so a
+ * model trained on them is worth using.
+ */
+export async function inactivityLabelledCustomers(db: Db, tenantId: string, n = 60) {
+  for (let i = 0; i < n; i++) {
+    const id = (await customer(db, tenantId)).id;
+    const churned = i % 2 === 0;
+    await db.signal.create({
+      data: { tenantId, customerId: id, source: 'api', kind: 'usage.event', occurredAt: daysAgo(churned ? 40 + (i % 7) : 1 + (i % 5)) },
+    });
+    await db.churnOutcome.create({ data: { tenantId, customerId: id, churned, at: daysAgo(0.5), source: 'api' } });
+  }
+}

@@ -15,7 +15,8 @@ const TOPICS: Record<string, string> = {
 
 /** Intercom conversations: opened, replied, closed, rated; by company, contact or email domain. */
 export const normalizeIntercom: Normalizer = async ({ sql, event, sentiment }) => {
-  const kind = TOPICS[event.eventType];
+  // Own keys only: a topic named like an Object.prototype member (`constructor`) is just unknown.
+  const kind = Object.hasOwn(TOPICS, event.eventType) ? TOPICS[event.eventType] : undefined;
   if (!kind) return 'ignored';
   const item = event.body?.data?.item ?? {};
   const contacts: any[] = item.contacts?.contacts ?? [];

@@ -1,8 +1,7 @@
-import { formatAmount } from '../../contract/money.ts';
-import { enqueueEvents } from '../../outbox/events/enqueue.ts';
+import { currencyCode, formatAmount } from '../../contract/money.ts';
 import { eventOf, invoiceEvent, type InvoiceRecord } from '../../outbox/events/payloads.ts';
 import { churnOutcomeRows } from '../../services/churn.ts';
-import { customerForProviderAccount, resolveCustomer } from '../../services/customers.ts';
+import { accountIdsOf, customerForProviderAccount, customerOf, resolveCustomer } from '../../services/customers.ts';
 import { companyDomain } from '../email-domain.ts';
 import { canMove, EVENT_FOR_STATUS, type InvoiceStatus } from '../invoice-state.ts';
 import { lockObject } from '../locks.ts';
@@ -113,34 +112,53 @@ async function invoicePaymentPaid(ctx: NormalizeContext, o: any): Promise<Outcom
   return 'processed';
 }
 
-/** Finds or creates our invoice for a Stripe invoice object (locked for this transaction), without changing its status. */
+/**
+ * Finds or creates our invoice for a Stripe invoice object, locked for this transaction, without changing
+ * its status, in one statement. A stored invoice is locked by its row (a transaction changing it holds the
+ * row until it ends, and this one then reads what it committed); a new one is created with its customer
+ * resolved in the same statement. Two transactions creating the same invoice meet on its unique key: the
+ * later waits for the earlier to end, creates nothing, and then finds its row.
+ */
 async function invoiceRow(ctx: NormalizeContext, o: any, initial: InvoiceStatus): Promise<{ invoice: InvoiceRow; created: boolean }> {
   const { sql } = ctx;
   const tenantId = ctx.event.tenantId;
   const externalId = str(o?.id)!;
-  await lockObject(sql, tenantId, PROVIDER, externalId);
-  const [found] = await sql.query<InvoiceRow>(
-    `SELECT ${INVOICE_COLUMNS} FROM invoices WHERE tenant_id = $1 AND provider = $2 AND external_id = $3`,
-    [tenantId, PROVIDER, externalId],
-  );
-  if (found) return { invoice: found, created: false };
   const account = accountOf(o);
-  const [invoice] = await sql.query<InvoiceRow>(
-    `INSERT INTO invoices (id, tenant_id, provider, external_id, account_id, customer_id, status, total_minor, currency, due_at, created_at, updated_at)
-     VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6::"InvoiceStatus", $7, $8, $9, now(), now()) RETURNING ${INVOICE_COLUMNS}`,
+  const customer = customerOf({ tenant: '$1::uuid', provider: '$2', accountIds: '$9::text[]', emailDomain: '$10' });
+  const [row] = await sql.query<InvoiceRow & { created: boolean }>(
+    `WITH found AS (
+       SELECT ${INVOICE_COLUMNS} FROM invoices WHERE tenant_id = $1 AND provider = $2 AND external_id = $3 FOR UPDATE
+     ), made AS (
+       INSERT INTO invoices (id, tenant_id, provider, external_id, account_id, customer_id, status, total_minor, currency, due_at, created_at, updated_at)
+       SELECT gen_random_uuid(), $1, $2, $3, $4, ${customer}, $5::"InvoiceStatus", $6, $7, $8, now(), now()
+       WHERE NOT EXISTS (SELECT 1 FROM found)
+       ON CONFLICT (tenant_id, provider, external_id) DO NOTHING
+       RETURNING ${INVOICE_COLUMNS}
+     )
+     SELECT *, false AS created FROM found UNION ALL SELECT *, true AS created FROM made`,
     [
       tenantId,
       PROVIDER,
       externalId,
       account,
-      await customerFor(ctx, account, o?.customer_email),
       initial,
       minor(o?.total ?? o?.amount_due).toString(),
-      String(o?.currency ?? 'usd').toLowerCase(),
+      currencyCode(o?.currency ?? 'usd'),
       fromUnix(o?.due_date),
+      accountIdsOf([account]),
+      companyDomain(o?.customer_email),
     ],
   );
-  return { invoice: invoice!, created: true };
+  if (row) {
+    const { created, ...invoice } = row;
+    return { invoice, created };
+  }
+  // Created meanwhile by a transaction that has committed since (it made this one wait): a new statement sees it.
+  const [found] = await sql.query<InvoiceRow>(
+    `SELECT ${INVOICE_COLUMNS} FROM invoices WHERE tenant_id = $1 AND provider = $2 AND external_id = $3 FOR UPDATE`,
+    [tenantId, PROVIDER, externalId],
+  );
+  return { invoice: found!, created: false };
 }
 
 async function invoiceTransition(ctx: NormalizeContext, o: any, target: InvoiceStatus): Promise<Outcome> {
@@ -164,7 +182,7 @@ async function invoiceTransition(ctx: NormalizeContext, o: any, target: InvoiceS
   // invoice.created announces a draft that came into being here; later statuses announce themselves.
   const type = EVENT_FOR_STATUS[target];
   if (type && (target !== 'draft' || created)) {
-    await enqueueEvents(sql, [invoiceEvent(type, current!)]);
+    ctx.outbox.push(invoiceEvent(type, current!));
   }
   if (target === 'paid' || target === 'overdue') {
     await recordSignals(sql, [
@@ -195,23 +213,21 @@ async function paymentFailed(ctx: NormalizeContext, o: any): Promise<Outcome> {
   // Failing that, the Stripe invoice id is the one reference the event gives to the failed attempt.
   const paymentId = named[0] ?? (await latestPaymentOf(ctx, str(o.id)!)) ?? str(o.id)!;
   const amountMinor = minor(o?.amount_due ?? o?.total);
-  await enqueueEvents(ctx.sql, [
-    {
-      tenantId,
-      type: 'payment.failed',
-      subject: invoice.id,
-      dedupKey: `payment.failed:${ctx.event.body?.id ?? ctx.event.id}`,
-      payload: {
-        tenant_id: tenantId,
-        payment_id: paymentId,
-        invoice_id: invoice.id,
-        customer_id: invoice.customer_id,
-        amount: formatAmount(amountMinor, invoice.currency),
-        currency: invoice.currency,
-        reason: str(o?.last_finalization_error?.message) ?? str(o?.last_payment_error?.message) ?? 'payment_failed',
-      },
+  ctx.outbox.push({
+    tenantId,
+    type: 'payment.failed' as const,
+    subject: invoice.id,
+    dedupKey: `payment.failed:${ctx.event.body?.id ?? ctx.event.id}`,
+    payload: {
+      tenant_id: tenantId,
+      payment_id: paymentId,
+      invoice_id: invoice.id,
+      customer_id: invoice.customer_id,
+      amount: formatAmount(amountMinor, invoice.currency),
+      currency: invoice.currency,
+      reason: str(o?.last_finalization_error?.message) ?? str(o?.last_payment_error?.message) ?? 'payment_failed',
     },
-  ]);
+  });
   await recordSignals(ctx.sql, [
     {
       tenantId,
@@ -274,25 +290,23 @@ async function refunded(ctx: NormalizeContext, o: any): Promise<Outcome> {
         invoiceExternal,
       ])
     : [];
-  const currency = String(o?.currency ?? 'usd').toLowerCase();
+  const currency = currencyCode(o?.currency ?? 'usd');
   const refundedMinor = minor(o?.amount_refunded ?? o?.amount);
-  await enqueueEvents(ctx.sql, [
-    {
-      tenantId,
-      type: 'payment.refunded',
-      subject: chargeId,
-      dedupKey: `payment.refunded:${chargeId}:${refundedMinor}`,
-      payload: {
-        tenant_id: tenantId,
-        payment_id: chargeId,
-        invoice_id: invoice?.id ?? null,
-        customer_id: customerId,
-        amount: formatAmount(refundedMinor, currency),
-        currency,
-        reason: str(o?.refunds?.data?.[0]?.reason) ?? (await storedRefundReason(ctx, chargeId)),
-      },
+  ctx.outbox.push({
+    tenantId,
+    type: 'payment.refunded' as const,
+    subject: chargeId,
+    dedupKey: `payment.refunded:${chargeId}:${refundedMinor}`,
+    payload: {
+      tenant_id: tenantId,
+      payment_id: chargeId,
+      invoice_id: invoice?.id ?? null,
+      customer_id: customerId,
+      amount: formatAmount(refundedMinor, currency),
+      currency,
+      reason: str(o?.refunds?.data?.[0]?.reason) ?? (await storedRefundReason(ctx, chargeId)),
     },
-  ]);
+  });
   await recordSignals(ctx.sql, [
     {
       tenantId,
@@ -356,8 +370,14 @@ async function subscriptionChanged(ctx: NormalizeContext, o: any, deleted: boole
     'SELECT id, customer_id, status, trial_end, seats, mrr_minor, last_event_at FROM subscriptions WHERE tenant_id = $1 AND provider = $2 AND external_id = $3',
     [tenantId, PROVIDER, externalId],
   );
-  // An older event never overwrites what a newer one already said.
-  if (existing && existing.last_event_at > at) return 'ignored';
+  // An older event never overwrites what a newer one already said. Stripe's event times are whole seconds, so
+  // a creation and an update often share one: a creation is never newer than what is stored, nor is an update
+  // newer than the deletion of that second.
+  const sameSecond = existing !== undefined && existing.last_event_at.getTime() === at.getTime();
+  const created = ctx.event.body?.type === 'customer.subscription.created';
+  if (existing && (existing.last_event_at > at || (sameSecond && (created || (existing.status === 'canceled' && !deleted))))) {
+    return 'ignored';
+  }
   const customerId = existing?.customer_id ?? (await customerFor(ctx, account));
   const values = [
     facts.status,
@@ -385,13 +405,14 @@ async function subscriptionChanged(ctx: NormalizeContext, o: any, deleted: boole
   const signals: { kind: string; value: number; attributes?: Record<string, unknown> }[] = [];
   // The trial rule (docs/decisions.md §5): only a later trial_end on a subscription that already had one is an extension.
   if (existing?.trial_end && facts.trialEnd && facts.trialEnd > existing.trial_end) {
-    await enqueueEvents(sql, [
+    ctx.outbox.push(
       eventOf(
         'subscription.trial_extended',
         { tenantId, subscriptionId: sub!.id, customerId: sub!.customer_id, previousTrialEnd: existing.trial_end, trialEnd: facts.trialEnd },
-        { subject: sub!.id, dedupKey: `subscription.trial_extended:${sub!.id}:${facts.trialEnd.toISOString()}` },
+        // One announcement per provider event: a trial moved later, back, then later again is extended twice.
+        { subject: sub!.id, dedupKey: `subscription.trial_extended:${ctx.event.body?.id ?? ctx.event.id}` },
       ),
-    ]);
+    );
     signals.push({ kind: 'billing.trial_extended', value: (facts.trialEnd.getTime() - existing.trial_end.getTime()) / 86_400_000 });
   }
   if (facts.seats !== null && facts.seats !== (existing?.seats ?? null)) {
@@ -439,7 +460,8 @@ export const normalizeStripe: Normalizer = async (ctx) => {
   const type = String(ctx.event.body?.type ?? '');
   const o = ctx.event.body?.data?.object;
   if (type === 'customer.created' || type === 'customer.updated') return upsertCustomer(ctx, o);
-  if (type in INVOICE_EVENTS) return invoiceTransition(ctx, o, INVOICE_EVENTS[type]!);
+  // Own keys only: `in` would also find `constructor` and the other members of Object.prototype.
+  if (Object.hasOwn(INVOICE_EVENTS, type)) return invoiceTransition(ctx, o, INVOICE_EVENTS[type]!);
   if (type === 'invoice.payment_failed') return paymentFailed(ctx, o);
   if (type === 'invoice_payment.paid') return invoicePaymentPaid(ctx, o);
   if (type === 'charge.refunded') return refunded(ctx, o);

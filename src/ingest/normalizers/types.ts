@@ -1,4 +1,5 @@
 import type { Sql } from '../../db/sql.ts';
+import type { OutboxInput } from '../../outbox/events/enqueue.ts';
 
 export interface StoredEvent {
   id: string;
@@ -15,6 +16,11 @@ export interface NormalizeContext {
   event: StoredEvent;
   /** -1..1 sentiment of a text, from an established library (src/ingest/sentiment.ts). */
   sentiment: (text: string) => number;
+  /**
+   * Outbox events to send: written by one statement when the transaction's events are all applied (no
+   * statement of a normalizer reads them back), in the same transaction.
+   */
+  outbox: OutboxInput[];
 }
 
 /** `processed` when the event changed something, `ignored` for types we keep but do not use. */

@@ -17,6 +17,7 @@ export function parseStripeSignature(value: string | undefined): { t: number; v1
 
 export const stripe: ProviderSpec = {
   normalize: normalizeStripe,
+  identifiesCustomers: (eventType) => eventType === 'customer.created' || eventType === 'customer.updated',
   sign: (secret, body, now) => ({ 'stripe-signature': `t=${now},v1=${hmacHex('sha256', secret, `${now}.`, body)}` }),
   name: 'stripe',
   verify({ headers, rawBody, now }, secrets) {

@@ -36,6 +36,11 @@ export interface ProviderSpec {
   describe(body: any, req: InboundRequest): { dedupKey: string; eventType: string };
   /** Turns a stored event into invoices, subscriptions, signals and outbound events (src/ingest/normalizers). */
   normalize: Normalizer;
+  /**
+   * Whether events of this type may create customers or give them identities (Stripe's customer.*): they are
+   * applied holding their tenant's attribution lock exclusively (services/attribution-lock.ts).
+   */
+  identifiesCustomers?(eventType: string): boolean;
   /** The signature headers the provider would send for `body` under `secret` at unix time `now`, to replay recorded requests. */
   sign(secret: string, body: string, now: number): Record<string, string>;
   /** How /openapi.json describes the provider's requests (src/ingest/inbound-openapi.ts). */

@@ -161,7 +161,7 @@ export const EVENTS = {
           priority: 'high',
         },
       ],
-      modelVersion: 'default-v1',
+      modelVersion: 'default-v2',
       predictedAt: new Date('2026-11-20T06:00:00.000Z'),
       previousProbability: 0.18,
     }),

@@ -159,7 +159,7 @@ export async function customerRoutes(fastify: FastifyInstance, { run, context }:
     },
     async (req) => {
       const data = await run(CustomerHealthDocument, { id: req.params.customer_id }, context(req));
-      return serialize(C.health.shape, data.customer.health);
+      return serialize(C.health.shape, data.customerHealth);
     },
   );
 

@@ -108,8 +108,8 @@ export async function scoringRoutes(fastify: FastifyInstance, { run, context }: 
         operationId: 'trainChurnModel',
         summary: 'Train the churn model',
         description:
-          'Uses the latest label of each customer (`POST /customers/{id}/churn-outcome`, or a cancelled subscription). Needs 20 churned and 20 retained customers (else 422 `not_enough_data`). A quarter of each class is held out to measure AUC and Brier score, beside the default model on the same customers; the new model is put in use only when its AUC is at least the default’s, and every prediction is refreshed within a minute.',
-        response: { 200: C.churnTraining.ref, ...problemResponses(401, 403, 422, 429) },
+          'Uses the latest label of each customer (`POST /customers/{id}/churn-outcome`, or a cancelled subscription). Needs 20 churned and 20 retained customers (else 422 `not_enough_data`). Every labelled customer is held out once (five-fold cross-validation) to measure AUC and Brier score, beside the default model on the same customers; the new model is put in use only when it does at least as well as the default, and every prediction is refreshed within a minute. One training of a workspace runs at a time (another meanwhile is a 409 `conflict`); a service busy training other workspaces answers 503 with `Retry-After`.',
+        response: { 200: C.churnTraining.ref, ...problemResponses(401, 403, 409, 422, 429) },
       },
     },
     async (req) => {

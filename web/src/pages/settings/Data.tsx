@@ -8,7 +8,7 @@ import { graphql } from '../../gql/index.ts';
 import type { RetentionKey } from '../../gql/graphql.ts';
 
 // The REST export's datasets and formats (GET /api/v1/exports/{dataset}), with what the screen calls them.
-type DataExportDataset = 'customers' | 'health_history' | 'alerts' | 'signals';
+type DataExportDataset = 'customers' | 'health_history' | 'alerts' | 'signals' | 'churn_outcomes';
 type DataExportFormat = 'ndjson' | 'csv';
 import { useAuth } from '../../lib/auth.tsx';
 import { downloadExport } from '../../lib/download.ts';
@@ -82,6 +82,7 @@ const DATASETS: (readonly [DataExportDataset, string])[] = [
   ['health_history', 'Daily health history'],
   ['alerts', 'Alerts'],
   ['signals', 'Signals'],
+  ['churn_outcomes', 'Churn labels'],
 ];
 const FORMATS: (readonly [DataExportFormat, string])[] = [
   ['ndjson', 'NDJSON (one JSON object a line)'],

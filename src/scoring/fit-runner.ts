@@ -1,0 +1,88 @@
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { DomainError } from '../errors.ts';
+import { type FitInput, type FitOutcome, fitTenantModel } from './tenant-fit.ts';
+
+// tsx's module API as an ES module (its `import` export), found from where this file is.
+const tsxApi = () =>
+  pathToFileURL(join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs')).href;
+
+/** Fits a tenant's churn model: the arithmetic of training, seconds of CPU for thousands of labels. */
+export type Fitter = (tenantId: string, input: FitInput) => Promise<FitOutcome>;
+
+/** In the caller's thread: for the command line and the evaluation, where nothing else waits on it. */
+export const fitHere: Fitter = async (_tenantId, input) => fitTenantModel(input);
+
+/**
+ * Fits on a thread of its own, one model at a time, so training never holds up the requests the process
+ * is serving. A tenant has at most one training under way (another is a 409 until it ends), and at most
+ * `maxTenants` tenants wait for the thread at once (more is a 503): a burst of training requests costs
+ * one thread's time, in turn, not the API's.
+ */
+export function createThreadFitter(opts: { maxTenants?: number } = {}): Fitter & { close(): Promise<void> } {
+  const maxTenants = opts.maxTenants ?? 8;
+  const training = new Set<string>();
+  const pending = new Map<number, { resolve: (o: FitOutcome) => void; reject: (e: Error) => void }>();
+  let worker: Worker | undefined;
+  let next = 0;
+
+  // A thread that failed fails what it was given, once: its 'exit' after an 'error', or after a newer thread
+  // was started, must not touch the newer thread's work.
+  const failAll = (w: Worker, e: Error) => {
+    if (worker !== w) return;
+    for (const p of pending.values()) p.reject(e);
+    pending.clear();
+    worker = undefined;
+  };
+  const start = () => {
+    // Run from TypeScript sources (development, tests), the thread registers tsx's loader before it loads
+    // its entry: loaders given to this process do not reach its threads.
+    const typescript = import.meta.url.endsWith('.ts');
+    const entry = new URL(typescript ? './fit-thread.ts' : './fit-thread.js', import.meta.url);
+    const w = typescript
+      ? new Worker(
+          `import(${JSON.stringify(tsxApi())})` + `.then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`,
+          { eval: true },
+        )
+      : new Worker(entry);
+    w.unref();
+    w.on('message', ({ id, outcome, error }: { id: number; outcome?: FitOutcome; error?: string }) => {
+      const p = pending.get(id);
+      pending.delete(id);
+      if (error !== undefined) p?.reject(new Error(error));
+      else p?.resolve(outcome!);
+    });
+    w.on('error', (e) => failAll(w, e));
+    w.on('exit', (code) => failAll(w, new Error(`the churn fitting thread stopped (exit code ${code})`)));
+    return w;
+  };
+
+  const fit: Fitter = (tenantId, input) => {
+    if (training.has(tenantId)) {
+      return Promise.reject(
+        new DomainError('conflict', 'A training of this workspace’s churn model is already under way; wait for its result.'),
+      );
+    }
+    if (training.size >= maxTenants) {
+      return Promise.reject(
+        new DomainError('service_unavailable', 'Churn model training is busy; retry in a minute.', { retryAfterSeconds: 60 }),
+      );
+    }
+    training.add(tenantId);
+    const id = ++next;
+    return new Promise<FitOutcome>((resolve, reject) => {
+      pending.set(id, { resolve, reject });
+      (worker ??= start()).postMessage({ id, input });
+    }).finally(() => training.delete(tenantId));
+  };
+  return Object.assign(fit, {
+    async close() {
+      const w = worker;
+      if (!w) return;
+      failAll(w, new Error('the churn fitting thread was closed'));
+      await w.terminate();
+    },
+  });
+}

@@ -1,0 +1,70 @@
+// A statement whose rows come back before its commit (src/db/rows-before-commit.ts), checked against
+// PostgreSQL: a deferred trigger makes each commit here take a while, so "before" can be seen.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rowsBeforeCommit } from '../src/db/rows-before-commit.ts';
+import { fileDatabaseUrl } from './support/database.ts';
+
+let pool: pg.Pool;
+beforeAll(async () => {
+  pool = new pg.Pool({ connectionString: await fileDatabaseUrl(), max: 4 });
+  await pool.query(`
+    CREATE TABLE slow_commits (id int PRIMARY KEY, ok boolean NOT NULL DEFAULT true);
+    CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      PERFORM pg_sleep(0.4);
+      IF NOT NEW.ok THEN RAISE EXCEPTION 'refused at commit'; END IF;
+      RETURN NULL;
+    END $$;
+    CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON slow_commits DEFERRABLE INITIALLY DEFERRED
+      FOR EACH ROW EXECUTE FUNCTION slow_commit();`);
+});
+afterAll(() => pool?.end());
+
+async function run(id: number, ok = true) {
+  const client = await pool.connect();
+  try {
+    const started = Date.now();
+    const statement = rowsBeforeCommit<{ id: number }>(client, 'INSERT INTO slow_commits (id, ok) VALUES ($1, $2) RETURNING id', [id, ok]);
+    const rows = await statement.rows.then((r) => ({ r, at: Date.now() - started }));
+    const visibleBefore = (await pool.query('SELECT 1 FROM slow_commits WHERE id = $1', [id])).rowCount;
+    const committed = await statement.committed.then(
+      () => ({ ok: true, at: Date.now() - started }),
+      (e: Error) => ({ ok: false, at: Date.now() - started, message: e.message }),
+    );
+    const visibleAfter = (await pool.query('SELECT 1 FROM slow_commits WHERE id = $1', [id])).rowCount;
+    return { rows, visibleBefore, committed, visibleAfter };
+  } finally {
+    client.release();
+  }
+}
+
+describe('a statement with its rows before its commit', () => {
+  it('answers the rows while the commit is still running, and commits them', async () => {
+    const { rows, visibleBefore, committed, visibleAfter } = await run(1);
+    expect(rows.r).toEqual([{ id: 1 }]);
+    expect(visibleBefore).toBe(0);
+    expect(committed.ok).toBe(true);
+    expect(committed.at - rows.at).toBeGreaterThanOrEqual(300);
+    expect(visibleAfter).toBe(1);
+  });
+
+  it('rejects the commit, and keeps nothing, when the commit fails after the rows came', async () => {
+    const { rows, committed, visibleAfter } = await run(2, false);
+    expect(rows.r).toEqual([{ id: 2 }]);
+    expect(committed).toMatchObject({ ok: false, message: 'refused at commit' });
+    expect(visibleAfter).toBe(0);
+  });
+
+  it('rejects both when the statement itself fails, and leaves the connection usable', async () => {
+    const client = await pool.connect();
+    try {
+      const statement = rowsBeforeCommit(client, 'INSERT INTO slow_commits (id) VALUES ($1) RETURNING id', ['not a number']);
+      await expect(statement.rows).rejects.toThrow(/invalid input syntax/);
+      await expect(statement.committed).rejects.toThrow(/invalid input syntax/);
+      expect((await client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    } finally {
+      client.release();
+    }
+  });
+});
