@@ -1,6 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -43,17 +43,40 @@ export function serviceEnv(databaseUrl: string, extra: Record<string, string> = 
   };
 }
 
+let compiled = false;
+/**
+ * The JavaScript a TypeScript entry point compiles to, as production runs it (`npm run build`): the
+ * service's sources and the bare baselines are compiled once per bench run into `.bench-build/`, with the
+ * same compiler settings as the build, so neither side pays for a loader the other does not.
+ */
+function compiledEntry(entry: string): string {
+  if (!compiled) {
+    execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.bench.json')], {
+      cwd: ROOT,
+      stdio: 'inherit',
+    });
+    compiled = true;
+  }
+  const js = join(ROOT, '.bench-build', entry.replace(/\.ts$/, '.js'));
+  if (!existsSync(js)) throw new Error(`${entry} is not in tsconfig.bench.json`);
+  return js;
+}
+
 export function startProcess(
   args: string[],
   env: Record<string, string>,
   ready: RegExp,
-  opts: { plainNode?: boolean } = {},
+  opts: { plainNode?: boolean; fromSource?: boolean } = {},
 ): Promise<{ child: ChildProcess; output: string }> {
-  // Node with tsx's loader rather than the tsx CLI, so child.pid is the service itself (RSS, signals);
-  // `plainNode` runs compiled JavaScript without it.
-  // BENCH_NODE_ARGS passes flags to the service processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
+  // The service and the bare baselines run compiled, under plain Node, as `npm run start:prod` runs; from
+  // source through tsx's loader, as `npm start` runs, with `fromSource` or BENCH_TSX=1. Either way Node
+  // itself is the child, so child.pid is the process measured (RSS, CPU). `plainNode` runs JavaScript
+  // given as is. BENCH_NODE_ARGS passes flags to the processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
   const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...nodeArgs, ...(opts.plainNode ? [] : ['--import', 'tsx']), ...args], {
+  const fromSource = !opts.plainNode && (opts.fromSource || process.env.BENCH_TSX === '1');
+  const [entry, ...rest] = args;
+  const argv = opts.plainNode || fromSource ? args : [compiledEntry(entry!), ...rest];
+  const child = spawn(process.execPath, [...nodeArgs, ...(fromSource ? ['--import', 'tsx'] : []), ...argv], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -103,6 +126,8 @@ export interface Measured {
   total?: number;
   /** CPU time of the measured process(es) per answered request, in microseconds. */
   cpuUs?: number;
+  /** CPU time of the measured process(es) over the whole run, in microseconds. */
+  cpuTotalUs?: number;
   /** The 1-minute load average at the end of the run. */
   loadAvg?: number;
   /** Responses by HTTP status, where measured with `load`. */
@@ -139,7 +164,7 @@ export async function load(
   return {
     name,
     total,
-    ...(opts.pids?.length ? { cpuUs: Math.round(cpuUsed / Math.max(total, 1)) } : {}),
+    ...(opts.pids?.length ? { cpuUs: Math.round(cpuUsed / Math.max(total, 1)), cpuTotalUs: cpuUsed } : {}),
     loadAvg: load1(),
     rps: Math.round(r.requests.average),
     p50: r.latency.p50,
@@ -154,6 +179,62 @@ export async function load(
       ]),
     ),
   };
+}
+
+type LoadOptions = Parameters<typeof load>[1];
+
+/**
+ * A server and its baseline measured in alternating rounds (baseline, server, baseline, server...) after
+ * a warm-up of each, so that a neighbour's burst or a slow spell of the machine falls on both rather than
+ * on one. Each side's figures pool its rounds: requests and CPU time summed (CPU per request is their
+ * quotient), p50 the median round's, p99 the worst round's; `rounds` keeps each pair as measured.
+ */
+export async function alternate(
+  names: { baseline: string; server: string },
+  opts: { baseline: Omit<LoadOptions, 'durationS'>; server: Omit<LoadOptions, 'durationS'>; rounds: number; durationS: number },
+): Promise<{ baseline: Measured; server: Measured; rounds: { baseline: Measured; server: Measured }[] }> {
+  await load('warm-up', { ...opts.baseline, durationS: 2 });
+  await load('warm-up', { ...opts.server, durationS: 2 });
+  const b: Measured[] = [];
+  const s: Measured[] = [];
+  for (let i = 0; i < opts.rounds; i++) {
+    b.push(await load(names.baseline, { ...opts.baseline, durationS: opts.durationS }));
+    s.push(await load(names.server, { ...opts.server, durationS: opts.durationS }));
+  }
+  const seconds = opts.rounds * opts.durationS;
+  return {
+    baseline: pooled(names.baseline, b, seconds),
+    server: pooled(names.server, s, seconds),
+    rounds: s.map((server, i) => ({ baseline: b[i]!, server })),
+  };
+}
+
+function pooled(name: string, rounds: Measured[], seconds: number): Measured {
+  const sum = (f: (m: Measured) => number) => rounds.reduce((n, m) => n + f(m), 0);
+  const total = sum((m) => m.total ?? 0);
+  const byP50 = [...rounds].sort((a, b) => a.p50 - b.p50);
+  const statuses: Record<string, number> = {};
+  for (const m of rounds) for (const [k, v] of Object.entries(m.statuses ?? {})) statuses[k] = (statuses[k] ?? 0) + v;
+  return {
+    name,
+    total,
+    rps: Math.round(total / seconds),
+    p50: byP50[Math.floor(byP50.length / 2)]!.p50,
+    p99: Math.max(...rounds.map((m) => m.p99)),
+    errors: sum((m) => m.errors),
+    non2xx: sum((m) => m.non2xx),
+    bytes: Math.round(sum((m) => m.bytes * (m.total ?? 0)) / Math.max(total, 1)),
+    cpuUs: Math.round(sum((m) => m.cpuTotalUs ?? 0) / Math.max(total, 1)),
+    cpuTotalUs: sum((m) => m.cpuTotalUs ?? 0),
+    loadAvg: Math.max(...rounds.map((m) => m.loadAvg ?? 0)),
+    statuses,
+  };
+}
+
+/** The lowest and highest of each round's figure over its baseline's, e.g. "1.52–1.61×". */
+export function spreadOf(rounds: { baseline: Measured; server: Measured }[], figure: (m: Measured) => number): string {
+  const r = rounds.map((x) => figure(x.server) / figure(x.baseline));
+  return `${Math.min(...r).toFixed(2)}–${Math.max(...r).toFixed(2)}×`;
 }
 
 const ratio = (a: number | undefined, b: number | undefined) => (a && b ? `${(a / b).toFixed(2)}×` : '–');

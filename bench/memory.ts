@@ -38,7 +38,7 @@ else console.log('no dist/: run `npm run build` to measure start:prod');
 const rows: string[] = [];
 for (const run of runs) {
   const port = 4100 + Math.floor(Math.random() * 50);
-  const p = await startProcess(run.args, { ...env, PORT: String(port) }, /listening on/, { plainNode: run.node });
+  const p = await startProcess(run.args, { ...env, PORT: String(port) }, /listening on/, { plainNode: run.node, fromSource: !run.node });
   await new Promise((r) => setTimeout(r, 5000));
   const idle = rssMiB(p.child.pid!);
   const base = `http://127.0.0.1:${port}`;

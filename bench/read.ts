@@ -5,10 +5,13 @@ import { issueApiKey } from '../src/services/api-keys.ts';
 import { createPrisma } from '../src/db/prisma.ts';
 import { composeHealth } from '../src/scoring/compose.ts';
 import { DEFAULT_WEIGHTS, riskLevelFor } from '../src/scoring/dimensions.ts';
-import { freshDatabase, load, report, rssMiB, serviceEnv, startProcess } from './lib.ts';
+import { alternate, freshDatabase, report, rssMiB, serviceEnv, spreadOf, startProcess } from './lib.ts';
 
 const url = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/chs_bench';
+// Each side runs BENCH_ROUNDS rounds, alternating with the other (lib.ts alternate): 3 of 5 s by default.
 const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const roundS = Math.max(1, Math.round((1.5 * durationS) / rounds));
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const CUSTOMERS = 10_000;
 
@@ -116,13 +119,18 @@ for (const { name, path, barePath, init, requests, bareRequests } of scenarios) 
   const theirs = await (await fetch(`${bareBase}${barePath}`, init)).text();
   if (ours !== theirs) throw new Error(`the baseline answers differently for ${name}:\n${ours.slice(0, 400)}\n${theirs.slice(0, 400)}`);
   const bareOpts = { url: `${bareBase}${barePath}`, connections, requests: bareRequests as never, pids: [bare.child.pid!] };
-  await load('warm-up', { ...bareOpts, durationS: 2 });
-  const baseline = await load(`baseline: bare Fastify + pg, same SQL, same body (${ours.length} B)`, { ...bareOpts, durationS });
   const opts = { url: `${base}${path}`, headers, connections, requests: requests as never, pids: [service.child.pid!] };
-  await load('warm-up', { ...opts, durationS: 2 });
-  const m = await load(name, { ...opts, durationS });
+  const {
+    baseline,
+    server: m,
+    rounds: measured,
+  } = await alternate(
+    { baseline: `baseline: bare Fastify + pg, same SQL, same body (${ours.length} B)`, server: name },
+    { baseline: bareOpts, server: opts, rounds, durationS: roundS },
+  );
   const met = m.cpuUs! <= 1.5 * baseline.cpuUs! && m.p99 < 50;
-  results.push({ m: baseline }, { m, baseline, target: READ_TARGET, met: met ? 'yes' : 'no' });
+  const spread = spreadOf(measured, (x) => x.cpuUs!);
+  results.push({ m: baseline }, { m, baseline, target: READ_TARGET, met: `${met ? 'yes' : 'no'} (rounds: ${spread})` });
 }
 const loadedRss = rssMiB(service.child.pid!);
 bare.child.kill('SIGTERM');

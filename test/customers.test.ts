@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { customer, scoredCustomer, tenantWithKey } from './support/factories.ts';
+import { lockWaiters } from './support/inbox.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -305,5 +307,42 @@ describe('GET /api/v1/customers/{id}/churn-prediction', () => {
   it('answers 404 for an unknown customer', async () => {
     const { apiKey } = await tenantWithKey(t.prisma);
     expect((await as(apiKey).get('/api/v1/customers/00000000-0000-4000-8000-000000000000/churn-prediction')).statusCode).toBe(404);
+  });
+});
+
+describe('POST /api/v1/customers beside the inbound worker', () => {
+  /** A Stripe invoice kept without a customer, as the worker stores one for an account no customer has yet. */
+  async function unattributedInvoice(tenantId: string, account: string) {
+    const { rows } = await t.pool.query<{ id: string }>(
+      `INSERT INTO invoices (id, tenant_id, provider, external_id, account_id, status, total_minor, currency, created_at, updated_at)
+       VALUES (gen_random_uuid(), $1, 'stripe', $2, $3, 'open', 1000, 'usd', now(), now()) RETURNING id`,
+      [tenantId, `in_${randomUUID().slice(0, 12)}`, account],
+    );
+    return rows[0]!.id;
+  }
+
+  it('answers 201 when taking its invoices meets a batch taking them the other way round (a deadlock)', async () => {
+    const { apiKey, tenantId } = await tenantWithKey(t.prisma);
+    const account = `cus_${randomUUID().slice(0, 12)}`;
+    const first = await unattributedInvoice(tenantId, account);
+    const second = await unattributedInvoice(tenantId, account);
+    // A batch elsewhere holds the second invoice; PostgreSQL looks for deadlocks in the API's session first.
+    const batch = await t.pool.connect();
+    try {
+      await batch.query("BEGIN; SET LOCAL deadlock_timeout = '10s'");
+      await batch.query('SELECT 1 FROM invoices WHERE id = $1 FOR UPDATE', [second]);
+      const created = as(apiKey).post('/api/v1/customers', { name: 'Race', identities: [{ provider: 'stripe', external_id: account }] });
+      await expect.poll(() => lockWaiters(t.pool), { timeout: 10_000 }).toBe(1); // the API holds the first, waits for the second
+      // The batch now wants the first: a cycle, and the API's transaction is the one ended.
+      await batch.query('UPDATE invoices SET updated_at = now() WHERE id = $1', [first]);
+      await batch.query('COMMIT');
+      const res = await created;
+      expect(res.statusCode, res.body).toBe(201);
+      const { rows } = await t.pool.query('SELECT customer_id FROM invoices WHERE id = ANY($1::uuid[])', [[first, second]]);
+      expect(rows.map((r) => r.customer_id)).toEqual([res.json().id, res.json().id]);
+    } finally {
+      await batch.query('ROLLBACK').catch(() => {});
+      batch.release();
+    }
   });
 });

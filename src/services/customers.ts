@@ -98,6 +98,25 @@ export const identityRows = {
   },
 };
 
+/** A deadlock or a serialization failure: the transaction can run again. */
+const RETRYABLE = new Set<string | undefined>([PG.deadlockDetected, PG.serializationFailure]);
+
+/**
+ * Runs a transaction of the API's that meets the worker's on the same rows, again when PostgreSQL ended it
+ * to break a deadlock (or a serialization failure): up to three times. Attributing kept events takes their
+ * rows in the order it finds them, which an inbound batch applying events to the same invoices can take
+ * the other way round; the one ended has changed nothing and can simply run again.
+ */
+async function inRetriedTransaction<T>(pool: pg.Pool, fn: (sql: Sql) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await inTransaction(pool, fn);
+    } catch (e) {
+      if (attempt >= 3 || !RETRYABLE.has(pgCode(e))) throw e;
+    }
+  }
+}
+
 /**
  * Attributes to a customer the events kept without one that match identities or a domain it was just given
  * (committed), including those of transactions applying events that were still open when it was committed:
@@ -112,7 +131,7 @@ export async function attributeAfterCommit(
 ): Promise<void> {
   if (by.identities.length === 0 && !by.domain) return;
   await batchesOpenNow(pool, tenantId);
-  await inTransaction(pool, (sql) => attributePending(sql, tenantId, customerId, by));
+  await inRetriedTransaction(pool, (sql) => attributePending(sql, tenantId, customerId, by));
 }
 
 /** Per pool and tenant, the wait for the attribution lock that has not asked for it yet, or the one under way. */
@@ -237,8 +256,6 @@ export async function customerForProviderAccount(
   return customerId;
 }
 
-/** A deadlock or a serialization failure: the transaction can run again. */
-const RETRYABLE = new Set<string | undefined>([PG.deadlockDetected, PG.serializationFailure]);
 /** Unique violations become 409s that name the clashing field instead of a 500. */
 function rethrowConflict(e: unknown, what: string): never {
   if (pgCode(e) === PG.uniqueViolation) throw new DomainError('conflict', `${what} already exists in this tenant.`);
@@ -255,7 +272,7 @@ export function createCustomerService(deps: { pool: pg.Pool; prisma: Db }) {
       const seen = new Set(identities.map((i) => `${i.provider}:${i.externalId}`));
       if (seen.size !== identities.length) throw new DomainError('conflict', 'The same identity is listed twice.');
       try {
-        const id = await inTransaction(pool, async (sql) => {
+        const id = await inRetriedTransaction(pool, async (sql) => {
           const c = await customerRows.insert(sql, { ...input, tenantId });
           await identityRows.insert(sql, tenantId, c.id, identities);
           await attributePending(sql, tenantId, c.id, { identities, domain: input.domain });
@@ -271,7 +288,7 @@ export function createCustomerService(deps: { pool: pg.Pool; prisma: Db }) {
     },
     async update(tenantId: string, id: string, changes: CustomerChanges): Promise<void> {
       try {
-        await inTransaction(pool, async (sql) => {
+        await inRetriedTransaction(pool, async (sql) => {
           const c = await customerRows.update(sql, tenantId, id, changes);
           if (!c) throw notFound(`Customer ${id}`);
           if (changes.domain) await attributePending(sql, tenantId, id, { identities: [], domain: changes.domain });
@@ -288,13 +305,7 @@ export function createCustomerService(deps: { pool: pg.Pool; prisma: Db }) {
      * round; PostgreSQL then aborts one of the two, and an aborted erasure starts again.
      */
     async erase(actor: Actor, id: string) {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await inTransaction(pool, (sql) => eraseCustomer(sql, actor, id));
-        } catch (e) {
-          if (attempt >= 3 || !RETRYABLE.has(pgCode(e))) throw e;
-        }
-      }
+      return inRetriedTransaction(pool, (sql) => eraseCustomer(sql, actor, id));
     },
     async requireExists(tenantId: string, id: string): Promise<void> {
       if (!(await customerRows.exists(onPg(pool), tenantId, id))) throw notFound(`Customer ${id}`);
