@@ -24,7 +24,7 @@ const url = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5
 const amqp = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
 // The accept and its baseline alternate: BENCH_ROUNDS rounds of 5 s each by default (lib.ts alternate).
-const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const roundS = Math.max(1, Math.round((1.5 * durationS) / rounds));
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const SECRET = 'whsec_bench_secret_0123456789';

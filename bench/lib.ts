@@ -46,7 +46,7 @@ export function serviceEnv(databaseUrl: string, extra: Record<string, string> = 
 let compiled = false;
 /**
  * The JavaScript a TypeScript entry point compiles to, as production runs it (`npm run build`): the
- * service's sources and the bare baselines are compiled once per bench run into `.bench-build/`, with the
+ * service's sources and the bare baselines are compiled once per scenario into `.bench-build/`, with the
  * same compiler settings as the build, so neither side pays for a loader the other does not.
  */
 function compiledEntry(entry: string): string {

@@ -10,7 +10,7 @@ import { alternate, freshDatabase, report, rssMiB, serviceEnv, spreadOf, startPr
 const url = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/chs_bench';
 // Each side runs BENCH_ROUNDS rounds, alternating with the other (lib.ts alternate): 3 of 5 s by default.
 const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
-const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const roundS = Math.max(1, Math.round((1.5 * durationS) / rounds));
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const CUSTOMERS = 10_000;

@@ -324,25 +324,38 @@ describe('POST /api/v1/customers beside the inbound worker', () => {
   it('answers 201 when taking its invoices meets a batch taking them the other way round (a deadlock)', async () => {
     const { apiKey, tenantId } = await tenantWithKey(t.prisma);
     const account = `cus_${randomUUID().slice(0, 12)}`;
-    const first = await unattributedInvoice(tenantId, account);
-    const second = await unattributedInvoice(tenantId, account);
-    // A batch elsewhere holds the second invoice; PostgreSQL looks for deadlocks in the API's session first.
-    const batch = await t.pool.connect();
+    const [first, second] = [await unattributedInvoice(tenantId, account), await unattributedInvoice(tenantId, account)];
+    // Two batches elsewhere; PostgreSQL looks for deadlocks in the API's session first.
+    const batches = [await t.pool.connect(), await t.pool.connect()] as const;
     try {
-      await batch.query("BEGIN; SET LOCAL deadlock_timeout = '10s'");
-      await batch.query('SELECT 1 FROM invoices WHERE id = $1 FOR UPDATE', [second]);
+      for (const b of batches) await b.query("BEGIN; SET LOCAL deadlock_timeout = '10s'");
+      await batches[0].query('SELECT 1 FROM invoices WHERE id = $1 FOR UPDATE', [second]);
       const created = as(apiKey).post('/api/v1/customers', { name: 'Race', identities: [{ provider: 'stripe', external_id: account }] });
-      await expect.poll(() => lockWaiters(t.pool), { timeout: 10_000 }).toBe(1); // the API holds the first, waits for the second
-      // The batch now wants the first: a cycle, and the API's transaction is the one ended.
-      await batch.query('UPDATE invoices SET updated_at = now() WHERE id = $1', [first]);
-      await batch.query('COMMIT');
+      await expect.poll(() => lockWaiters(t.pool), { timeout: 10_000 }).toBe(1);
+      // The API's UPDATE waits for the second invoice, having taken the first or not yet (its scan's order).
+      let held: string;
+      let waiter: (typeof batches)[number];
+      const { rowCount } = await batches[1].query('SELECT 1 FROM invoices WHERE id = $1 FOR UPDATE SKIP LOCKED', [first]);
+      if (rowCount === 1) {
+        // Not yet: the other batch has the first now; the API takes the second once it is free, then waits.
+        await batches[0].query('COMMIT');
+        await expect.poll(() => lockWaiters(t.pool), { timeout: 10_000 }).toBe(1);
+        [held, waiter] = [second, batches[1]];
+      } else [held, waiter] = [first, batches[0]];
+      // A batch now wants what the API holds: a cycle, and the API's transaction is the one ended.
+      const meet = waiter.query('UPDATE invoices SET updated_at = now() WHERE id = $1', [held]);
+      await expect.poll(() => lockWaiters(t.pool), { timeout: 900 }).toBe(2);
+      await meet;
+      for (const b of batches) await b.query('COMMIT');
       const res = await created;
       expect(res.statusCode, res.body).toBe(201);
       const { rows } = await t.pool.query('SELECT customer_id FROM invoices WHERE id = ANY($1::uuid[])', [[first, second]]);
       expect(rows.map((r) => r.customer_id)).toEqual([res.json().id, res.json().id]);
     } finally {
-      await batch.query('ROLLBACK').catch(() => {});
-      batch.release();
+      for (const b of batches) {
+        await b.query('ROLLBACK').catch(() => {});
+        b.release();
+      }
     }
   });
 });

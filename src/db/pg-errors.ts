@@ -4,6 +4,7 @@ export const PG = {
   foreignKeyViolation: '23503',
   deadlockDetected: '40P01',
   serializationFailure: '40001',
+  lockNotAvailable: '55P03',
 } as const;
 
 /** The SQLSTATE of a database error, or undefined for anything else. */

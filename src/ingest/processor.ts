@@ -49,6 +49,8 @@ const ROW_COLUMNS = 'id, tenant_id, provider, event_type, body, status::text AS 
  * statement sent with its commit and never waits for its process (inbox.ts), so a retry soon finds it over.
  */
 export const ACCEPT_WAIT_MS = 3000;
+/** How long a batch run again after a deadlock waits for its tenants to itself (processInboxBatch). */
+const SOLE_WAIT_MS = 2000;
 
 /** The transaction storing a message's events was still open after ACCEPT_WAIT_MS: the message is retried. */
 export class AcceptPending extends Error {}
@@ -72,8 +74,7 @@ async function awaitAccepting(pool: pg.Pool, events: EventRef[]): Promise<void> 
     );
   } catch (err) {
     await client.query('ROLLBACK').catch(() => {});
-    if ((err as { code?: unknown }).code === '55P03')
-      throw new AcceptPending(`the transaction storing inbound events (lock ${lock}) is still open`);
+    if (pgCode(err) === PG.lockNotAvailable) throw new AcceptPending(`the transaction storing inbound events (lock ${lock}) is still open`);
     throw err;
   } finally {
     client.release();
@@ -161,8 +162,9 @@ export async function processInboxEvent(pool: pg.Pool, id: string): Promise<Resu
  * left 'pending' (a batch never waits on an accept, see awaitAccepting); the others' rows are locked
  * by one statement, each normalizer run in turn (oldest event first, then in the batch's order), their
  * outbox events written and their statuses set by one statement each, one commit. After a deadlock it
- * runs once more with its tenants to itself; any other failure rolls the whole batch back and throws; the
- * caller then applies each event on its own, so one bad event never holds back the others. Answers each id's result, or
+ * runs once more with its tenants to itself; any other failure, or a second one, rolls the whole batch
+ * back and throws; the caller then applies each event on its own, so one bad event never holds back the
+ * others. Answers each id's result, or
  * 'alone' for an event this batch could not lock (another transaction holds its row, or its row is
  * not there): those are applied on their own, where a held row is waited for.
  */
@@ -174,7 +176,7 @@ export async function processInboxBatch(pool: pg.Pool, messages: EventRef[]): Pr
     // the same objects in opposite orders can deadlock, and PostgreSQL ends one. Run again at once, it
     // could take an object before the other batch (just woken) does and meet it again; so the second run
     // holds its tenants' attribution locks exclusively: it starts once the batches of those tenants now
-    // running have ended, and none starts beside it. It waits for them holding no lock they wait for.
+    // running have ended (waiting SOLE_WAIT_MS at most), and no other batch of theirs runs beside it.
     if (pgCode(err) !== PG.deadlockDetected) throw err;
     return applyBatch(pool, messages, true);
   }
@@ -203,7 +205,14 @@ function applyBatch(pool: pg.Pool, messages: EventRef[], sole = false): Promise<
       // among those the order of the batch is the order they were accepted in (their message's, inbox.ts).
       const position = new Map(ids.map((id, i) => [id, i]));
       rows.sort((a, b) => a.received_at.getTime() - b.received_at.getTime() || position.get(a.id)! - position.get(b.id)!);
-      await lockTenants(sql, rows, sole);
+      if (sole) {
+        // Bounded: while it waits it holds the tenants sorted before the one it waits for, and every new
+        // batch of theirs queues behind it. Past the bound the batch fails, and its events are applied
+        // one per transaction.
+        await sql.query(`SET LOCAL lock_timeout = ${SOLE_WAIT_MS}`);
+        await lockTenants(sql, rows, true);
+        await sql.query('SET LOCAL lock_timeout = 0');
+      } else await lockTenants(sql, rows);
       const outbox: OutboxInput[] = [];
       const done: { id: string; outcome: 'processed' | 'ignored' }[] = [];
       for (const row of rows) {

@@ -103,7 +103,7 @@ const RETRYABLE = new Set<string | undefined>([PG.deadlockDetected, PG.serializa
 
 /**
  * Runs a transaction of the API's that meets the worker's on the same rows, again when PostgreSQL ended it
- * to break a deadlock (or a serialization failure): up to three times. Attributing kept events takes their
+ * to break a deadlock (or a serialization failure): three runs at most. Attributing kept events takes their
  * rows in the order it finds them, which an inbound batch applying events to the same invoices can take
  * the other way round; the one ended has changed nothing and can simply run again.
  */
