@@ -233,51 +233,54 @@ describe('batches in flight together', () => {
     expect(invoices.map((i) => i.status)).toEqual(['paid']);
   });
 
-  it('both commit when they take the same invoices in opposite orders', async () => {
-    const { tenantId } = await stripeTenant();
+  /**
+   * Two batches of one tenant's invoice events that deadlock: A takes x, then y; B takes y, w, then x. A
+   * transaction elsewhere creating w holds it a moment, which sets the interleaving; `meet` starts both
+   * and lets w go, after which B waits for x (held by A) while A waits for y (held by B).
+   */
+  async function opposedBatches(tenantId: string) {
     const [x, y, w] = ['x', 'y', 'w'].map((n) => `in_${n}_${randomUUID().slice(0, 8)}`) as [string, string, string];
-    // Batch A: x, then y. Batch B: y, w, then x.
     const a = [await storeRow(t.pool, tenantId, x), await storeRow(t.pool, tenantId, y)].map((id) => ({ id }));
     const b = [await storeRow(t.pool, tenantId, y), await storeRow(t.pool, tenantId, w), await storeRow(t.pool, tenantId, x)].map((id) => ({
       id,
     }));
-    // A transaction elsewhere creating w holds it a moment, which sets the interleaving.
-    const release = await holdInvoice(t.pool, tenantId, w);
-    const batchB = processInboxBatch(t.pool, b); // takes y, waits for w
-    await expect.poll(() => lockWaiters(t.pool), { timeout: 10_000 }).toBe(1);
-    const batchA = processInboxBatch(t.pool, a); // takes x, waits for y (batch B)
-    await expect.poll(() => lockWaiters(t.pool), { timeout: 10_000 }).toBe(2);
-    await release(); // batch B takes w, then waits for x (batch A): a cycle
-    const outcomes = await Promise.allSettled([batchA, batchB]);
+    return {
+      events: [...a, ...b],
+      async meet() {
+        const release = await holdInvoice(t.pool, tenantId, w);
+        const batchB = processInboxBatch(t.pool, b); // takes y, waits for w
+        await expect.poll(() => lockWaiters(t.pool), { timeout: 10_000 }).toBe(1);
+        const batchA = processInboxBatch(t.pool, a); // takes x, waits for y (batch B)
+        await expect.poll(() => lockWaiters(t.pool), { timeout: 10_000 }).toBe(2);
+        await release(); // batch B takes w, then waits for x (batch A): a cycle
+        return Promise.allSettled([batchA, batchB]);
+      },
+    };
+  }
+
+  it('both commit when they take the same invoices in opposite orders', async () => {
+    const { tenantId } = await stripeTenant();
+    const batches = await opposedBatches(tenantId);
+    const outcomes = await batches.meet();
     expect(outcomes.filter((o) => o.status === 'rejected').map((o) => String((o as PromiseRejectedResult).reason))).toEqual([]);
     // Applied, by the batches themselves (a later invoice.created of the same invoice changes nothing).
-    for (const { id } of [...a, ...b]) expect(['processed', 'ignored']).toContain((await statusOf(id))?.status);
+    for (const { id } of batches.events) expect(['processed', 'ignored']).toContain((await statusOf(id))?.status);
   });
 
   it('run again after a deadlock only once the other batches of their tenant have ended', async () => {
     const { tenantId } = await stripeTenant();
-    const [x, y, w] = ['x', 'y', 'w'].map((n) => `in_${n}_${randomUUID().slice(0, 8)}`) as [string, string, string];
-    const a = [await storeRow(t.pool, tenantId, x), await storeRow(t.pool, tenantId, y)].map((id) => ({ id }));
-    const b = [await storeRow(t.pool, tenantId, y), await storeRow(t.pool, tenantId, w), await storeRow(t.pool, tenantId, x)].map((id) => ({
-      id,
-    }));
+    const batches = await opposedBatches(tenantId);
     // A third batch of the same tenant, still under way, holding nothing the two want but the tenant (shared).
     const third = await t.pool.connect();
     await third.query('BEGIN');
     await third.query('SELECT pg_advisory_xact_lock_shared($1::int, hashtext($2))', [ATTRIBUTION_LOCK_SPACE, tenantId]);
     try {
-      const release = await holdInvoice(t.pool, tenantId, w);
-      const batchB = processInboxBatch(t.pool, b); // takes y, waits for w
-      await expect.poll(() => lockWaiters(t.pool), { timeout: 10_000 }).toBe(1);
-      const batchA = processInboxBatch(t.pool, a); // takes x, waits for y (batch B)
-      await expect.poll(() => lockWaiters(t.pool), { timeout: 10_000 }).toBe(2);
-      await release(); // batch B takes w, then waits for x (batch A): a deadlock, which ends one of them
-      // The one ended runs again only once the third has ended, whether or not the other has by then.
+      const outcomes = batches.meet();
+      // The one PostgreSQL ended runs again only once the third has ended, whether or not the other has by then.
       await expect.poll(() => attributionWaiters(tenantId), { timeout: 10_000 }).toBe(1);
       await third.query('COMMIT');
-      const outcomes = await Promise.allSettled([batchA, batchB]);
-      expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled']);
-      for (const { id } of [...a, ...b]) expect(['processed', 'ignored']).toContain((await statusOf(id))?.status);
+      expect((await outcomes).map((o) => o.status)).toEqual(['fulfilled', 'fulfilled']);
+      for (const { id } of batches.events) expect(['processed', 'ignored']).toContain((await statusOf(id))?.status);
     } finally {
       await third.query('ROLLBACK').catch(() => {});
       third.release();
