@@ -1,6 +1,7 @@
 import type { Prisma } from '../generated/prisma/client.ts';
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
+import { PG, pgCode } from './pg-errors.ts';
 
 /**
  * Plain parameterised SQL, for every table the worker or the scoring passes write: one repository serves
@@ -39,17 +40,35 @@ export const onPrisma = (tx: Prisma.TransactionClient): Sql => ({
   query: <T>(text: string, values: unknown[] = []) => tx.$queryRawUnsafe<T[]>(text, ...values),
 });
 
-/** Runs `fn` in one transaction on a pooled connection; commits when it resolves, rolls back when it throws. */
+/** A deadlock or a serialization failure: PostgreSQL ended the transaction, which can run again. */
+const RETRYABLE = new Set<string | undefined>([PG.deadlockDetected, PG.serializationFailure]);
+
+/**
+ * Runs `fn` in one transaction on a pooled connection; commits when it resolves, rolls back when it throws.
+ * With `runs` above 1, a transaction PostgreSQL ended to break a deadlock (or a serialization failure)
+ * runs again, up to `runs` times in all: a rolled-back run changed nothing, so `fn` must only keep
+ * nothing of its own between runs.
+ */
 export async function inTransaction<T>(
   pool: pg.Pool,
   fn: (sql: Sql) => Promise<T>,
-  opts: { synchronousCommit?: boolean } = {},
+  opts: { synchronousCommit?: boolean; runs?: number } = {},
 ): Promise<T> {
+  for (let run = 1; ; run++) {
+    try {
+      return await once(pool, fn, opts.synchronousCommit);
+    } catch (e) {
+      if (run >= (opts.runs ?? 1) || !RETRYABLE.has(pgCode(e))) throw e;
+    }
+  }
+}
+
+async function once<T>(pool: pg.Pool, fn: (sql: Sql) => Promise<T>, synchronousCommit = true): Promise<T> {
   const client = await pool.connect();
   try {
     // Off: the commit returns before its WAL reaches disk (see createPool); only for work that is redone
     // when a crash of PostgreSQL loses it.
-    await client.query(opts.synchronousCommit === false ? 'BEGIN; SET LOCAL synchronous_commit TO off' : 'BEGIN');
+    await client.query(synchronousCommit ? 'BEGIN' : 'BEGIN; SET LOCAL synchronous_commit TO off');
     const result = await fn(onPg(client));
     await client.query('COMMIT');
     return result;

@@ -1,6 +1,7 @@
 import { createHash, randomInt, randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { onPg } from '../db/sql.ts';
+import { PG, pgCode } from '../db/pg-errors.ts';
 import { rowsBeforeCommit } from '../db/rows-before-commit.ts';
 import { DomainError, isPoolExhausted } from '../errors.ts';
 import { createGroups } from './groups.ts';
@@ -77,13 +78,12 @@ const compareKeys = (a: NewEvent, b: NewEvent) =>
 /** Stored: its id; not stored as it conflicts with a stored event: null; the group's INSERT failed: undefined. */
 type Stored = string | null | undefined;
 
-const sqlState = (err: unknown) =>
-  err && typeof err === 'object' && typeof (err as { code?: unknown }).code === 'string' ? (err as { code: string }).code : '';
+const sqlState = (err: unknown) => pgCode(err) ?? '';
 
 /** PostgreSQL refused the rows themselves (a value, a constraint, a trigger, a lock it would not wait for). */
 function refusedRows(err: unknown): boolean {
   const code = sqlState(err);
-  return /^(22|23|54|P0)/.test(code) || code === '55P03' || code === '40P01';
+  return /^(22|23|54|P0)/.test(code) || code === PG.lockNotAvailable || code === PG.deadlockDetected;
 }
 
 /** The database could not be reached or stopped serving: nothing was stored, and sending again will do. */

@@ -153,7 +153,8 @@ export async function processInboxEvent(pool: pg.Pool, id: string): Promise<Resu
       await markDone(sql, [{ id, outcome }]);
       return outcome;
     },
-    NO_DISK_WAIT,
+    // A deadlock with a batch is not the event's failure: run again rather than spend one of its attempts.
+    { ...NO_DISK_WAIT, runs: 3 },
   );
 }
 

@@ -98,24 +98,12 @@ export const identityRows = {
   },
 };
 
-/** A deadlock or a serialization failure: the transaction can run again. */
-const RETRYABLE = new Set<string | undefined>([PG.deadlockDetected, PG.serializationFailure]);
-
 /**
- * Runs a transaction of the API's that meets the worker's on the same rows, again when PostgreSQL ended it
- * to break a deadlock (or a serialization failure): three runs at most. Attributing kept events takes their
- * rows in the order it finds them, which an inbound batch applying events to the same invoices can take
- * the other way round; the one ended has changed nothing and can simply run again.
+ * How many times a transaction of the API's that meets the worker's on the same rows runs, when PostgreSQL
+ * ends it to break a deadlock: attributing kept events takes their rows in the order it finds them, which
+ * an inbound batch applying events to the same invoices can take the other way round.
  */
-async function inRetriedTransaction<T>(pool: pg.Pool, fn: (sql: Sql) => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await inTransaction(pool, fn);
-    } catch (e) {
-      if (attempt >= 3 || !RETRYABLE.has(pgCode(e))) throw e;
-    }
-  }
-}
+const RUNS = { runs: 3 };
 
 /**
  * Attributes to a customer the events kept without one that match identities or a domain it was just given
@@ -131,7 +119,7 @@ export async function attributeAfterCommit(
 ): Promise<void> {
   if (by.identities.length === 0 && !by.domain) return;
   await batchesOpenNow(pool, tenantId);
-  await inRetriedTransaction(pool, (sql) => attributePending(sql, tenantId, customerId, by));
+  await inTransaction(pool, (sql) => attributePending(sql, tenantId, customerId, by), RUNS);
 }
 
 /** Per pool and tenant, the wait for the attribution lock that has not asked for it yet, or the one under way. */
@@ -272,13 +260,17 @@ export function createCustomerService(deps: { pool: pg.Pool; prisma: Db }) {
       const seen = new Set(identities.map((i) => `${i.provider}:${i.externalId}`));
       if (seen.size !== identities.length) throw new DomainError('conflict', 'The same identity is listed twice.');
       try {
-        const id = await inRetriedTransaction(pool, async (sql) => {
-          const c = await customerRows.insert(sql, { ...input, tenantId });
-          await identityRows.insert(sql, tenantId, c.id, identities);
-          await attributePending(sql, tenantId, c.id, { identities, domain: input.domain });
-          await enqueueEvents(sql, [customerCreated(c)]);
-          return c.id;
-        });
+        const id = await inTransaction(
+          pool,
+          async (sql) => {
+            const c = await customerRows.insert(sql, { ...input, tenantId });
+            await identityRows.insert(sql, tenantId, c.id, identities);
+            await attributePending(sql, tenantId, c.id, { identities, domain: input.domain });
+            await enqueueEvents(sql, [customerCreated(c)]);
+            return c.id;
+          },
+          RUNS,
+        );
         // Events applied beside this transaction, which could not see the customer yet.
         await attributeAfterCommit(pool, tenantId, id, { identities, domain: input.domain });
         return id;
@@ -288,11 +280,15 @@ export function createCustomerService(deps: { pool: pg.Pool; prisma: Db }) {
     },
     async update(tenantId: string, id: string, changes: CustomerChanges): Promise<void> {
       try {
-        await inRetriedTransaction(pool, async (sql) => {
-          const c = await customerRows.update(sql, tenantId, id, changes);
-          if (!c) throw notFound(`Customer ${id}`);
-          if (changes.domain) await attributePending(sql, tenantId, id, { identities: [], domain: changes.domain });
-        });
+        await inTransaction(
+          pool,
+          async (sql) => {
+            const c = await customerRows.update(sql, tenantId, id, changes);
+            if (!c) throw notFound(`Customer ${id}`);
+            if (changes.domain) await attributePending(sql, tenantId, id, { identities: [], domain: changes.domain });
+          },
+          RUNS,
+        );
         if (changes.domain) await attributeAfterCommit(pool, tenantId, id, { identities: [], domain: changes.domain });
       } catch (e) {
         if (e instanceof DomainError) throw e;
@@ -305,7 +301,7 @@ export function createCustomerService(deps: { pool: pg.Pool; prisma: Db }) {
      * round; PostgreSQL then aborts one of the two, and an aborted erasure starts again.
      */
     async erase(actor: Actor, id: string) {
-      return inRetriedTransaction(pool, (sql) => eraseCustomer(sql, actor, id));
+      return inTransaction(pool, (sql) => eraseCustomer(sql, actor, id), RUNS);
     },
     async requireExists(tenantId: string, id: string): Promise<void> {
       if (!(await customerRows.exists(onPg(pool), tenantId, id))) throw notFound(`Customer ${id}`);
