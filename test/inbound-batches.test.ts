@@ -6,6 +6,7 @@ import { eventsOf, processInboxBatch } from '../src/ingest/processor.ts';
 import { createMemoryQueue } from '../src/queue/memory.ts';
 import type { ConsumeOptions, Delivery, Queue, Topic } from '../src/queue/queue.ts';
 import { ATTRIBUTION_LOCK_SPACE } from '../src/services/attribution-lock.ts';
+import { PG, pgCode } from '../src/db/pg-errors.ts';
 import { operator } from '../src/services/audit.ts';
 import { createInboundSecretStore } from '../src/services/integrations.ts';
 import { holdInvoice, lockWaiters } from './support/inbox.ts';
@@ -286,13 +287,32 @@ describe('batches in flight together', () => {
       third.release();
     }
   });
+  it('give up waiting for their tenant after a bound, and fail, so their events are applied one by one', async () => {
+    const { tenantId } = await stripeTenant();
+    const batches = await opposedBatches(tenantId);
+    // A batch of the same tenant that stays open longer than the second run may wait.
+    const third = await t.pool.connect();
+    await third.query('BEGIN');
+    await third.query('SELECT pg_advisory_xact_lock_shared($1::int, hashtext($2))', [ATTRIBUTION_LOCK_SPACE, tenantId]);
+    try {
+      const outcomes = await batches.meet();
+      expect(outcomes.map((o) => (o.status === 'fulfilled' ? 'applied' : pgCode(o.reason))).sort()).toEqual([
+        PG.lockNotAvailable,
+        'applied',
+      ]);
+    } finally {
+      await third.query('ROLLBACK');
+      third.release();
+    }
+  });
 });
 
 /** Sessions waiting for a tenant's attribution lock. */
 async function attributionWaiters(tenantId: string): Promise<number> {
   const { rows } = await t.pool.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM pg_locks
-     WHERE NOT granted AND locktype = 'advisory' AND classid = $1 AND objid = hashtext($2)::oid`,
+     WHERE NOT granted AND locktype = 'advisory' AND classid = $1 AND objid = hashtext($2)::oid
+       AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
     [ATTRIBUTION_LOCK_SPACE, tenantId],
   );
   return rows[0]!.n;
@@ -373,7 +393,8 @@ describe('a transaction storing events that does not end', () => {
 /** Accepting transactions holding their advisory lock. */
 async function acceptLocksHeld() {
   const { rows } = await t.pool.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND mode = 'ExclusiveLock' AND classid = $1 AND objsubid = 2`,
+    `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND mode = 'ExclusiveLock' AND classid = $1 AND objsubid = 2
+       AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
     [ACCEPT_LOCK_SPACE],
   );
   return rows[0]!.n;
@@ -382,7 +403,8 @@ async function acceptLocksHeld() {
 /** Sessions waiting on the advisory lock an accepting transaction holds. */
 async function waitersOn(lock: number) {
   const { rows } = await t.pool.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = $1 AND objid = $2 AND objsubid = 2`,
+    `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = $1 AND objid = $2 AND objsubid = 2
+       AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
     [ACCEPT_LOCK_SPACE, lock],
   );
   return rows[0]!.n;

@@ -210,9 +210,11 @@ function applyBatch(pool: pg.Pool, messages: EventRef[], sole = false): Promise<
         // Bounded: while it waits it holds the tenants sorted before the one it waits for, and every new
         // batch of theirs queues behind it. Past the bound the batch fails, and its events are applied
         // one per transaction.
-        await sql.query(`SET LOCAL lock_timeout = ${SOLE_WAIT_MS}`);
+        const [setting] = await sql.query<{ before: string }>(
+          `SELECT current_setting('lock_timeout') AS before, set_config('lock_timeout', '${SOLE_WAIT_MS}', true)`,
+        );
         await lockTenants(sql, rows, true);
-        await sql.query('SET LOCAL lock_timeout = 0');
+        await sql.query(`SELECT set_config('lock_timeout', $1, true)`, [setting!.before]);
       } else await lockTenants(sql, rows);
       const outbox: OutboxInput[] = [];
       const done: { id: string; outcome: 'processed' | 'ignored' }[] = [];
