@@ -5,7 +5,8 @@ import { ACCEPT_LOCK_SPACE, createInbox, type InboxMessage } from '../src/ingest
 import { eventsOf, processInboxBatch } from '../src/ingest/processor.ts';
 import { createMemoryQueue } from '../src/queue/memory.ts';
 import type { ConsumeOptions, Delivery, Queue, Topic } from '../src/queue/queue.ts';
-import { ATTRIBUTION_LOCK_SPACE } from '../src/services/attribution-lock.ts';
+import { ATTRIBUTION_LOCK_SPACE, lockAttribution } from '../src/services/attribution-lock.ts';
+import { onPg } from '../src/db/sql.ts';
 import { PG, pgCode } from '../src/db/pg-errors.ts';
 import { operator } from '../src/services/audit.ts';
 import { createInboundSecretStore } from '../src/services/integrations.ts';
@@ -268,32 +269,43 @@ describe('batches in flight together', () => {
     for (const { id } of batches.events) expect(['processed', 'ignored']).toContain((await statusOf(id))?.status);
   });
 
+  /** A third batch of the tenant, under way: it holds the tenant's attribution lock (shared) and nothing else. */
+  async function batchUnderWay(tenantId: string) {
+    const client = await t.pool.connect();
+    await client.query('BEGIN');
+    await lockAttribution(onPg(client), [{ tenantId, exclusive: false }]);
+    let ended = false;
+    return {
+      end: async (how: 'COMMIT' | 'ROLLBACK') => {
+        if (ended) return;
+        ended = true;
+        await client.query(how);
+        client.release();
+      },
+    };
+  }
+
   it('run again after a deadlock only once the other batches of their tenant have ended', async () => {
     const { tenantId } = await stripeTenant();
     const batches = await opposedBatches(tenantId);
-    // A third batch of the same tenant, still under way, holding nothing the two want but the tenant (shared).
-    const third = await t.pool.connect();
-    await third.query('BEGIN');
-    await third.query('SELECT pg_advisory_xact_lock_shared($1::int, hashtext($2))', [ATTRIBUTION_LOCK_SPACE, tenantId]);
+    const third = await batchUnderWay(tenantId);
     try {
       const outcomes = batches.meet();
       // The one PostgreSQL ended runs again only once the third has ended, whether or not the other has by then.
       await expect.poll(() => attributionWaiters(tenantId), { timeout: 10_000 }).toBe(1);
-      await third.query('COMMIT');
+      await third.end('COMMIT');
       expect((await outcomes).map((o) => o.status)).toEqual(['fulfilled', 'fulfilled']);
       for (const { id } of batches.events) expect(['processed', 'ignored']).toContain((await statusOf(id))?.status);
     } finally {
-      await third.query('ROLLBACK').catch(() => {});
-      third.release();
+      await third.end('ROLLBACK');
     }
   });
+
   it('give up waiting for their tenant after a bound, and fail, so their events are applied one by one', async () => {
     const { tenantId } = await stripeTenant();
     const batches = await opposedBatches(tenantId);
-    // A batch of the same tenant that stays open longer than the second run may wait.
-    const third = await t.pool.connect();
-    await third.query('BEGIN');
-    await third.query('SELECT pg_advisory_xact_lock_shared($1::int, hashtext($2))', [ATTRIBUTION_LOCK_SPACE, tenantId]);
+    // The third stays open longer than the second run may wait.
+    const third = await batchUnderWay(tenantId);
     try {
       const outcomes = await batches.meet();
       expect(outcomes.map((o) => (o.status === 'fulfilled' ? 'applied' : pgCode(o.reason))).sort()).toEqual([
@@ -301,8 +313,7 @@ describe('batches in flight together', () => {
         'applied',
       ]);
     } finally {
-      await third.query('ROLLBACK');
-      third.release();
+      await third.end('ROLLBACK');
     }
   });
 });

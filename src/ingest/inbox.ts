@@ -78,17 +78,15 @@ const compareKeys = (a: NewEvent, b: NewEvent) =>
 /** Stored: its id; not stored as it conflicts with a stored event: null; the group's INSERT failed: undefined. */
 type Stored = string | null | undefined;
 
-const sqlState = (err: unknown) => pgCode(err) ?? '';
-
 /** PostgreSQL refused the rows themselves (a value, a constraint, a trigger, a lock it would not wait for). */
 function refusedRows(err: unknown): boolean {
-  const code = sqlState(err);
+  const code = pgCode(err) ?? '';
   return /^(22|23|54|P0)/.test(code) || code === PG.lockNotAvailable || code === PG.deadlockDetected;
 }
 
 /** The database could not be reached or stopped serving: nothing was stored, and sending again will do. */
 function databaseUnavailable(err: unknown): boolean {
-  const code = sqlState(err);
+  const code = pgCode(err) ?? '';
   if (/^(08|53|57|58)/.test(code) || /^E[A-Z]+$/.test(code)) return true;
   return err instanceof Error && /Connection terminated|Connection ended|not queryable/i.test(err.message);
 }
