@@ -132,6 +132,8 @@ export interface Measured {
   loadAvg?: number;
   /** Responses by HTTP status, where measured with `load`. */
   statuses?: Record<string, number>;
+  /** Transactions PostgreSQL counted in the measured database during the run, where asked for. */
+  transactions?: number;
 }
 
 export async function load(
@@ -146,9 +148,12 @@ export async function load(
     rate?: number;
     /** Processes whose CPU time is charged to the requests (the server under test). */
     pids?: number[];
+    /** The database's count of transactions (each statement outside one is one), read before and after the run. */
+    transactions?: () => Promise<number>;
   },
 ): Promise<Measured> {
   const cpu = () => (opts.pids ?? []).reduce((sum, pid) => sum + cpuMicros(pid), 0);
+  const transactionsBefore = await opts.transactions?.();
   const cpuBefore = cpu();
   const r = await autocannon({
     url: opts.url,
@@ -161,6 +166,9 @@ export async function load(
   });
   const cpuUsed = cpu() - cpuBefore;
   const total = r.requests.total;
+  // A backend reports its counts once it is idle, within a second; the reading before is a transaction of its own.
+  if (transactionsBefore !== undefined) await new Promise((r) => setTimeout(r, 1200));
+  const transactions = transactionsBefore === undefined ? undefined : (await opts.transactions!()) - transactionsBefore - 1;
   return {
     name,
     total,
@@ -172,6 +180,7 @@ export async function load(
     errors: r.errors + r.timeouts,
     non2xx: r.non2xx,
     bytes: Math.round(r.throughput.average / Math.max(r.requests.average, 1)),
+    ...(transactions === undefined ? {} : { transactions }),
     statuses: Object.fromEntries(
       Object.entries((r as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {}).map(([k, v]) => [
         k,
@@ -226,6 +235,7 @@ function pooled(name: string, rounds: Measured[], seconds: number): Measured {
     bytes: Math.round(sum((m) => m.bytes * (m.total ?? 0)) / Math.max(total, 1)),
     cpuUs: Math.round(sum((m) => m.cpuTotalUs ?? 0) / Math.max(total, 1)),
     cpuTotalUs: sum((m) => m.cpuTotalUs ?? 0),
+    ...(rounds.every((m) => m.transactions !== undefined) ? { transactions: sum((m) => m.transactions!) } : {}),
     loadAvg: Math.max(...rounds.map((m) => m.loadAvg ?? 0)),
     statuses,
   };
@@ -245,11 +255,11 @@ const ratio = (a: number | undefined, b: number | undefined) => (a && b ? `${(a 
  */
 export function report(title: string, rows: { m: Measured; baseline?: Measured; target?: string; met?: string }[]) {
   writeResult(title, [
-    '| scenario | req/s | p50 ms | p99 ms | CPU µs/req | req/s vs baseline | CPU/req vs baseline | bytes/resp | errors | non-2xx | load avg | target | met |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| scenario | req/s | p50 ms | p99 ms | CPU µs/req | req/s vs baseline | CPU/req vs baseline | statements/req | bytes/resp | errors | non-2xx | load avg | target | met |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows.map(
       ({ m, baseline, target, met }) =>
-        `| ${m.name} | ${m.rps} | ${m.p50} | ${m.p99} | ${m.cpuUs ?? '–'} | ${baseline ? `${Math.round((m.rps / baseline.rps) * 100)} %` : '–'} | ${baseline ? ratio(m.cpuUs, baseline.cpuUs) : '–'} | ${m.bytes} | ${m.errors} | ${m.non2xx} | ${m.loadAvg ?? '–'} | ${target ?? ''} | ${met ?? ''} |`,
+        `| ${m.name} | ${m.rps} | ${m.p50} | ${m.p99} | ${m.cpuUs ?? '–'} | ${baseline ? `${Math.round((m.rps / baseline.rps) * 100)} %` : '–'} | ${baseline ? ratio(m.cpuUs, baseline.cpuUs) : '–'} | ${m.transactions === undefined ? '–' : (m.transactions / Math.max(m.total ?? 0, 1)).toFixed(2)} | ${m.bytes} | ${m.errors} | ${m.non2xx} | ${m.loadAvg ?? '–'} | ${target ?? ''} | ${met ?? ''} |`,
     ),
   ]);
 }

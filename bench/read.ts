@@ -1,6 +1,7 @@
 // Read API under load: 10,000 customers, a page of 25 over REST and over GraphQL and a health
 // breakdown, each against a bare route answering the same body.
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { issueApiKey } from '../src/services/api-keys.ts';
 import { createPrisma } from '../src/db/prisma.ts';
 import { composeHealth } from '../src/scoring/compose.ts';
@@ -111,6 +112,15 @@ const scenarios = [
   },
 ];
 
+// Statements per request, from PostgreSQL's count of transactions in the database (each statement outside a
+// transaction is one): the baseline runs one per request; the service shares statements between requests.
+const counter = new pg.Client(url);
+await counter.connect();
+const transactions = async () =>
+  Number(
+    (await counter.query('SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()')).rows[0].n,
+  );
+
 const READ_TARGET = 'CPU/req ≤ 1.5× baseline, p99 < 50 ms';
 const results = [];
 for (const { name, path, barePath, init, requests, bareRequests } of scenarios) {
@@ -118,8 +128,8 @@ for (const { name, path, barePath, init, requests, bareRequests } of scenarios) 
   const ours = await (await fetch(`${base}${path}`, { headers, ...init })).text();
   const theirs = await (await fetch(`${bareBase}${barePath}`, init)).text();
   if (ours !== theirs) throw new Error(`the baseline answers differently for ${name}:\n${ours.slice(0, 400)}\n${theirs.slice(0, 400)}`);
-  const bareOpts = { url: `${bareBase}${barePath}`, connections, requests: bareRequests as never, pids: [bare.child.pid!] };
-  const opts = { url: `${base}${path}`, headers, connections, requests: requests as never, pids: [service.child.pid!] };
+  const bareOpts = { url: `${bareBase}${barePath}`, connections, requests: bareRequests as never, pids: [bare.child.pid!], transactions };
+  const opts = { url: `${base}${path}`, headers, connections, requests: requests as never, pids: [service.child.pid!], transactions };
   const {
     baseline,
     server: m,
@@ -135,6 +145,7 @@ for (const { name, path, barePath, init, requests, bareRequests } of scenarios) 
 const loadedRss = rssMiB(service.child.pid!);
 bare.child.kill('SIGTERM');
 service.child.kill('SIGTERM');
+await counter.end();
 report('Read API', results);
 console.log(`API RSS: ${idleRss} MiB idle after start, ${loadedRss} MiB after the load`);
 process.exit(0);

@@ -4,7 +4,9 @@ import { onPg } from '../db/sql.ts';
 // The hot reads of customers in plain SQL, one statement each: a page of the list, and one customer with
 // its health. Rows are named as the Customer model names its fields (and its health as the model's
 // relations), so the GraphQL type resolves them as it resolves Prisma's. Selections that reach other
-// relations, and searches, keep Prisma's planned query (src/schema/customer.ts decides).
+// relations, and searches, keep Prisma's planned query (src/schema/customer.ts decides). The service runs
+// them through customer-read-batches.ts, where requests reading at the same moment share a statement built
+// from the same text (pageShape, batchedPageStatement, SELECT_HEALTH).
 
 /** The columns a list page can show, keyed as the model names them. */
 const COLUMNS = {
@@ -27,7 +29,7 @@ export const isPageColumn = (key: string): key is PageColumn => Object.hasOwn(CO
 const SELECT = Object.entries(COLUMNS)
   .map(([key, column]) => (key === column ? column : `${column} AS "${key}"`))
   .join(', ');
-const SELECT_C = Object.entries(COLUMNS)
+export const SELECT_C = Object.entries(COLUMNS)
   .map(([key, column]) => `c.${column} AS "${key}"`)
   .join(', ');
 
@@ -61,14 +63,105 @@ export type PageRow = { [K in PageColumn]: unknown } & { id: string };
 /** One customer, with its health where asked: the snapshot's fields as healthView reads them. */
 export type CustomerWithHealth = PageRow & { healthSnapshot?: Record<string, unknown> | null; tenant?: { scoringWeights: unknown } };
 
-/** The filters of a page, as SQL with its values from $1. */
-function filtersOf(r: Pick<PageRequest, 'tenantId' | 'riskLevel' | 'healthStatus'>, values: unknown[]): string[] {
-  values.push(r.tenantId);
-  const where = ['tenant_id = $1'];
-  if (r.riskLevel) where.push(`churn_risk_level = $${values.push(r.riskLevel)}::"RiskLevel"`);
-  if (r.healthStatus) where.push(`health_status = $${values.push(r.healthStatus)}::"HealthStatus"`);
+/** Where a statement reads a value: `ref(value, its SQL type)` gives the expression that stands for it. */
+type Ref = (value: unknown, type: string) => string;
+
+/** The filters of a page, each value taken through `ref`. */
+function filtersOf(r: Pick<PageRequest, 'tenantId' | 'riskLevel' | 'healthStatus'>, ref: Ref): string[] {
+  const where = [`tenant_id = ${ref(r.tenantId, 'uuid')}`];
+  if (r.riskLevel) where.push(`churn_risk_level = ${ref(r.riskLevel, 'text')}::"RiskLevel"`);
+  if (r.healthStatus) where.push(`health_status = ${ref(r.healthStatus, 'text')}::"HealthStatus"`);
   return where;
 }
+
+/** The SQL type each sort field's cursor value is bound as, where a statement names it. */
+const SORT_TYPES = { createdAt: 'timestamptz', name: 'text', healthScore: 'int4', churnProbability: 'float8' } as const;
+
+/** A page's statement, its values taken through `ref`: one text per shape of request (filters, order, cursor). */
+function pageQuery(r: PageRequest, ref: Ref): string {
+  const where = filtersOf(r, ref);
+  const column = SORT_COLUMNS[r.sort.field];
+  const beyond = r.sort.direction === 'desc' ? '<' : '>';
+  if (r.after) {
+    const id = `${ref(r.after.id, 'uuid')}::uuid`;
+    if (r.after.value === null) where.push(`${column} IS NULL AND id ${beyond} ${id}`);
+    else {
+      const v = ref(r.after.value, SORT_TYPES[r.sort.field]);
+      where.push(
+        `(${column} ${beyond} ${v} OR (${column} = ${v} AND id ${beyond} ${id})${r.sort.nullable ? ` OR ${column} IS NULL` : ''})`,
+      );
+    }
+  }
+  return `SELECT ${SELECT} FROM customers WHERE ${where.join(' AND ')}
+         ORDER BY ${orderOf(r.sort, column)} LIMIT ${ref(r.take, 'int4')}`;
+}
+
+const orderOf = (sort: PageRequest['sort'], column: string, id = 'id') => {
+  const direction = sort.direction.toUpperCase();
+  return `${column} ${direction}${sort.nullable ? ' NULLS LAST' : ''}, ${id} ${direction}`;
+};
+
+/** A page request as one row of a batch: the shape its statement has, and its values in order with their types. */
+export interface PageShape {
+  /** The same for every request of the same shape, and only for those. */
+  key: string;
+  types: string[];
+  values: unknown[];
+  sort: PageRequest['sort'];
+}
+
+export function pageShape(r: PageRequest): PageShape {
+  const types: string[] = [];
+  const values: unknown[] = [];
+  const key = pageQuery(r, (v, type) => {
+    values.push(v);
+    return `k.p${types.push(type)}`;
+  });
+  return { key, types, values, sort: r.sort };
+}
+
+/**
+ * Pages of one shape for many requests as one statement: each request is a row of `unnest`, its page read
+ * beside it (LATERAL) by the statement it would run alone; rows come back by request, in the page's order.
+ */
+export function batchedPageStatement(shapes: readonly PageShape[]): { text: string; values: unknown[] } {
+  const [first] = shapes as [PageShape];
+  const arrays = first.types.map((type, i) => `$${i + 1}::${type}[]`);
+  const names = first.types.map((_, i) => `p${i + 1}`);
+  return {
+    text: `SELECT k.n::int AS "batchIndex", p.* FROM unnest(${arrays.join(', ')}) WITH ORDINALITY AS k(${names.join(', ')}, n)
+           CROSS JOIN LATERAL (${first.key}) p
+           ORDER BY k.n, ${orderOf(first.sort, `p."${first.sort.field}"`, 'p.id')}`,
+    values: first.types.map((_, i) => shapes.map((s) => s.values[i])),
+  };
+}
+
+export type HealthRow = PageRow & SnapshotColumns & { scoringWeights: unknown };
+
+/** A customer with its current snapshot and its tenant's weights: the columns, then the joins after `customers c`. */
+export const SELECT_HEALTH = `${SELECT_C}, t.scoring_weights AS "scoringWeights", s.customer_id AS "snapshotOf", s.score AS "snapshotScore",
+  s.status::text AS "snapshotStatus", s.computed_at AS "snapshotComputedAt", s.trend_7d AS "snapshotTrend7d",
+  s.trend_30d AS "snapshotTrend30d", s.weakest_dimension AS "snapshotWeakestDimension", s.dimensions AS "snapshotDimensions"`;
+export const HEALTH_FROM = 'JOIN tenants t ON t.id = c.tenant_id LEFT JOIN health_snapshots s ON s.customer_id = c.id';
+
+/** A row of SELECT_HEALTH as `one` answers it. */
+export function customerOf(row: HealthRow): CustomerWithHealth {
+  const customer = Object.fromEntries(Object.keys(COLUMNS).map((key) => [key, row[key as PageColumn]])) as PageRow;
+  const snapshot = row.snapshotOf
+    ? {
+        score: row.snapshotScore,
+        status: row.snapshotStatus,
+        computedAt: row.snapshotComputedAt,
+        trend7d: row.snapshotTrend7d,
+        trend30d: row.snapshotTrend30d,
+        weakestDimension: row.snapshotWeakestDimension,
+        dimensions: row.snapshotDimensions,
+      }
+    : null;
+  return { ...customer, tenant: { scoringWeights: row.scoringWeights }, healthSnapshot: snapshot };
+}
+
+export type CustomerReads = ReturnType<typeof createCustomerReads>;
 
 export function createCustomerReads(pool: pg.Pool) {
   const sql = onPg(pool);
@@ -76,23 +169,8 @@ export function createCustomerReads(pool: pg.Pool) {
     /** One page in the sort's order, then the id's; nulls last either way, as the Prisma path orders them. */
     async page(r: PageRequest): Promise<PageRow[]> {
       const values: unknown[] = [];
-      const where = filtersOf(r, values);
-      const column = SORT_COLUMNS[r.sort.field];
-      const beyond = r.sort.direction === 'desc' ? '<' : '>';
-      if (r.after) {
-        const id = `$${values.push(r.after.id)}::uuid`;
-        if (r.after.value === null) where.push(`${column} IS NULL AND id ${beyond} ${id}`);
-        else {
-          const v = `$${values.push(r.after.value)}`;
-          where.push(
-            `(${column} ${beyond} ${v} OR (${column} = ${v} AND id ${beyond} ${id})${r.sort.nullable ? ` OR ${column} IS NULL` : ''})`,
-          );
-        }
-      }
-      const nulls = r.sort.nullable ? ' NULLS LAST' : '';
       return sql.query<PageRow>(
-        `SELECT ${SELECT} FROM customers WHERE ${where.join(' AND ')}
-         ORDER BY ${column} ${r.sort.direction.toUpperCase()}${nulls}, id ${r.sort.direction.toUpperCase()} LIMIT $${values.push(r.take)}`,
+        pageQuery(r, (v) => `$${values.push(v)}`),
         values,
       );
     },
@@ -105,38 +183,19 @@ export function createCustomerReads(pool: pg.Pool) {
         const [row] = await sql.query<PageRow>(`SELECT ${SELECT} FROM customers WHERE id = $1 AND tenant_id = $2`, [id, tenantId]);
         return row ?? null;
       }
-      const [row] = await sql.query<PageRow & SnapshotColumns & { scoringWeights: unknown }>(
-        `SELECT ${SELECT_C}, t.scoring_weights AS "scoringWeights", s.customer_id AS "snapshotOf", s.score AS "snapshotScore",
-                s.status::text AS "snapshotStatus", s.computed_at AS "snapshotComputedAt", s.trend_7d AS "snapshotTrend7d",
-                s.trend_30d AS "snapshotTrend30d", s.weakest_dimension AS "snapshotWeakestDimension", s.dimensions AS "snapshotDimensions"
-         FROM customers c JOIN tenants t ON t.id = c.tenant_id LEFT JOIN health_snapshots s ON s.customer_id = c.id
-         WHERE c.id = $1 AND c.tenant_id = $2`,
+      const [row] = await sql.query<HealthRow>(
+        `SELECT ${SELECT_HEALTH} FROM customers c ${HEALTH_FROM} WHERE c.id = $1 AND c.tenant_id = $2`,
         [id, tenantId],
       );
-      if (!row) return null;
-      const customer = Object.fromEntries(Object.keys(COLUMNS).map((key) => [key, row[key as PageColumn]])) as PageRow;
-      const snapshot = row.snapshotOf
-        ? {
-            score: row.snapshotScore,
-            status: row.snapshotStatus,
-            computedAt: row.snapshotComputedAt,
-            trend7d: row.snapshotTrend7d,
-            trend30d: row.snapshotTrend30d,
-            weakestDimension: row.snapshotWeakestDimension,
-            dimensions: row.snapshotDimensions,
-          }
-        : null;
-      return { ...customer, tenant: { scoringWeights: row.scoringWeights }, healthSnapshot: snapshot };
+      return row ? customerOf(row) : null;
     },
     async count(r: Pick<PageRequest, 'tenantId' | 'riskLevel' | 'healthStatus'>): Promise<number> {
       const values: unknown[] = [];
       const [row] = await sql.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM customers WHERE ${filtersOf(r, values).join(' AND ')}`,
+        `SELECT count(*)::int AS n FROM customers WHERE ${filtersOf(r, (v) => `$${values.push(v)}`).join(' AND ')}`,
         values,
       );
       return row!.n;
     },
   };
 }
-
-export type CustomerReads = ReturnType<typeof createCustomerReads>;

@@ -10,6 +10,7 @@ import { createAlertService } from './alerts.ts';
 import { createApiKeyService } from './api-keys.ts';
 import { createAuditService } from './audit.ts';
 import { createChurnService } from './churn.ts';
+import { batchedReads } from './customer-read-batches.ts';
 import { createCustomerReads } from './customer-reads.ts';
 import { createCustomerService } from './customers.ts';
 import { createHealthSettingsService } from './health-settings.ts';
@@ -48,7 +49,7 @@ export function createServices(deps: ServiceDeps) {
     audit: createAuditService({ prisma }),
     churn: createChurnService({ pool, prisma, fitter: deps.fitter }),
     customers: createCustomerService({ pool, prisma }),
-    customerReads: createCustomerReads(pool),
+    customerReads: batchedReads(pool, createCustomerReads(pool)),
     healthSettings: createHealthSettingsService({ prisma }),
     integrations: createIntegrationService({ prisma, box: deps.box, cacheMs: deps.secretCacheMs }),
     usageEvents: createUsageEventService(pool),
