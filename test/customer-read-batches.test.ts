@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { batchedReads, MAX_BATCH } from '../src/services/customer-read-batches.ts';
+import { batchedReads, MAX_BATCH, MAX_PAGES } from '../src/services/customer-read-batches.ts';
 import { createCustomerReads } from '../src/services/customer-reads.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { customer, scoredCustomer, tenantWithKey } from './support/factories.ts';
-import type { PageRequest } from '../src/services/customer-reads.ts';
+import type { PageRequest, PageRow } from '../src/services/customer-reads.ts';
 
 // Reads of one customer asked for at the same moment run as one statement; each must still get exactly
 // what a statement of its own would have read.
@@ -129,12 +129,26 @@ describe('reads of one customer asked for together', () => {
     expect(watched.statements).toHaveLength(2);
   });
 
-  it('fails every read of a statement that failed, and reads asked for afterwards run again', async () => {
+  it('runs each read of a shared statement that failed alone, so one cause fails no other request', async () => {
+    const a = await tenantWithKey(t.prisma);
+    const c = await customer(t.prisma, a.tenantId);
+    const d = await customer(t.prisma, a.tenantId);
+    const watched = watchedPool();
+    const batched = batchedReads(watched.pool, createCustomerReads(watched.pool));
+    watched.failNextStatement(new Error('invalid input syntax'));
+
+    const read = await Promise.all([batched.one(a.tenantId, c.id, { health: true }), batched.one(a.tenantId, d.id, { health: true })]);
+
+    expect(read.map((r) => r?.id)).toEqual([c.id, d.id]);
+    expect(watched.statements.map((x) => x.includes('unnest'))).toEqual([true, false, false]);
+  });
+
+  it('fails every read of a shared statement when the pool is busy, as each would have failed', async () => {
     const a = await tenantWithKey(t.prisma);
     const c = await customer(t.prisma, a.tenantId);
     const watched = watchedPool();
     const batched = batchedReads(watched.pool, createCustomerReads(watched.pool));
-    watched.failNextStatement(new Error('connection terminated'));
+    watched.failNextStatement(new Error('timeout exceeded when trying to connect'));
 
     const failed = await Promise.allSettled([
       batched.one(a.tenantId, c.id, { health: true }),
@@ -142,6 +156,7 @@ describe('reads of one customer asked for together', () => {
     ]);
 
     expect(failed.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(watched.statements).toHaveLength(1);
     expect((await batched.one(a.tenantId, c.id, { health: true }))?.id).toBe(c.id);
   });
 
@@ -175,7 +190,7 @@ describe('pages asked for together', () => {
   const newest = { field: 'createdAt', direction: 'desc' } as const;
   const byScore = { field: 'healthScore', direction: 'asc', nullable: true } as const;
 
-  /** Two tenants with customers whose scores tie and are missing, so orders and cursors are tested at their edges. */
+  /** Two tenants with customers whose sort values tie and are missing, so orders and cursors are tested at their edges. */
   async function twoTenants() {
     const tenants = [];
     for (let n = 0; n < 2; n++) {
@@ -185,9 +200,12 @@ describe('pages asked for together', () => {
         await t.prisma.customer.create({
           data: {
             tenantId,
-            name: `T${n} ${i}`,
+            name: `T${n} ${i % 4}`,
             createdAt: new Date(at + (i % 3) * 1000),
-            healthScore: i % 3 === 0 ? null : (i * 13) % 40,
+            healthScore: i % 3 === 0 ? null : (i * 13) % 26,
+            healthStatus: i % 3 === 0 ? null : i % 2 ? 'healthy' : 'at_risk',
+            // Fractions a float4 cannot hold exactly, so a cursor bound as the wrong type would skip or repeat rows.
+            churnProbability: i % 4 === 0 ? null : ((i % 3) + 0.1) / 3,
             churnRiskLevel: i % 2 ? 'low' : 'high',
           },
         });
@@ -197,19 +215,21 @@ describe('pages asked for together', () => {
     return tenants as [string, string];
   }
 
-  it('run as one statement per shape, each answering the rows and order of a statement of its own', async () => {
+  it('run as one statement per tenant and shape, each answering the rows and order of a statement of its own', async () => {
     const [a, b] = await twoTenants();
     const single = createCustomerReads(t.pool);
-    const [firstOfA] = await single.page({ tenantId: a, sort: newest, take: 1 });
+    const [, secondOfA, thirdOfA] = await single.page({ tenantId: a, sort: byScore, take: 3 });
     const [firstOfB] = await single.page({ tenantId: b, sort: byScore, take: 1 });
+    const after = (row: PageRow | undefined) => ({ value: row!.healthScore as number, id: row!.id });
     const requests: PageRequest[] = [
       { tenantId: a, sort: newest, take: 4 },
+      { tenantId: a, sort: newest, take: 2 },
       { tenantId: b, sort: newest, take: 3 },
       { tenantId: a, sort: newest, take: 10, riskLevel: 'low' },
-      { tenantId: b, sort: newest, take: 10, riskLevel: 'high' },
-      { tenantId: a, sort: byScore, take: 5, after: { value: firstOfA!.healthScore as number | null, id: firstOfA!.id } },
-      { tenantId: b, sort: byScore, take: 5, after: { value: firstOfB!.healthScore as number | null, id: firstOfB!.id } },
-      { tenantId: a, sort: newest, take: 3, after: { value: firstOfA!.createdAt as Date, id: firstOfA!.id } },
+      { tenantId: a, sort: newest, take: 10, riskLevel: 'high' },
+      { tenantId: a, sort: byScore, take: 5, after: after(secondOfA) },
+      { tenantId: a, sort: byScore, take: 5, after: after(thirdOfA) },
+      { tenantId: b, sort: byScore, take: 5, after: after(firstOfB) },
     ];
     const watched = watchedPool();
     const batched = batchedReads(watched.pool, createCustomerReads(watched.pool));
@@ -220,9 +240,64 @@ describe('pages asked for together', () => {
     for (const r of requests) alone.push(await single.page(r));
     expect(together).toEqual(alone);
     expect(together.every((rows, i) => rows.every((row) => row.tenantId === requests[i]!.tenantId))).toBe(true);
-    // Four shapes: newest first; newest with a risk filter; by score after a cursor; newest after a cursor.
-    expect(watched.statements).toHaveLength(4);
-    expect(watched.statements.filter((s) => s.includes('unnest'))).toHaveLength(3);
+    // Shared: A's two newest pages, A's two filtered pages, A's two pages after a cursor. Alone: B's two.
+    expect(watched.statements.map((x) => x.includes('unnest')).sort()).toEqual([false, false, true, true, true]);
+  });
+
+  it('answer every order, filter and cursor exactly as statements of their own, tenants side by side', async () => {
+    const [a, b] = await twoTenants();
+    const empty = (await tenantWithKey(t.prisma)).tenantId;
+    const single = createCustomerReads(t.pool);
+    const sorts: PageRequest['sort'][] = (['createdAt', 'name', 'healthScore', 'churnProbability'] as const).flatMap((field) =>
+      (['asc', 'desc'] as const).map((direction) => ({
+        field,
+        direction,
+        nullable: field === 'healthScore' || field === 'churnProbability',
+      })),
+    );
+    const filters = [{}, { riskLevel: 'low' }, { healthStatus: 'at_risk' }, { riskLevel: 'high', healthStatus: 'healthy' }];
+    const requests: PageRequest[] = [];
+    for (const tenantId of [a, b, empty])
+      for (const sort of sorts)
+        for (const filter of filters) {
+          const base = { tenantId, sort, ...filter };
+          // The first page, then a page after every row of the whole order: cursors on ties and on nulls.
+          requests.push({ ...base, take: 3 });
+          for (const row of await single.page({ ...base, take: 100 }))
+            requests.push({ ...base, take: 3, after: { value: row[sort.field] as Date | string | number | null, id: row.id } });
+        }
+    const watched = watchedPool();
+    const batched = batchedReads(watched.pool, createCustomerReads(watched.pool));
+
+    const together = (await Promise.all(requests.map((r) => batched.page(r)))).map((rows) => rows.map(withoutIndex));
+
+    const alone = [];
+    for (const r of requests) alone.push(await single.page(r));
+    expect(together).toEqual(alone);
+    expect(requests.length).toBeGreaterThan(250);
+    expect(watched.statements.length).toBeLessThan(requests.length * 0.75);
+  });
+
+  it('never puts pages of two tenants in one statement', async () => {
+    const [a, b] = await twoTenants();
+    const watched = watchedPool();
+    const batched = batchedReads(watched.pool, createCustomerReads(watched.pool));
+
+    await Promise.all([a, a, b, b].map((tenantId) => batched.page({ tenantId, sort: newest, take: 3 })));
+
+    expect(watched.statements).toHaveLength(2);
+    expect(watched.statements.every((x) => x.includes('unnest'))).toBe(true);
+  });
+
+  it(`reads at most ${MAX_PAGES} pages of a tenant in one statement`, async () => {
+    const [a] = await twoTenants();
+    const watched = watchedPool();
+    const batched = batchedReads(watched.pool, createCustomerReads(watched.pool));
+
+    const read = await Promise.all(Array.from({ length: MAX_PAGES + 1 }, () => batched.page({ tenantId: a, sort: newest, take: 2 })));
+
+    expect(watched.statements).toHaveLength(2);
+    expect(new Set(read.map((rows) => rows.map((r) => r.id).join()))).toHaveProperty('size', 1);
   });
 
   it('gives each request its own rows when two ask for the same page', async () => {

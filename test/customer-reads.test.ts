@@ -207,3 +207,36 @@ describe('customerHealth, one customer’s health on its own', () => {
     expect(res.errors?.[0]?.extensions?.code).toBe('not_found');
   });
 });
+
+describe('reads of two tenants at the same moment', () => {
+  it('answer each request with its own tenant’s customers, and nothing of the statement they may share', async () => {
+    const other = await tenantWithKey(t.prisma);
+    const scores = { usage: 40, engagement: 55, support: null, billing: 90, growth: 20 };
+    const mine = [(await scoredCustomer(t.prisma, tenantId, scores)).customer, (await scoredCustomer(t.prisma, tenantId, scores)).customer];
+    const theirs = (await scoredCustomer(t.prisma, other.tenantId, scores)).customer;
+    const get = (key: string, url: string) => t.app.inject({ method: 'GET', url, headers: { 'x-api-key': key } });
+    const asks: [string, string, number][] = [
+      [apiKey, mine[0]!.id, 200],
+      [other.apiKey, theirs.id, 200],
+      [apiKey, theirs.id, 404],
+      [apiKey, mine[1]!.id, 200],
+      [other.apiKey, mine[0]!.id, 404],
+    ];
+    const pages = {
+      mine: (await get(apiKey, '/api/v1/customers?limit=5')).body,
+      theirs: (await get(other.apiKey, '/api/v1/customers?limit=5')).body,
+    };
+
+    const [health, list] = await Promise.all([
+      Promise.all(asks.map(([key, id]) => get(key, `/api/v1/customers/${id}/health`))),
+      Promise.all([apiKey, other.apiKey, apiKey, other.apiKey].map((key) => get(key, '/api/v1/customers?limit=5'))),
+    ]);
+
+    expect(health.map((r) => r.statusCode)).toEqual(asks.map(([, , status]) => status));
+    health.forEach((r, i) => {
+      if (r.statusCode === 200) expect(r.json().customer_id).toBe(asks[i]![1]);
+    });
+    expect(list.map((r) => r.body)).toEqual([pages.mine, pages.theirs, pages.mine, pages.theirs]);
+    for (const r of [...health, ...list]) expect(r.body).not.toMatch(/batch/i);
+  });
+});
