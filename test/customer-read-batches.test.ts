@@ -215,6 +215,17 @@ describe('pages asked for together', () => {
     return tenants as [string, string];
   }
 
+  /** The pages read all at once through the batches, and each by a statement of its own, one after another. */
+  async function pagesBothWays(requests: PageRequest[]) {
+    const watched = watchedPool();
+    const batched = batchedReads(watched.pool, createCustomerReads(watched.pool));
+    const together = (await Promise.all(requests.map((r) => batched.page(r)))).map((rows) => rows.map(withoutIndex));
+    const single = createCustomerReads(t.pool);
+    const alone = [];
+    for (const r of requests) alone.push(await single.page(r));
+    return { together, alone, statements: watched.statements };
+  }
+
   it('run as one statement per tenant and shape, each answering the rows and order of a statement of its own', async () => {
     const [a, b] = await twoTenants();
     const single = createCustomerReads(t.pool);
@@ -231,17 +242,12 @@ describe('pages asked for together', () => {
       { tenantId: a, sort: byScore, take: 5, after: after(thirdOfA) },
       { tenantId: b, sort: byScore, take: 5, after: after(firstOfB) },
     ];
-    const watched = watchedPool();
-    const batched = batchedReads(watched.pool, createCustomerReads(watched.pool));
+    const { together, alone, statements } = await pagesBothWays(requests);
 
-    const together = (await Promise.all(requests.map((r) => batched.page(r)))).map((rows) => rows.map(withoutIndex));
-
-    const alone = [];
-    for (const r of requests) alone.push(await single.page(r));
     expect(together).toEqual(alone);
     expect(together.every((rows, i) => rows.every((row) => row.tenantId === requests[i]!.tenantId))).toBe(true);
     // Shared: A's two newest pages, A's two filtered pages, A's two pages after a cursor. Alone: B's two.
-    expect(watched.statements.map((x) => x.includes('unnest')).sort()).toEqual([false, false, true, true, true]);
+    expect(statements.map((x) => x.includes('unnest')).sort()).toEqual([false, false, true, true, true]);
   });
 
   it('answer every order, filter and cursor exactly as statements of their own, tenants side by side', async () => {
@@ -266,16 +272,11 @@ describe('pages asked for together', () => {
           for (const row of await single.page({ ...base, take: 100 }))
             requests.push({ ...base, take: 3, after: { value: row[sort.field] as Date | string | number | null, id: row.id } });
         }
-    const watched = watchedPool();
-    const batched = batchedReads(watched.pool, createCustomerReads(watched.pool));
+    const { together, alone, statements } = await pagesBothWays(requests);
 
-    const together = (await Promise.all(requests.map((r) => batched.page(r)))).map((rows) => rows.map(withoutIndex));
-
-    const alone = [];
-    for (const r of requests) alone.push(await single.page(r));
     expect(together).toEqual(alone);
     expect(requests.length).toBeGreaterThan(250);
-    expect(watched.statements.length).toBeLessThan(requests.length * 0.75);
+    expect(statements.length).toBeLessThan(requests.length * 0.75);
   });
 
   it('never puts pages of two tenants in one statement', async () => {
