@@ -3,18 +3,15 @@ import type pg from 'pg';
 import { onPg } from '../db/sql.ts';
 import { isPoolExhausted } from '../errors.ts';
 import {
+  batchedOneStatement,
   batchedPageStatement,
   type CustomerReads,
   type CustomerWithHealth,
-  customerOf,
-  HEALTH_FROM,
-  type HealthRow,
+  oneOfBatchRow,
   type PageRequest,
   type PageRow,
   type PageShape,
   pageShape,
-  SELECT_C,
-  SELECT_HEALTH,
 } from './customer-reads.ts';
 
 /** Reads of one customer in one statement at most; more make another. */
@@ -43,11 +40,6 @@ interface OneAsk {
   tenantId: string;
   id: string;
 }
-
-const oneStatement = (columns: string, joins: string) =>
-  `SELECT k.n::int AS "batchIndex", ${columns}
-   FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS k(id, tenant_id, n)
-   JOIN customers c ON c.id = k.id AND c.tenant_id = k.tenant_id ${joins}`;
 
 /** Pages of one tenant in one statement at most: they run one after another inside it. */
 export const MAX_PAGES = 50;
@@ -88,23 +80,19 @@ async function together<A, V>(
 export function batchedReads(pool: pg.Pool, reads: CustomerReads): CustomerReads {
   const sql = onPg(pool);
 
-  const oneLoader = (health: boolean) => {
-    const text = health ? oneStatement(SELECT_HEALTH, HEALTH_FROM) : oneStatement(SELECT_C, '');
-    return new DataLoader<OneAsk, CustomerWithHealth | null>(
+  const oneLoader = (health: boolean) =>
+    new DataLoader<OneAsk, CustomerWithHealth | null>(
       (asks) =>
         together(
           asks,
           (a) => reads.one(a.tenantId, a.id, { health }),
           async (all) => {
-            const rows = await sql.query<Row>(text, [all.map((a) => a.id), all.map((a) => a.tenantId)]);
-            return byRequest(all.length, rows).map(([row]) =>
-              !row ? null : health ? customerOf(row as unknown as HealthRow) : (row as unknown as PageRow),
-            );
+            const { text, values } = batchedOneStatement(all, health);
+            return byRequest(all.length, await sql.query<Row>(text, values)).map(([row]) => (row ? oneOfBatchRow(row, health) : null));
           },
         ),
       TURN,
     );
-  };
   const plain = oneLoader(false);
   const health = oneLoader(true);
 
@@ -125,19 +113,19 @@ export function batchedReads(pool: pg.Pool, reads: CustomerReads): CustomerReads
     let loader = pages.get(key);
     if (!loader) {
       loader = new DataLoader(async (asks) => {
-        const parts = new Map<string, number[]>();
+        // Each tenant's asks, by their place in the batch, in chunks of MAX_PAGES.
+        const chunksByTenant = new Map<string, number[][]>();
         asks.forEach((a, i) => {
-          const part = parts.get(a.request.tenantId) ?? [];
-          if (part.push(i) === 1) parts.set(a.request.tenantId, part);
+          const chunks = chunksByTenant.get(a.request.tenantId) ?? [];
+          if (!chunks.length) chunksByTenant.set(a.request.tenantId, chunks);
+          const last = chunks.at(-1);
+          if (last && last.length < MAX_PAGES) last.push(i);
+          else chunks.push([i]);
         });
         const answers: (PageRow[] | Error)[] = new Array(asks.length);
-        const runs = [...parts.values()].flatMap((part) => {
-          const chunks = [];
-          for (let i = 0; i < part.length; i += MAX_PAGES) chunks.push(part.slice(i, i + MAX_PAGES));
-          return chunks.map(async (chunk) => {
-            const rows = await pagesOfOneTenant(chunk.map((i) => asks[i]!));
-            chunk.forEach((i, n) => (answers[i] = rows[n]!));
-          });
+        const runs = [...chunksByTenant.values()].flat().map(async (chunk) => {
+          const rows = await pagesOfOneTenant(chunk.map((i) => asks[i]!));
+          chunk.forEach((i, n) => (answers[i] = rows[n]!));
         });
         await Promise.all(runs);
         return answers;

@@ -6,7 +6,7 @@ import { onPg } from '../db/sql.ts';
 // relations), so the GraphQL type resolves them as it resolves Prisma's. Selections that reach other
 // relations, and searches, keep Prisma's planned query (src/schema/customer.ts decides). The service runs
 // them through customer-read-batches.ts, where requests reading at the same moment share a statement built
-// from the same text (pageShape, batchedPageStatement, SELECT_HEALTH).
+// here from the same text (batchedOneStatement, pageShape and batchedPageStatement).
 
 /** The columns a list page can show, keyed as the model names them. */
 const COLUMNS = {
@@ -29,7 +29,7 @@ export const isPageColumn = (key: string): key is PageColumn => Object.hasOwn(CO
 const SELECT = Object.entries(COLUMNS)
   .map(([key, column]) => (key === column ? column : `${column} AS "${key}"`))
   .join(', ');
-export const SELECT_C = Object.entries(COLUMNS)
+const SELECT_C = Object.entries(COLUMNS)
   .map(([key, column]) => `c.${column} AS "${key}"`)
   .join(', ');
 
@@ -136,16 +136,16 @@ export function batchedPageStatement(shapes: readonly PageShape[]): { text: stri
   };
 }
 
-export type HealthRow = PageRow & SnapshotColumns & { scoringWeights: unknown };
+type HealthRow = PageRow & SnapshotColumns & { scoringWeights: unknown };
 
 /** A customer with its current snapshot and its tenant's weights: the columns, then the joins after `customers c`. */
-export const SELECT_HEALTH = `${SELECT_C}, t.scoring_weights AS "scoringWeights", s.customer_id AS "snapshotOf", s.score AS "snapshotScore",
+const SELECT_HEALTH = `${SELECT_C}, t.scoring_weights AS "scoringWeights", s.customer_id AS "snapshotOf", s.score AS "snapshotScore",
   s.status::text AS "snapshotStatus", s.computed_at AS "snapshotComputedAt", s.trend_7d AS "snapshotTrend7d",
   s.trend_30d AS "snapshotTrend30d", s.weakest_dimension AS "snapshotWeakestDimension", s.dimensions AS "snapshotDimensions"`;
-export const HEALTH_FROM = 'JOIN tenants t ON t.id = c.tenant_id LEFT JOIN health_snapshots s ON s.customer_id = c.id';
+const HEALTH_FROM = 'JOIN tenants t ON t.id = c.tenant_id LEFT JOIN health_snapshots s ON s.customer_id = c.id';
 
 /** A row of SELECT_HEALTH as `one` answers it. */
-export function customerOf(row: HealthRow): CustomerWithHealth {
+function withHealth(row: HealthRow): CustomerWithHealth {
   const customer = Object.fromEntries(Object.keys(COLUMNS).map((key) => [key, row[key as PageColumn]])) as PageRow;
   const snapshot = row.snapshotOf
     ? {
@@ -160,6 +160,26 @@ export function customerOf(row: HealthRow): CustomerWithHealth {
     : null;
   return { ...customer, tenant: { scoringWeights: row.scoringWeights }, healthSnapshot: snapshot };
 }
+
+/**
+ * One customer's reads of many requests as one statement: each request's id and tenant are a row of
+ * `unnest`, joined as `one` joins them; a row carries the 1-based index of its request (`batchIndex`).
+ */
+export function batchedOneStatement(
+  asks: readonly { tenantId: string; id: string }[],
+  health: boolean,
+): { text: string; values: unknown[] } {
+  return {
+    text: `SELECT k.n::int AS "batchIndex", ${health ? SELECT_HEALTH : SELECT_C}
+           FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS k(id, tenant_id, n)
+           JOIN customers c ON c.id = k.id AND c.tenant_id = k.tenant_id ${health ? HEALTH_FROM : ''}`,
+    values: [asks.map((a) => a.id), asks.map((a) => a.tenantId)],
+  };
+}
+
+/** A row of batchedOneStatement as `one` answers it. */
+export const oneOfBatchRow = (row: Record<string, unknown>, health: boolean): CustomerWithHealth =>
+  health ? withHealth(row as unknown as HealthRow) : (row as unknown as PageRow);
 
 export type CustomerReads = ReturnType<typeof createCustomerReads>;
 
@@ -187,7 +207,7 @@ export function createCustomerReads(pool: pg.Pool) {
         `SELECT ${SELECT_HEALTH} FROM customers c ${HEALTH_FROM} WHERE c.id = $1 AND c.tenant_id = $2`,
         [id, tenantId],
       );
-      return row ? customerOf(row) : null;
+      return row ? withHealth(row) : null;
     },
     async count(r: Pick<PageRequest, 'tenantId' | 'riskLevel' | 'healthStatus'>): Promise<number> {
       const values: unknown[] = [];
