@@ -172,6 +172,8 @@ describe('API keys remembered in memory', () => {
   it('serve a key again without looking it up', async () => {
     const { apiKey } = await tenantWithKey(cached.prisma);
     expect((await listOn({ 'x-api-key': apiKey })).statusCode).toBe(200);
+    // The first use records the key's last use without the request waiting for it; let it land first.
+    await expect.poll(() => cached.queries.some((q) => q.startsWith('UPDATE') && q.includes('"api_keys"'))).toBe(true);
     cached.queries.length = 0;
     expect((await listOn({ 'x-api-key': apiKey })).statusCode).toBe(200);
     expect(cached.queries.filter((q) => q.includes('"api_keys"'))).toEqual([]);
