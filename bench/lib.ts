@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -111,6 +111,47 @@ export function cpuMicros(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
+/**
+ * CPU time used so far by what shares the machine with the server measured, in microseconds: PostgreSQL's
+ * processes, the broker's, this process (the load generator runs in it), everything else busy, and idle
+ * time, from /proc (Linux). The difference of two readings says where a run's CPU went.
+ */
+export interface MachineCpu {
+  database: number;
+  broker: number;
+  loadGenerator: number;
+  /** Busy time of every process not named above, the measured server included, and of the kernel. */
+  rest: number;
+  idle: number;
+}
+export function machineCpu(): MachineCpu {
+  const cpu = { database: 0, broker: 0, loadGenerator: cpuMicros(process.pid), rest: 0, idle: 0 };
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // ended meanwhile
+    }
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const used = (Number(fields[11]) + Number(fields[12])) * 10_000;
+    if (comm === 'postgres') cpu.database += used;
+    else if (comm === 'beam.smp') cpu.broker += used;
+  }
+  // The first line of /proc/stat: user nice system idle iowait irq softirq steal, in ticks, for all cores.
+  const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+  const busy = ticks[0]! + ticks[1]! + ticks[2]! + ticks[5]! + ticks[6]! + ticks[7]!;
+  cpu.idle = (ticks[3]! + ticks[4]!) * 10_000;
+  cpu.rest = busy * 10_000 - cpu.database - cpu.broker - cpu.loadGenerator;
+  return cpu;
+}
+const machineDelta = (a: MachineCpu, b: MachineCpu): MachineCpu => {
+  const d = (k: keyof MachineCpu) => b[k] - a[k];
+  return { database: d('database'), broker: d('broker'), loadGenerator: d('loadGenerator'), rest: d('rest'), idle: d('idle') };
+};
+
 /** The 1-minute load average, as the machine is shared: a figure means little without it. */
 export const load1 = () => Math.round(loadavg()[0]! * 100) / 100;
 
@@ -134,6 +175,8 @@ export interface Measured {
   statuses?: Record<string, number>;
   /** Transactions PostgreSQL counted in the measured database during the run, where asked for. */
   transactions?: number;
+  /** Where the machine's CPU went over the run, summed in µs (divide by `total` for per request). */
+  machine?: MachineCpu;
 }
 
 export async function load(
@@ -155,6 +198,7 @@ export async function load(
   const cpu = () => (opts.pids ?? []).reduce((sum, pid) => sum + cpuMicros(pid), 0);
   const transactionsBefore = await opts.transactions?.();
   const cpuBefore = cpu();
+  const machineBefore = machineCpu();
   const r = await autocannon({
     url: opts.url,
     headers: opts.headers,
@@ -165,6 +209,7 @@ export async function load(
     ...(opts.rate ? { overallRate: opts.rate } : {}),
   });
   const cpuUsed = cpu() - cpuBefore;
+  const machine = machineDelta(machineBefore, machineCpu());
   const total = r.requests.total;
   // A backend reports its counts once it is idle, within a second; the reading before is a transaction of its own.
   if (transactionsBefore !== undefined) await new Promise((r) => setTimeout(r, 1200));
@@ -181,6 +226,7 @@ export async function load(
     non2xx: r.non2xx,
     bytes: Math.round(r.throughput.average / Math.max(r.requests.average, 1)),
     ...(transactions === undefined ? {} : { transactions }),
+    machine,
     statuses: Object.fromEntries(
       Object.entries((r as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {}).map(([k, v]) => [
         k,
@@ -236,6 +282,17 @@ function pooled(name: string, rounds: Measured[], seconds: number): Measured {
     cpuUs: Math.round(sum((m) => m.cpuTotalUs ?? 0) / Math.max(total, 1)),
     cpuTotalUs: sum((m) => m.cpuTotalUs ?? 0),
     ...(rounds.every((m) => m.transactions !== undefined) ? { transactions: sum((m) => m.transactions!) } : {}),
+    ...(rounds.every((m) => m.machine)
+      ? {
+          machine: {
+            database: sum((m) => m.machine!.database),
+            broker: sum((m) => m.machine!.broker),
+            loadGenerator: sum((m) => m.machine!.loadGenerator),
+            rest: sum((m) => m.machine!.rest),
+            idle: sum((m) => m.machine!.idle),
+          },
+        }
+      : {}),
     loadAvg: Math.max(...rounds.map((m) => m.loadAvg ?? 0)),
     statuses,
   };
@@ -253,7 +310,7 @@ const ratio = (a: number | undefined, b: number | undefined) => (a && b ? `${(a 
  * A table of scenarios: req/s, latency, and CPU time per request beside each, with both ratios to the
  * scenario's baseline from the same run. On a shared machine CPU per request is the steadier figure.
  */
-export function report(title: string, rows: { m: Measured; baseline?: Measured; target?: string; met?: string }[]) {
+export function report(title: string, rows: { m: Measured; baseline?: Measured; target?: string; met?: string }[], after: string[] = []) {
   writeResult(title, [
     '| scenario | req/s | p50 ms | p99 ms | CPU µs/req | req/s vs baseline | CPU/req vs baseline | statements/req | bytes/resp | errors | non-2xx | load avg | target | met |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
@@ -261,7 +318,27 @@ export function report(title: string, rows: { m: Measured; baseline?: Measured; 
       ({ m, baseline, target, met }) =>
         `| ${m.name} | ${m.rps} | ${m.p50} | ${m.p99} | ${m.cpuUs ?? '–'} | ${baseline ? `${Math.round((m.rps / baseline.rps) * 100)} %` : '–'} | ${baseline ? ratio(m.cpuUs, baseline.cpuUs) : '–'} | ${m.transactions === undefined ? '–' : (m.transactions / Math.max(m.total ?? 0, 1)).toFixed(2)} | ${m.bytes} | ${m.errors} | ${m.non2xx} | ${m.loadAvg ?? '–'} | ${target ?? ''} | ${met ?? ''} |`,
     ),
+    ...(after.length ? ['', ...after] : []),
   ]);
+}
+
+/**
+ * Where the whole machine's CPU went per request in each scenario: the server measured, PostgreSQL, the
+ * broker, the load generator, everything else, and the cores' idle time. A server that saves work in the
+ * database or the broker shows it here, not in its own CPU per request.
+ */
+export function machineTable(rows: Measured[]): string[] {
+  const per = (m: Measured, us: number) => Math.round(us / Math.max(m.total ?? 0, 1));
+  return [
+    '| scenario (µs per request) | server | PostgreSQL | broker | load generator | everything else | idle |',
+    '|---|---|---|---|---|---|---|',
+    ...rows
+      .filter((m) => m.machine)
+      .map((m) => {
+        const c = m.machine!;
+        return `| ${m.name} | ${m.cpuUs ?? '–'} | ${per(m, c.database)} | ${per(m, c.broker)} | ${per(m, c.loadGenerator)} | ${per(m, c.rest - (m.cpuTotalUs ?? 0))} | ${per(m, c.idle)} |`;
+      }),
+  ];
 }
 
 /** Prints a result and writes it to bench/results/<title>.md, with when and where it ran. */

@@ -68,3 +68,52 @@ describe('a statement with its rows before its commit', () => {
     }
   });
 });
+
+describe('a statement with a first statement ahead of it in its transaction', () => {
+  it('holds what the first statement took from before the rows until the commit', async () => {
+    const client = await pool.connect();
+    const held = () =>
+      pool.query<{ free: boolean }>('SELECT pg_try_advisory_lock_shared(7, 41) AS free').then(async (r) => {
+        if (r.rows[0]!.free) await pool.query('SELECT pg_advisory_unlock_shared(7, 41)');
+        return !r.rows[0]!.free;
+      });
+    try {
+      // The lock is taken exclusively, so another session's shared try fails while it is held.
+      const statement = rowsBeforeCommit<{ id: number }>(client, 'INSERT INTO slow_commits (id) VALUES ($1) RETURNING id', [10], {
+        first: 'SELECT pg_advisory_xact_lock(7, 41)',
+      });
+      await statement.first;
+      expect(await held()).toBe(true);
+      expect(await statement.rows).toEqual([{ id: 10 }]);
+      expect(await held()).toBe(true);
+      await statement.committed;
+      expect(await held()).toBe(false);
+    } finally {
+      client.release();
+    }
+  });
+
+  it('rejects all three when the first statement fails, and prepares its named statement on the next run', async () => {
+    const client = await pool.connect();
+    try {
+      const failed = rowsBeforeCommit(client, 'INSERT INTO slow_commits (id) VALUES ($1) RETURNING id', [11], {
+        name: 'slow_commits_insert',
+        first: 'SELECT 1 / 0',
+      });
+      await expect(failed.first).rejects.toThrow(/division by zero/);
+      await expect(failed.rows).rejects.toThrow(/division by zero/);
+      await expect(failed.committed).rejects.toThrow(/division by zero/);
+      // The named Parse was skipped with the rest of the transaction: the name must not count as prepared.
+      for (const id of [12, 13]) {
+        const ok = rowsBeforeCommit<{ id: number }>(client, 'INSERT INTO slow_commits (id) VALUES ($1) RETURNING id', [id], {
+          name: 'slow_commits_insert',
+          first: 'SELECT 1',
+        });
+        expect(await ok.rows).toEqual([{ id }]);
+        await ok.committed;
+      }
+    } finally {
+      client.release();
+    }
+  });
+});

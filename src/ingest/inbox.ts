@@ -6,6 +6,7 @@ import { rowsBeforeCommit } from '../db/rows-before-commit.ts';
 import { DomainError, isPoolExhausted } from '../errors.ts';
 import { createGroups } from './groups.ts';
 import { publishIds } from '../queue/publish-ids.ts';
+import { ACCEPTOR_LOCK_SPACE, createAcceptor } from './acceptor.ts';
 import type { Queue } from '../queue/queue.ts';
 
 /**
@@ -93,6 +94,7 @@ function databaseUnavailable(err: unknown): boolean {
 
 export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object, m: string) => void }): Inbox {
   const sql = onPg(pool);
+  const acceptor = createAcceptor(pool, log);
   // A circuit breaker: while the broker is known to be down, a request does not wait on it at all.
   // The sweeper's first successful publish closes it again.
   let brokerDownUntil = 0;
@@ -134,9 +136,19 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
       return new Set(ids);
     }
   };
-  // Confirmed ids are recorded as published; after a failure, publishing is left to the sweeper a while.
-  const published = (ids: string[], unconfirmed: Set<string>) => {
-    for (const id of ids) if (!unconfirmed.has(id)) markPublished(id);
+  // Confirmed ids are recorded as published, unless their INSERT claimed them already; after a failure,
+  // publishing is left to the sweeper a while, and claims are given up so that it does not wait for them.
+  const published = (ids: string[], unconfirmed: Set<string>, claimed: Set<string> = new Set()) => {
+    for (const id of ids) if (!unconfirmed.has(id) && !claimed.has(id)) markPublished(id);
+    const unclaim = ids.filter((id) => unconfirmed.has(id) && claimed.has(id));
+    if (unclaim.length > 0)
+      void pool
+        .query(`UPDATE inbox_events SET published_at = NULL, accepted_by = NULL WHERE id = ANY($1::uuid[]) AND status = 'received'`, [
+          unclaim,
+        ])
+        .catch((err) =>
+          log.warn({ err }, 'could not give up the claim on unconfirmed inbound events; the sweeper will publish them later'),
+        );
     if (unconfirmed.size > 0) {
       brokerDownUntil = Date.now() + BROKER_DOWN_HOLD_MS;
       log.warn(
@@ -154,13 +166,17 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
   // of the group was stored and each event is tried again on its own, so only the event that collides
   // waits, and one event refused fails only its own request.
   //
-  // The inserted ids are published while the commit flushes, not after it: a request waits for the
-  // slower of the two rather than their sum, and the statement, its lock and its commit go in one round trip. A message can thus reach a worker before its row is
-  // visible, so the transaction holds an advisory lock named in the message until it ends: a worker
-  // waits (a few seconds at most, then retries the message) on that lock before it applies the
-  // message's events (processor.ts). A message whose
-  // row was rolled back finds nothing and is acknowledged. No 202 is answered before both the commit
-  // and the publishes are over.
+  // The group's ids are published as soon as its transaction holds its locks, while the INSERT runs and
+  // commits: a request waits for the slower of the two rather than their sum, and the transaction goes
+  // in one write. A message can thus reach a worker before its rows are visible, so the transaction holds
+  // an advisory lock named in the message until it ends: a worker waits (a few seconds at most, then
+  // retries the message) on that lock before it applies the message's events (processor.ts). An id whose
+  // row was not stored (a copy, or the group rolled back) is found by no one and acknowledged. No 202 is
+  // answered before both the commit and the publishes are over.
+  //
+  // While this process is a registered acceptor (acceptor.ts) and the broker is up, the INSERT claims
+  // the publishing of its rows (published_at, accepted_by), so a confirm costs no write; a publish that
+  // is not confirmed gives the claim up, and the sweeper recovers the claims of a process that ended.
   const storeGroup = async (events: NewEvent[]): Promise<Stored[]> => {
     const order = events.map((_, i) => i).sort((x, y) => compareKeys(events[x]!, events[y]!));
     const sorted = order.map((i) => events[i]!);
@@ -169,7 +185,10 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
     // for another one that shares its key.
     const ids = events.map(() => randomUUID());
     const lock = randomInt(2 ** 31);
-    let rows: { id: string }[];
+    // Decided once for the group: whether its rows are published now, and so whether they may be claimed.
+    const publishNow = !brokerDown();
+    const acceptorKey = publishNow ? acceptor.key() : null;
+    let rows: { id: string; claimed: boolean }[];
     let client: pg.PoolClient;
     try {
       client = await pool.connect();
@@ -183,19 +202,22 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
     const heard = () => {};
     client.on('error', heard);
     try {
-      // One statement in a transaction of its own, sent in one write (rows-before-commit.ts): it takes the
-      // lock its message names and bounds its wait on another transaction's row first (a one-time filter,
-      // evaluated before any row), and its rows come back before its commit.
-      const statement = rowsBeforeCommit<{ id: string }>(
+      // One transaction sent in one write (rows-before-commit.ts). Its first statement bounds the wait on
+      // another transaction's row, takes the lock the message names and, to claim, the acceptor's key
+      // (shared): the INSERT's snapshot is taken after that, so it sees the key registered only if the
+      // sweeper has not recovered it, and the sweeper cannot while this transaction runs. The rows come
+      // back before the commit.
+      const statement = rowsBeforeCommit<{ id: string; claimed: boolean }>(
         client,
-        `INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body, body_sha256)
-         SELECT e.id, e.tenant_id, e.provider, e.dedup_key, e.event_type, e.body, e.body_sha256
+        `INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body, body_sha256, published_at, accepted_by)
+         SELECT e.id, e.tenant_id, e.provider, e.dedup_key, e.event_type, e.body, e.body_sha256,
+           CASE WHEN a.key IS NOT NULL THEN now() END, a.key
          FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
            WITH ORDINALITY AS e(id, tenant_id, provider, dedup_key, event_type, body, body_sha256, n)
-         WHERE (SELECT set_config('lock_timeout', '${GROUP_LOCK_TIMEOUT_MS}', true) || pg_advisory_xact_lock($8::int, $9::int)::text) IS NOT NULL
+         LEFT JOIN inbox_acceptors a ON a.key = $8::int
          ORDER BY e.n
          ON CONFLICT DO NOTHING
-         RETURNING id`,
+         RETURNING id, accepted_by IS NOT NULL AS claimed`,
         [
           order.map((i) => ids[i]),
           sorted.map((e) => e.tenantId),
@@ -204,18 +226,19 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
           sorted.map((e) => e.eventType),
           sorted.map((e) => e.body),
           sorted.map((e) => e.bodyHash),
-          ACCEPT_LOCK_SPACE,
-          lock,
+          acceptorKey,
         ],
+        {
+          name: 'inbox-store-group',
+          first: `SELECT set_config('lock_timeout', '${GROUP_LOCK_TIMEOUT_MS}', true), pg_advisory_xact_lock(${ACCEPT_LOCK_SPACE}, ${lock})${
+            acceptorKey === null ? '' : `, pg_advisory_xact_lock_shared(${ACCEPTOR_LOCK_SPACE}, ${acceptorKey})`
+          }`,
+        },
       );
+      await statement.first;
+      // In the order the events were accepted (the rows go in sorted by key), which the worker keeps.
+      if (publishNow) publishing = publish(ids, lock);
       rows = await statement.rows;
-      const returned = new Set(rows.map((r) => r.id));
-      if (!brokerDown())
-        publishing = publish(
-          // In the order the events were accepted (the rows went in sorted by key), which the worker keeps.
-          ids.filter((id) => returned.has(id)),
-          lock,
-        );
       await statement.committed;
     } catch (err) {
       // Messages already sent for these rows find none and are acknowledged; the answer waits for them
@@ -233,7 +256,7 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
       client.release(broken);
     }
     const inserted = new Set(rows.map((r) => r.id));
-    if (publishing) published([...inserted], await publishing);
+    if (publishing) published([...inserted], await publishing, new Set(rows.filter((r) => r.claimed).map((r) => r.id)));
     return ids.map((id) => (inserted.has(id) ? id : null));
   };
   const groups = createGroups<NewEvent, Stored>({
@@ -243,6 +266,36 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
     sizeOf: (e) => e.bytes,
     run: storeGroup,
   });
+
+  // The claims of acceptors that ended are given up, so the sweep below publishes their rows. A key is
+  // taken exclusively only when its process and every INSERT naming it are gone (acceptor.ts); then, in
+  // a later statement (a snapshot that sees all those INSERTs), its unprocessed rows are unclaimed and
+  // the key is removed. Rows it claimed and whose publish was confirmed are published again: processing
+  // is idempotent, and this happens only after a process ended without unregistering.
+  const recoverClaims = async () => {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const { rows: ended } = await client.query<{ key: number }>(
+        'SELECT key FROM inbox_acceptors WHERE pg_try_advisory_xact_lock($1::int, key)',
+        [ACCEPTOR_LOCK_SPACE],
+      );
+      const keys = ended.map((r) => r.key);
+      if (keys.length > 0) {
+        await client.query(
+          `UPDATE inbox_events SET published_at = NULL, accepted_by = NULL WHERE status = 'received' AND accepted_by = ANY($1::int[])`,
+          [keys],
+        );
+        await client.query('DELETE FROM inbox_acceptors WHERE key = ANY($1::int[])', [keys]);
+      }
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  };
 
   return {
     async accept({ tenantId, provider, dedupKey, eventType, rawBody, hashBody = false }) {
@@ -301,9 +354,10 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
       return { id, duplicate: false };
     },
     async sweep({ olderThanMs = 5000, staleAfterMs = 15 * 60_000, limit = 500 } = {}) {
+      await recoverClaims();
       // Claim with SKIP LOCKED so concurrent sweepers take different rows; row locks last one statement.
       const { rows: claimed } = await pool.query<{ id: string }>(
-        `UPDATE inbox_events SET published_at = now()
+        `UPDATE inbox_events SET published_at = now(), accepted_by = NULL
          WHERE id IN (
            SELECT id FROM inbox_events
            WHERE status = 'received'
@@ -325,6 +379,7 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
     },
     async close() {
       await flushing;
+      await acceptor.close();
     },
   };
 }

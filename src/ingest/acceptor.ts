@@ -1,0 +1,92 @@
+import { randomInt } from 'node:crypto';
+import pg from 'pg';
+import { PG, pgCode } from '../db/pg-errors.ts';
+
+/**
+ * The first key of the advisory locks on acceptor keys: shared by the process that registered the key
+ * (for as long as it runs) and by each of its INSERTs (until it commits); taken exclusively only by
+ * the sweeper recovering what a process that ended had claimed.
+ */
+export const ACCEPTOR_LOCK_SPACE = 1_229_866_563;
+/** How long after a lost registration the next attempt waits. */
+const RETRY_MS = 5000;
+
+/**
+ * This process as one that stores inbound events and claims their publishing in the same INSERT, so a
+ * confirmed publish needs no write of its own. The claim holds for as long as the process does: it
+ * registers a key in `inbox_acceptors` and holds a shared advisory lock on it over a connection of its
+ * own; when that lock is free the process has ended (or lost its connection), and the sweeper hands
+ * the rows it claimed and that are not processed yet back to the queue (inbox.ts).
+ */
+export interface Acceptor {
+  /** The key to claim under, or null while there is none (not registered yet, or lost): then claim nothing. */
+  key(): number | null;
+  /** Unregisters: everything claimed was confirmed, so nothing is left for the sweeper to recover. */
+  close(): Promise<void>;
+}
+
+export function createAcceptor(pool: pg.Pool, log: { warn: (o: object, m: string) => void }): Acceptor {
+  let current: { key: number; client: pg.Client } | null = null;
+  let registering: Promise<void> | null = null;
+  let nextAttempt = 0;
+  let closed = false;
+
+  const register = async () => {
+    const client = new pg.Client(pool.options);
+    // The session ending (PostgreSQL restarting, the connection dropped) frees the lock: stop claiming
+    // under that key at once; its rows are the sweeper's to recover, and a new key is registered later.
+    const lost = (err?: Error) => {
+      if (current?.client !== client) return;
+      current = null;
+      nextAttempt = Date.now() + RETRY_MS;
+      if (!closed)
+        log.warn({ err }, 'the inbound acceptor lost its connection; events are marked published one by one until it registers again');
+    };
+    client.on('error', lost);
+    client.on('end', () => lost());
+    try {
+      await client.connect();
+      for (let attempt = 0; ; attempt++) {
+        const key = randomInt(1, 2 ** 31);
+        // Locked before registered, so a registered key is never seen free while its process runs.
+        await client.query('SELECT pg_advisory_lock_shared($1::int, $2::int)', [ACCEPTOR_LOCK_SPACE, key]);
+        try {
+          await client.query('INSERT INTO inbox_acceptors (key) VALUES ($1)', [key]);
+        } catch (err) {
+          await client.query('SELECT pg_advisory_unlock_shared($1::int, $2::int)', [ACCEPTOR_LOCK_SPACE, key]);
+          // A key taken already (by chance): draw another.
+          if (pgCode(err) === PG.uniqueViolation && attempt < 3) continue;
+          throw err;
+        }
+        if (closed) {
+          await client.query('DELETE FROM inbox_acceptors WHERE key = $1', [key]);
+          await client.end();
+          return;
+        }
+        current = { key, client };
+        return;
+      }
+    } catch (err) {
+      nextAttempt = Date.now() + RETRY_MS;
+      log.warn({ err }, 'the inbound acceptor could not register; events are marked published one by one meanwhile');
+      await client.end().catch(() => {});
+    }
+  };
+
+  return {
+    key() {
+      if (current) return current.key;
+      if (!registering && !closed && Date.now() >= nextAttempt) registering = register().finally(() => (registering = null));
+      return null;
+    },
+    async close() {
+      closed = true;
+      await registering;
+      const was = current;
+      current = null;
+      if (!was) return;
+      await was.client.query('DELETE FROM inbox_acceptors WHERE key = $1', [was.key]).catch(() => {});
+      await was.client.end().catch(() => {});
+    },
+  };
+}
