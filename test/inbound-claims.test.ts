@@ -64,7 +64,7 @@ const accept = (i: Inbox, n: number) =>
 const rowsOf = async (ids: string[]) =>
   (
     await pool.query<{ id: string; claimed_with_insert: boolean; published: boolean; accepted_by: number | null; status: string }>(
-      `SELECT id, published_at = received_at AS claimed_with_insert, published_at IS NOT NULL AS published, accepted_by, status
+      `SELECT id, coalesce(published_at = received_at, false) AS claimed_with_insert, published_at IS NOT NULL AS published, accepted_by, status
        FROM inbox_events WHERE id = ANY($1::uuid[]) ORDER BY id`,
       [ids],
     )
@@ -75,7 +75,8 @@ const acceptors = async () => (await pool.query<{ key: number }>('SELECT key FRO
 async function endAcceptorSession(key: number) {
   const { rows } = await pool.query(
     `SELECT pg_terminate_backend(pid) FROM pg_locks
-     WHERE locktype = 'advisory' AND classid = $1::int::oid AND objid = $2::int::oid AND objsubid = 2 AND mode = 'ShareLock'`,
+     WHERE locktype = 'advisory' AND classid = $1::int::oid AND objid = $2::int::oid AND objsubid = 2 AND mode = 'ShareLock'
+       AND pid IN (SELECT pid FROM pg_stat_activity WHERE state = 'idle')`,
     [ACCEPTOR_LOCK_SPACE, key],
   );
   expect(rows).toHaveLength(1);
@@ -140,6 +141,65 @@ describe('an inbox that claims the publishing of what it stores', () => {
     for (const r of rows) expect(r).toMatchObject({ published: true, accepted_by: null });
     // Recovered once: the next sweep leaves them to the worker.
     expect(await sweeper.sweep({ olderThanMs: 0 })).toBe(0);
+  });
+
+  it('keeps a key whose process ended while a transaction storing events under it is still open, and recovers those events too once it commits', async () => {
+    const { queue } = recordingQueue();
+    const i = inbox(queue);
+    const ids = await claimedEvents(i, 2);
+    const [key] = await acceptors();
+    // A commit made slow on purpose: the storing transaction stays open, holding the key's lock shared.
+    await pool.query(
+      `CREATE FUNCTION test_slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1.5); RETURN NULL; END $$`,
+    );
+    await pool.query(
+      'CREATE CONSTRAINT TRIGGER test_slow_commit AFTER INSERT ON inbox_events DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION test_slow_commit()',
+    );
+    try {
+      const storing = accept(i, 1);
+      await expect
+        .poll(
+          async () =>
+            (await pool.query(`SELECT 1 FROM pg_stat_activity WHERE query LIKE 'INSERT INTO inbox_events%' AND state = 'active'`)).rowCount,
+        )
+        .toBe(1);
+      await endAcceptorSession(key!);
+      const worker = recordingQueue();
+      const sweeper = inbox(worker.queue);
+      expect(await sweeper.sweep({ olderThanMs: 0 })).toBe(0);
+      expect(await acceptors()).toEqual([key]);
+      const [late] = await storing;
+      expect(await sweeper.sweep({ olderThanMs: 0 })).toBe(3);
+      expect(worker.state.published.sort()).toEqual([...ids, late!.id].sort());
+    } finally {
+      await pool.query('DROP TRIGGER IF EXISTS test_slow_commit ON inbox_events');
+      await pool.query('DROP FUNCTION IF EXISTS test_slow_commit()');
+    }
+  });
+
+  it('claims nothing under a key no longer registered, and registers a new one', async () => {
+    const { queue } = recordingQueue();
+    const i = inbox(queue);
+    await claimedEvents(i, 1);
+    const [key] = await acceptors();
+    // As if the sweeper had recovered the key while this process did not notice.
+    await pool.query('DELETE FROM inbox_acceptors');
+    const ids = (await accept(i, 3)).map((a) => a.id);
+    for (const r of await rowsOf(ids)) expect(r).toMatchObject({ claimed_with_insert: false, accepted_by: null });
+    // Its confirmed publishes are recorded instead.
+    await expect.poll(async () => (await rowsOf(ids)).filter((r) => r.published).length).toBe(3);
+    // A new key is registered at an event a few seconds later.
+    await expect
+      .poll(
+        async () => {
+          await accept(i, 1);
+          return acceptors();
+        },
+        { timeout: 10_000, interval: 500 },
+      )
+      .toHaveLength(1);
+    const [next] = await acceptors();
+    expect(next).not.toBe(key);
   });
 
   it('gives the claim up when the publish is not confirmed, so the sweep publishes the events once the broker is back', async () => {

@@ -93,6 +93,25 @@ describe('a statement with a first statement ahead of it in its transaction', ()
     }
   });
 
+  it('runs its named statement again after it failed on a value, once prepared', async () => {
+    const client = await pool.connect();
+    try {
+      const failed = rowsBeforeCommit(client, 'INSERT INTO slow_commits (id) VALUES ($1) RETURNING id', ['not a number'], {
+        name: 'slow_commits_insert_value',
+        first: 'SELECT 1',
+      });
+      await expect(failed.rows).rejects.toThrow(/invalid input syntax/);
+      const ok = rowsBeforeCommit<{ id: number }>(client, 'INSERT INTO slow_commits (id) VALUES ($1) RETURNING id', [14], {
+        name: 'slow_commits_insert_value',
+        first: 'SELECT 1',
+      });
+      expect(await ok.rows).toEqual([{ id: 14 }]);
+      await ok.committed;
+    } finally {
+      client.release();
+    }
+  });
+
   it('rejects all three when the first statement fails, and prepares its named statement on the next run', async () => {
     const client = await pool.connect();
     try {

@@ -18,6 +18,7 @@ class RowsBeforeCommit extends pg.Query {
   onRows: (rows: Record<string, unknown>[]) => void = () => {};
   private firstPending: boolean;
   private sentParse = false;
+  private failed = false;
 
   constructor(
     text: string,
@@ -64,9 +65,21 @@ class RowsBeforeCommit extends pg.Query {
   }
 
   handleError(err: unknown, connection: { parsedStatements: Record<string, string> }) {
+    this.failed = true;
+    this.forgetName(connection);
+    (pg.Query.prototype as unknown as { handleError(e: unknown, c: unknown): void }).handleError.call(this, err, connection);
+  }
+
+  // An error raised here before sending (a value pg cannot serialise) comes before the server's answers,
+  // whose ParseComplete would count the name as prepared again: forgotten once more at the end.
+  handleReadyForQuery(connection: { parsedStatements: Record<string, string> }) {
+    if (this.failed) this.forgetName(connection);
+    (pg.Query.prototype as unknown as { handleReadyForQuery(c: unknown): void }).handleReadyForQuery.call(this, connection);
+  }
+
+  private forgetName(connection: { parsedStatements: Record<string, string> }) {
     const name = (this as unknown as { name?: string }).name;
     if (this.sentParse && this.first !== undefined && name) delete connection.parsedStatements[name];
-    (pg.Query.prototype as unknown as { handleError(e: unknown, c: unknown): void }).handleError.call(this, err, connection);
   }
 
   handleCommandComplete(msg: unknown, connection: unknown) {

@@ -21,6 +21,11 @@ const RETRY_MS = 5000;
 export interface Acceptor {
   /** The key to claim under, or null while there is none (not registered yet, or lost): then claim nothing. */
   key(): number | null;
+  /**
+   * Gives `key` up: its session ends, so the sweeper recovers what was claimed under it, and a new key is
+   * registered later. For a key found no longer registered, or a claim that could not be given up.
+   */
+  forget(key: number): void;
   /** Unregisters: everything claimed was confirmed, so nothing is left for the sweeper to recover. */
   close(): Promise<void>;
 }
@@ -32,15 +37,12 @@ export function createAcceptor(pool: pg.Pool, log: { warn: (o: object, m: string
   let closed = false;
 
   const register = async () => {
-    const client = new pg.Client(pool.options);
+    // Keepalives, so that a connection dropped silently on the way (the lock then freed) is noticed.
+    const client = new pg.Client({ ...pool.options, keepAlive: true });
     // The session ending (PostgreSQL restarting, the connection dropped) frees the lock: stop claiming
     // under that key at once; its rows are the sweeper's to recover, and a new key is registered later.
     const lost = (err?: Error) => {
-      if (current?.client !== client) return;
-      current = null;
-      nextAttempt = Date.now() + RETRY_MS;
-      if (!closed)
-        log.warn({ err }, 'the inbound acceptor lost its connection; events are marked published one by one until it registers again');
+      if (current?.client === client) drop(err);
     };
     client.on('error', lost);
     client.on('end', () => lost());
@@ -73,7 +75,19 @@ export function createAcceptor(pool: pg.Pool, log: { warn: (o: object, m: string
     }
   };
 
+  const drop = (err?: Error) => {
+    const was = current;
+    current = null;
+    nextAttempt = Date.now() + RETRY_MS;
+    if (!closed) log.warn({ err }, 'the inbound acceptor gave its key up; events are marked published one by one until it registers again');
+    // Ended in any case, so its lock is free even after an error that left the socket open.
+    void was?.client.end().catch(() => {});
+  };
+
   return {
+    forget(key) {
+      if (current?.key === key) drop();
+    },
     key() {
       if (current) return current.key;
       if (!registering && !closed && Date.now() >= nextAttempt) registering = register().finally(() => (registering = null));

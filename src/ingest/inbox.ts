@@ -138,17 +138,12 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
   };
   // Confirmed ids are recorded as published, unless their INSERT claimed them already; after a failure,
   // publishing is left to the sweeper a while, and claims are given up so that it does not wait for them.
-  const published = (ids: string[], unconfirmed: Set<string>, claimed: Set<string> = new Set()) => {
-    for (const id of ids) if (!unconfirmed.has(id) && !claimed.has(id)) markPublished(id);
-    const unclaim = ids.filter((id) => unconfirmed.has(id) && claimed.has(id));
-    if (unclaim.length > 0)
-      void pool
-        .query(`UPDATE inbox_events SET published_at = NULL, accepted_by = NULL WHERE id = ANY($1::uuid[]) AND status = 'received'`, [
-          unclaim,
-        ])
-        .catch((err) =>
-          log.warn({ err }, 'could not give up the claim on unconfirmed inbound events; the sweeper will publish them later'),
-        );
+  const published = (ids: string[], unconfirmed: Set<string>, claimed?: { key: number; ids: Set<string> }) => {
+    for (const id of ids) if (!unconfirmed.has(id) && !claimed?.ids.has(id)) markPublished(id);
+    if (claimed) {
+      const ofUnconfirmed = ids.filter((id) => unconfirmed.has(id) && claimed.ids.has(id));
+      if (ofUnconfirmed.length > 0) track(unclaim(claimed.key, ofUnconfirmed));
+    }
     if (unconfirmed.size > 0) {
       brokerDownUntil = Date.now() + BROKER_DOWN_HOLD_MS;
       log.warn(
@@ -156,6 +151,32 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
         'inbound events stored but not yet published; leaving publishing to the sweeper for a while',
       );
     }
+  };
+
+  // Work a close waits for: groups being stored, claims being given up.
+  const inFlight = new Set<Promise<unknown>>();
+  const track = <T>(p: Promise<T>): Promise<T> => {
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p)).catch(() => {});
+    return p;
+  };
+  // A claim whose publish was not confirmed is given up, so the sweeper publishes those events within
+  // seconds. Should that fail (the database busy or away), the key is given up instead: the sweeper then
+  // recovers every claim made under it, rather than leave these to the 15-minute rule.
+  const unclaim = async (key: number, ids: string[]) => {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await pool.query(
+          `UPDATE inbox_events SET published_at = NULL, accepted_by = NULL WHERE id = ANY($1::uuid[]) AND status = 'received'`,
+          [ids],
+        );
+        return;
+      } catch (err) {
+        log.warn({ err, attempt }, 'could not give up the claim on unconfirmed inbound events');
+        await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
+      }
+    }
+    acceptor.forget(key);
   };
 
   // A group is one tenant's events, in one statement and one transaction. A copy of an event already
@@ -242,8 +263,11 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
       await statement.committed;
     } catch (err) {
       // Messages already sent for these rows find none and are acknowledged; the answer waits for them
-      // all the same, so nothing of this group is still in flight when its requests are answered.
-      await publishing;
+      // all the same, so nothing of this group is still in flight when its requests are answered. If the
+      // commit happened after all (the connection lost after sending it), an unconfirmed publish must not
+      // leave the claims standing.
+      const unconfirmed = await publishing;
+      if (acceptorKey !== null && unconfirmed?.size) track(unclaim(acceptorKey, ids));
       if (databaseUnavailable(err)) broken = err as Error;
       // Only rows PostgreSQL refused (or would have waited for) are tried again one by one; a database
       // that is down fails the whole group at once, and anything else is a bug.
@@ -256,7 +280,15 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
       client.release(broken);
     }
     const inserted = new Set(rows.map((r) => r.id));
-    if (publishing) published([...inserted], await publishing, new Set(rows.filter((r) => r.claimed).map((r) => r.id)));
+    // Rows that were to be claimed and were not: the key is no longer registered (the sweeper took it
+    // while this process did not notice), so register a new one.
+    if (acceptorKey !== null && rows.some((r) => !r.claimed)) acceptor.forget(acceptorKey);
+    if (publishing)
+      published(
+        [...inserted],
+        await publishing,
+        acceptorKey === null ? undefined : { key: acceptorKey, ids: new Set(rows.filter((r) => r.claimed).map((r) => r.id)) },
+      );
     return ids.map((id) => (inserted.has(id) ? id : null));
   };
   const groups = createGroups<NewEvent, Stored>({
@@ -264,7 +296,7 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
     maxCount: MAX_GROUP,
     maxBytes: MAX_GROUP_BYTES,
     sizeOf: (e) => e.bytes,
-    run: storeGroup,
+    run: (events) => track(storeGroup(events)),
   });
 
   // The claims of acceptors that ended are given up, so the sweep below publishes their rows. A key is
@@ -378,6 +410,7 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
       return published;
     },
     async close() {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
       await flushing;
       await acceptor.close();
     },

@@ -56,7 +56,8 @@ const SOLE_WAIT_MS = 2000;
 export class AcceptPending extends Error {}
 
 /**
- * A message can arrive before its rows are committed (inbox.ts publishes while the commit flushes): the
+ * A message can arrive before its rows are committed (inbox.ts publishes once the storing transaction
+ * holds its lock, while its INSERT runs and commits): the
  * accepting transaction holds the lock the message names until it ends; once that lock is granted the
  * rows are committed, or were rolled back and will never be. A batch only tries the lock (it never
  * waits on an accept) and leaves the events of an accept still open 'pending'; those are waited for
