@@ -225,7 +225,8 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
     try {
       // One transaction sent in one write (rows-before-commit.ts). Its first statement bounds the wait on
       // another transaction's row, takes the lock the message names and, to claim, the acceptor's key
-      // (shared): the INSERT's snapshot is taken after that, so it sees the key registered only if the
+      // (shared): the INSERT's snapshot is taken after that (each statement takes its own, at READ
+      // COMMITTED, PostgreSQL's default level), so it sees the key registered only if the
       // sweeper has not recovered it, and the sweeper cannot while this transaction runs. The rows come
       // back before the commit.
       const statement = rowsBeforeCommit<{ id: string; claimed: boolean }>(
