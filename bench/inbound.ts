@@ -14,6 +14,7 @@ import {
   load,
   load1,
   machineCpu,
+  machineDelta,
   machineTable,
   type Measured,
   report,
@@ -171,13 +172,7 @@ const drain: Measured = {
   cpuUs: Math.round(workerCpu / Math.max(processed, 1)),
   cpuTotalUs: workerCpu,
   loadAvg: drainLoad,
-  machine: {
-    database: machineAfter.database - machineBefore.database,
-    broker: machineAfter.broker - machineBefore.broker,
-    loadGenerator: machineAfter.loadGenerator - machineBefore.loadGenerator,
-    rest: machineAfter.rest - machineBefore.rest,
-    idle: machineAfter.idle - machineBefore.idle,
-  },
+  machine: machineDelta(machineBefore, machineAfter),
 };
 report(
   'Inbound webhooks',

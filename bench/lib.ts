@@ -105,8 +105,12 @@ export function rssMiB(pid: number): number {
 
 /** CPU time (user + system) a process has used so far, in microseconds, from /proc (Linux, 100 ticks/s). */
 export function cpuMicros(pid: number): number {
+  return cpuOfStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+}
+
+/** User + system time, in microseconds, from the text of /proc/<pid>/stat. */
+function cpuOfStat(stat: string): number {
   // Fields after the command name (which may hold spaces): utime is the 14th field, stime the 15th.
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
@@ -135,8 +139,7 @@ export function machineCpu(): MachineCpu {
       continue; // ended meanwhile
     }
     const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const used = (Number(fields[11]) + Number(fields[12])) * 10_000;
+    const used = cpuOfStat(stat);
     if (comm === 'postgres') cpu.database += used;
     else if (comm === 'beam.smp') cpu.broker += used;
   }
@@ -147,10 +150,11 @@ export function machineCpu(): MachineCpu {
   cpu.rest = busy * 10_000 - cpu.database - cpu.broker - cpu.loadGenerator;
   return cpu;
 }
-const machineDelta = (a: MachineCpu, b: MachineCpu): MachineCpu => {
-  const d = (k: keyof MachineCpu) => b[k] - a[k];
-  return { database: d('database'), broker: d('broker'), loadGenerator: d('loadGenerator'), rest: d('rest'), idle: d('idle') };
-};
+const MACHINE_PARTS = ['database', 'broker', 'loadGenerator', 'rest', 'idle'] as const;
+const combined = (a: MachineCpu, b: MachineCpu, f: (x: number, y: number) => number): MachineCpu =>
+  Object.fromEntries(MACHINE_PARTS.map((k) => [k, f(a[k], b[k])])) as unknown as MachineCpu;
+/** What was used between two readings of `machineCpu`. */
+export const machineDelta = (before: MachineCpu, after: MachineCpu) => combined(before, after, (x, y) => y - x);
 
 /** The 1-minute load average, as the machine is shared: a figure means little without it. */
 export const load1 = () => Math.round(loadavg()[0]! * 100) / 100;
@@ -282,17 +286,7 @@ function pooled(name: string, rounds: Measured[], seconds: number): Measured {
     cpuUs: Math.round(sum((m) => m.cpuTotalUs ?? 0) / Math.max(total, 1)),
     cpuTotalUs: sum((m) => m.cpuTotalUs ?? 0),
     ...(rounds.every((m) => m.transactions !== undefined) ? { transactions: sum((m) => m.transactions!) } : {}),
-    ...(rounds.every((m) => m.machine)
-      ? {
-          machine: {
-            database: sum((m) => m.machine!.database),
-            broker: sum((m) => m.machine!.broker),
-            loadGenerator: sum((m) => m.machine!.loadGenerator),
-            rest: sum((m) => m.machine!.rest),
-            idle: sum((m) => m.machine!.idle),
-          },
-        }
-      : {}),
+    ...(rounds.every((m) => m.machine) ? { machine: rounds.map((m) => m.machine!).reduce((a, b) => combined(a, b, (x, y) => x + y)) } : {}),
     loadAvg: Math.max(...rounds.map((m) => m.loadAvg ?? 0)),
     statuses,
   };

@@ -60,12 +60,9 @@ export function createAcceptor(pool: pg.Pool, log: { warn: (o: object, m: string
           if (pgCode(err) === PG.uniqueViolation && attempt < 3) continue;
           throw err;
         }
-        if (closed) {
-          await client.query('DELETE FROM inbox_acceptors WHERE key = $1', [key]);
-          await client.end();
-          return;
-        }
-        current = { key, client };
+        // Closed meanwhile: unregistered at once.
+        if (closed) await unregister({ key, client });
+        else current = { key, client };
         return;
       }
     } catch (err) {
@@ -73,6 +70,11 @@ export function createAcceptor(pool: pg.Pool, log: { warn: (o: object, m: string
       log.warn({ err }, 'the inbound acceptor could not register; events are marked published one by one meanwhile');
       await client.end().catch(() => {});
     }
+  };
+
+  const unregister = async (was: { key: number; client: pg.Client }) => {
+    await was.client.query('DELETE FROM inbox_acceptors WHERE key = $1', [was.key]).catch(() => {});
+    await was.client.end().catch(() => {});
   };
 
   const drop = (err?: Error) => {
@@ -98,9 +100,7 @@ export function createAcceptor(pool: pg.Pool, log: { warn: (o: object, m: string
       await registering;
       const was = current;
       current = null;
-      if (!was) return;
-      await was.client.query('DELETE FROM inbox_acceptors WHERE key = $1', [was.key]).catch(() => {});
-      await was.client.end().catch(() => {});
+      if (was) await unregister(was);
     },
   };
 }

@@ -60,6 +60,8 @@ const GROUPS_IN_FLIGHT = 1;
 const MAX_GROUP = 200;
 /** A group's bodies in bytes at most (beside the count): one statement's parameters stay a few MiB. */
 const MAX_GROUP_BYTES = 4 * 1024 * 1024;
+/** Gives up the claims of the events still to be applied that the condition appended to it names: the sweeper then publishes them. */
+const RELEASE_CLAIMS = `UPDATE inbox_events SET published_at = NULL, accepted_by = NULL WHERE status = 'received'`;
 /** How long a group waits on a row another transaction holds before its events are stored one by one. */
 const GROUP_LOCK_TIMEOUT_MS = 100;
 
@@ -166,10 +168,7 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
   const unclaim = async (key: number, ids: string[]) => {
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        await pool.query(
-          `UPDATE inbox_events SET published_at = NULL, accepted_by = NULL WHERE id = ANY($1::uuid[]) AND status = 'received'`,
-          [ids],
-        );
+        await pool.query(`${RELEASE_CLAIMS} AND id = ANY($1::uuid[])`, [ids]);
         return;
       } catch (err) {
         log.warn({ err, attempt }, 'could not give up the claim on unconfirmed inbound events');
@@ -315,10 +314,7 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
       );
       const keys = ended.map((r) => r.key);
       if (keys.length > 0) {
-        await client.query(
-          `UPDATE inbox_events SET published_at = NULL, accepted_by = NULL WHERE status = 'received' AND accepted_by = ANY($1::int[])`,
-          [keys],
-        );
+        await client.query(`${RELEASE_CLAIMS} AND accepted_by = ANY($1::int[])`, [keys]);
         await client.query('DELETE FROM inbox_acceptors WHERE key = ANY($1::int[])', [keys]);
       }
       await client.query('COMMIT');
