@@ -8,6 +8,7 @@ import { ACCEPT_LOCK_SPACE, type InboxMessage } from './inbox.ts';
 import { PROVIDER_SPECS } from './providers/index.ts';
 import { isProvider } from './providers/types.ts';
 import { sentimentOf } from './sentiment.ts';
+import type { StoredEvent } from './normalizers/types.ts';
 import { lockAttribution } from '../services/attribution-lock.ts';
 import { PG, pgCode } from '../db/pg-errors.ts';
 
@@ -101,23 +102,31 @@ async function lockTenants(sql: Sql, rows: Row[], sole = false): Promise<void> {
   );
 }
 
-/** Runs the provider's normalizer for one locked, received row; its outbox events go to `outbox`. */
-async function apply(sql: Sql, row: Row, outbox: OutboxInput[]): Promise<'processed' | 'ignored'> {
-  const normalize = isProvider(row.provider) ? PROVIDER_SPECS[row.provider].normalize : undefined;
+/** A stored row as its normalizer reads it. */
+const storedEvent = (row: Row): StoredEvent => ({
+  id: row.id,
+  tenantId: row.tenant_id,
+  provider: row.provider,
+  eventType: row.event_type,
+  body: parseEventJson(row.body),
+  receivedAt: row.received_at,
+});
+
+/** Runs the provider's normalizer for one locked, received event; its outbox events go to `outbox`. */
+async function apply(sql: Sql, event: StoredEvent, outbox: OutboxInput[], prepared?: unknown): Promise<'processed' | 'ignored'> {
+  const normalize = isProvider(event.provider) ? PROVIDER_SPECS[event.provider].normalize : undefined;
   if (!normalize) return 'ignored';
-  return normalize({
-    sql,
-    event: {
-      id: row.id,
-      tenantId: row.tenant_id,
-      provider: row.provider,
-      eventType: row.event_type,
-      body: parseEventJson(row.body),
-      receivedAt: row.received_at,
-    },
-    sentiment: sentimentOf,
-    outbox,
-  });
+  return normalize({ sql, event, sentiment: sentimentOf, outbox, prepared });
+}
+
+/** Each provider's `prepare` over a batch's received events, in the batch's order: what each event's normalizer gets. */
+function prepareBatch(events: StoredEvent[]): Map<string, unknown> {
+  const prepared = new Map<string, unknown>();
+  for (const provider of new Set(events.map((e) => e.provider))) {
+    const prepare = isProvider(provider) ? PROVIDER_SPECS[provider].prepare : undefined;
+    if (prepare) for (const [id, value] of prepare(events)) prepared.set(id, value);
+  }
+  return prepared;
 }
 
 /** The inbox rows' new statuses, in one statement. */
@@ -149,7 +158,7 @@ export async function processInboxEvent(pool: pg.Pool, id: string): Promise<Resu
       if (!row || row.status !== 'received') return 'already_done';
       await lockTenants(sql, [row]);
       const outbox: OutboxInput[] = [];
-      const outcome = await apply(sql, row, outbox);
+      const outcome = await apply(sql, storedEvent(row), outbox);
       await enqueueEvents(sql, outbox);
       await markDone(sql, [{ id, outcome }]);
       return outcome;
@@ -217,16 +226,18 @@ function applyBatch(pool: pg.Pool, messages: EventRef[], sole = false): Promise<
         await lockTenants(sql, rows, true);
         await sql.query(`SELECT set_config('lock_timeout', $1, true)`, [setting!.before]);
       } else await lockTenants(sql, rows);
+      const events: StoredEvent[] = [];
+      for (const row of rows) {
+        if (row.status === 'received') events.push(storedEvent(row));
+        else results.set(row.id, 'already_done');
+      }
+      const prepared = prepareBatch(events);
       const outbox: OutboxInput[] = [];
       const done: { id: string; outcome: 'processed' | 'ignored' }[] = [];
-      for (const row of rows) {
-        if (row.status !== 'received') {
-          results.set(row.id, 'already_done');
-          continue;
-        }
-        const outcome = await apply(sql, row, outbox);
-        done.push({ id: row.id, outcome });
-        results.set(row.id, outcome);
+      for (const event of events) {
+        const outcome = await apply(sql, event, outbox, prepared.get(event.id));
+        done.push({ id: event.id, outcome });
+        results.set(event.id, outcome);
       }
       await enqueueEvents(sql, outbox);
       await markDone(sql, done);

@@ -6,7 +6,8 @@ import { companyDomain } from '../email-domain.ts';
 import { canMove, EVENT_FOR_STATUS, type InvoiceStatus } from '../invoice-state.ts';
 import { lockObject } from '../locks.ts';
 import { recordSignals } from '../../services/signals.ts';
-import { fromUnix, type NormalizeContext, type Normalizer, type Outcome, str } from './types.ts';
+import type { Sql } from '../../db/sql.ts';
+import { fromUnix, type NormalizeContext, type Normalizer, type Outcome, type StoredEvent, str } from './types.ts';
 
 const PROVIDER = 'stripe';
 
@@ -112,18 +113,35 @@ async function invoicePaymentPaid(ctx: NormalizeContext, o: any): Promise<Outcom
   return 'processed';
 }
 
+/** What a new invoice is made of, from the event's invoice object and the status it is created in. */
+function invoiceInput(o: any, initial: InvoiceStatus) {
+  return {
+    externalId: str(o?.id)!,
+    account: accountOf(o),
+    initial,
+    total: minor(o?.total ?? o?.amount_due).toString(),
+    currency: currencyCode(o?.currency ?? 'usd'),
+    dueAt: fromUnix(o?.due_date),
+    emailDomain: companyDomain(o?.customer_email),
+  };
+}
+type InvoiceInput = ReturnType<typeof invoiceInput>;
+type FoundInvoice = { invoice: InvoiceRow; created: boolean };
+
 /**
  * Finds or creates our invoice for a Stripe invoice object, locked for this transaction, without changing
  * its status, in one statement. A stored invoice is locked by its row (a transaction changing it holds the
  * row until it ends, and this one then reads what it committed); a new one is created with its customer
  * resolved in the same statement. Two transactions creating the same invoice meet on its unique key: the
- * later waits for the earlier to end, creates nothing, and then finds its row.
+ * later waits for the earlier to end, creates nothing, and then finds its row. The event's run, if it is in
+ * one, finds or creates it with the others' (prepareStripe).
  */
-async function invoiceRow(ctx: NormalizeContext, o: any, initial: InvoiceStatus): Promise<{ invoice: InvoiceRow; created: boolean }> {
+async function invoiceRow(ctx: NormalizeContext, o: any, initial: InvoiceStatus): Promise<FoundInvoice> {
+  const prepared = ctx.prepared instanceof InvoiceRun ? await ctx.prepared.invoiceOf(ctx.sql, ctx.event.id) : undefined;
+  if (prepared) return prepared;
   const { sql } = ctx;
   const tenantId = ctx.event.tenantId;
-  const externalId = str(o?.id)!;
-  const account = accountOf(o);
+  const input = invoiceInput(o, initial);
   const customer = customerOf({ tenant: '$1::uuid', provider: '$2', accountIds: '$9::text[]', emailDomain: '$10' });
   const [row] = await sql.query<InvoiceRow & { created: boolean }>(
     `WITH found AS (
@@ -139,14 +157,14 @@ async function invoiceRow(ctx: NormalizeContext, o: any, initial: InvoiceStatus)
     [
       tenantId,
       PROVIDER,
-      externalId,
-      account,
-      initial,
-      minor(o?.total ?? o?.amount_due).toString(),
-      currencyCode(o?.currency ?? 'usd'),
-      fromUnix(o?.due_date),
-      accountIdsOf([account]),
-      companyDomain(o?.customer_email),
+      input.externalId,
+      input.account,
+      input.initial,
+      input.total,
+      input.currency,
+      input.dueAt,
+      accountIdsOf([input.account]),
+      input.emailDomain,
     ],
   );
   if (row) {
@@ -156,9 +174,106 @@ async function invoiceRow(ctx: NormalizeContext, o: any, initial: InvoiceStatus)
   // Created meanwhile by a transaction that has committed since (it made this one wait): a new statement sees it.
   const [found] = await sql.query<InvoiceRow>(
     `SELECT ${INVOICE_COLUMNS} FROM invoices WHERE tenant_id = $1 AND provider = $2 AND external_id = $3 FOR UPDATE`,
-    [tenantId, PROVIDER, externalId],
+    [tenantId, PROVIDER, input.externalId],
   );
   return { invoice: found!, created: false };
+}
+
+/** The status an event's invoice is created in if it is new, for the events that find or create one; else null. */
+function createdStatus(type: string, o: any): InvoiceStatus | null {
+  if (Object.hasOwn(INVOICE_EVENTS, type)) return INVOICE_EVENTS[type]!;
+  if (type === 'invoice.payment_failed')
+    return (['draft', 'open', 'paid', 'void', 'uncollectible'].includes(o?.status) ? o.status : 'open') as InvoiceStatus;
+  return null;
+}
+
+/**
+ * Consecutive Stripe invoice events of a batch that name different invoices: the first of them to need its
+ * invoice finds or creates its own and those of the rest of the run in one statement (invoiceRows), as each
+ * event's invoiceRow would one after the other. Nothing the run's events write changes what another's
+ * invoiceRow finds (they are about other invoices, and none of them creates customers); an event of any
+ * other kind, or a second event about an invoice of the run, ends it, and the statement runs only once
+ * every event before the run was applied. Per event, a statement of its own cost a worker and PostgreSQL
+ * more than the row it writes.
+ */
+class InvoiceRun {
+  readonly events: { event: StoredEvent; input: InvoiceInput }[] = [];
+  private found?: Map<string, FoundInvoice>;
+
+  /** The invoice of an event of the run, or undefined when the statement could not find or create it (another transaction created it meanwhile). */
+  async invoiceOf(sql: Sql, eventId: string): Promise<FoundInvoice | undefined> {
+    if (!this.found) {
+      const from = this.events.findIndex((e) => e.event.id === eventId);
+      this.found = await invoiceRows(sql, this.events.slice(Math.max(from, 0)));
+    }
+    return this.found.get(eventId);
+  }
+}
+
+/** The runs of a batch's events (its received events, in order, every provider's): each event of a run of two or more, with its run. */
+export function prepareStripe(events: StoredEvent[]): Map<string, InvoiceRun> {
+  const prepared = new Map<string, InvoiceRun>();
+  let run = new InvoiceRun();
+  const end = () => {
+    if (run.events.length > 1) for (const { event } of run.events) prepared.set(event.id, run);
+    run = new InvoiceRun();
+  };
+  for (const event of events) {
+    const o = event.body?.data?.object;
+    const status = event.provider === PROVIDER ? createdStatus(String(event.body?.type ?? ''), o) : null;
+    // An object that is not usable (an invalid currency) throws here as its own normalizer would: the batch fails.
+    const input = status && str(o?.id) ? invoiceInput(o, status) : null;
+    if (!input) {
+      end();
+      continue;
+    }
+    if (run.events.some((r) => r.event.tenantId === event.tenantId && r.input.externalId === input.externalId)) end();
+    run.events.push({ event, input });
+  }
+  end();
+  return prepared;
+}
+
+async function invoiceRows(sql: Sql, run: { event: StoredEvent; input: InvoiceInput }[]): Promise<Map<string, FoundInvoice>> {
+  const customer = customerOf({
+    tenant: 'i.tenant_id',
+    provider: `'${PROVIDER}'`,
+    accountIds: 'ARRAY[i.account_id]',
+    emailDomain: 'i.email_domain',
+  });
+  const rows = await sql.query<InvoiceRow & { n: number; created: boolean }>(
+    `WITH input AS (
+       SELECT * FROM unnest($1::int[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::timestamptz[], $9::text[])
+         AS i(n, tenant_id, external_id, account_id, status, total_minor, currency, due_at, email_domain)
+     ), found AS (
+       SELECT i.n, v.id, v.tenant_id, v.status::text AS status, v.total_minor, v.currency, v.customer_id, v.account_id, v.due_at
+       FROM input i JOIN invoices v ON v.tenant_id = i.tenant_id AND v.provider = '${PROVIDER}' AND v.external_id = i.external_id
+       ORDER BY i.n FOR UPDATE OF v
+     ), made AS (
+       INSERT INTO invoices (id, tenant_id, provider, external_id, account_id, customer_id, status, total_minor, currency, due_at, created_at, updated_at)
+       SELECT gen_random_uuid(), i.tenant_id, '${PROVIDER}', i.external_id, i.account_id, ${customer}, i.status::"InvoiceStatus",
+              i.total_minor, i.currency, i.due_at, now(), now()
+       FROM input i WHERE NOT EXISTS (SELECT 1 FROM found f WHERE f.n = i.n) ORDER BY i.n
+       ON CONFLICT (tenant_id, provider, external_id) DO NOTHING
+       RETURNING external_id, ${INVOICE_COLUMNS}
+     )
+     SELECT *, false AS created FROM found
+     UNION ALL
+     SELECT i.n, m.id, m.tenant_id, m.status, m.total_minor, m.currency, m.customer_id, m.account_id, m.due_at, true AS created
+     FROM made m JOIN input i ON i.tenant_id = m.tenant_id AND i.external_id = m.external_id`,
+    [
+      run.map((_, n) => n),
+      run.map((r) => r.event.tenantId),
+      run.map((r) => r.input.externalId),
+      run.map((r) => r.input.account),
+      run.map((r) => r.input.initial),
+      run.map((r) => r.input.total),
+      run.map((r) => r.input.currency),
+      run.map((r) => r.input.dueAt),
+      run.map((r) => r.input.emailDomain),
+    ],
+  );
+  return new Map(rows.map(({ n, created, ...invoice }) => [run[n]!.event.id, { invoice, created }]));
 }
 
 async function invoiceTransition(ctx: NormalizeContext, o: any, target: InvoiceStatus): Promise<Outcome> {
@@ -205,8 +320,7 @@ async function invoiceTransition(ctx: NormalizeContext, o: any, target: InvoiceS
 async function paymentFailed(ctx: NormalizeContext, o: any): Promise<Outcome> {
   const tenantId = ctx.event.tenantId;
   if (!str(o?.id)) return 'ignored';
-  const initial = (['draft', 'open', 'paid', 'void', 'uncollectible'].includes(o?.status) ? o.status : 'open') as InvoiceStatus;
-  const { invoice } = await invoiceRow(ctx, o, initial);
+  const { invoice } = await invoiceRow(ctx, o, createdStatus('invoice.payment_failed', o)!);
   const named = paymentsOfInvoice(o);
   await rememberPayments(ctx, str(o.id)!, named);
   // A current-version invoice names no payment; one paid before (invoice_payment.paid) may be remembered.

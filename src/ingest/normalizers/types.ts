@@ -21,6 +21,8 @@ export interface NormalizeContext {
    * statement of a normalizer reads them back), in the same transaction.
    */
   outbox: OutboxInput[];
+  /** What the provider's `prepare` step found for this event with the rest of its batch, if it ran. */
+  prepared?: unknown;
 }
 
 /** `processed` when the event changed something, `ignored` for types we keep but do not use. */

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ProviderName } from '../../contract/enums.ts';
-import type { Normalizer } from '../normalizers/types.ts';
+import type { Normalizer, StoredEvent } from '../normalizers/types.ts';
 
 export { isProvider, type ProviderName, PROVIDERS } from '../../contract/enums.ts';
 
@@ -36,6 +36,12 @@ export interface ProviderSpec {
   describe(body: any, req: InboundRequest): { dedupKey: string; eventType: string };
   /** Turns a stored event into invoices, subscriptions, signals and outbound events (src/ingest/normalizers). */
   normalize: Normalizer;
+  /**
+   * Given a batch's received events before their normalizers run, one after the other, in the batch's order
+   * (every provider's events, in that order): what each event's normalizer gets as `prepared`, for work
+   * several of them can share (a statement for many).
+   */
+  prepare?(events: StoredEvent[]): Map<string, unknown>;
   /**
    * Whether events of this type may create customers or give them identities (Stripe's customer.*): they are
    * applied holding their tenant's attribution lock exclusively (services/attribution-lock.ts).

@@ -1,0 +1,198 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { processInboxBatch, processInboxEvent } from '../src/ingest/processor.ts';
+import { createTestApp, type TestApp } from './support/app.ts';
+import { tenantWithKey } from './support/factories.ts';
+import { holdInvoice, lockWaiters, storeGroup } from './support/inbox.ts';
+import * as p from './support/providers.ts';
+
+// A batch finds or creates the invoices of consecutive Stripe invoice events in one statement
+// (normalizers/stripe.ts prepareStripe). What it must not change: the outcome of applying the same events
+// one at a time, in order. No worker runs here, so nothing but the test applies the stored events.
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(() => t.close());
+afterEach(() => t.pool.query('DROP TRIGGER IF EXISTS test_count_invoice_inserts ON invoices'));
+
+const rid = () => randomUUID().slice(0, 8);
+
+/**
+ * One tenant's Stripe traffic, as Stripe sends it: a customer, then invoices of it and of others in every
+ * state, one invoice going draft → open → paid within the batch, an invoice stored before, a payment
+ * failure, and a customer known only by the email domain of its invoice.
+ */
+function traffic(existing: string) {
+  const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((n) => `in_${n}`);
+  return [
+    p.stripeEvent('invoice.created', p.stripeInvoice('in_early', 'cus_acme', 500)),
+    p.stripeEvent('customer.created', p.stripeCustomer('cus_acme', 'billing@acme.example', 'Acme')),
+    p.stripeEvent('invoice.created', p.stripeInvoice(a!, 'cus_acme', 1000)),
+    p.stripeEvent('invoice.created', p.stripeInvoice(b!, 'cus_other', 2000, { customer_email: 'ap@acme.example' })),
+    p.stripeEvent('invoice.finalized', p.stripeInvoice(existing, 'cus_acme', 3000, { status: 'open' })),
+    p.stripeEvent('invoice.paid', p.stripeInvoice(c!, 'cus_acme', 4000, { status: 'paid' })),
+    p.stripeEvent('invoice.finalized', p.stripeInvoice(a!, 'cus_acme', 1100, { status: 'open' })),
+    p.stripeEvent('invoice.payment_failed', p.stripeInvoice(d!, 'cus_nobody', 5000, { status: 'open', attempt_count: 1 })),
+    p.stripeEvent('invoice.paid', p.stripeInvoice(a!, 'cus_acme', 1100, { status: 'paid' })),
+    p.stripeEvent('invoice.voided', p.stripeInvoice(b!, 'cus_other', 2000, { status: 'void' })),
+    p.stripeEvent('invoice.created', p.stripeInvoice(existing, 'cus_acme', 3000)),
+  ];
+}
+
+/** Invoices, outbox events and signals of a tenant, with its own ids replaced by what they name. */
+async function outcome(tenantId: string) {
+  const names = new Map<string, string>([[tenantId, 'tenant']]);
+  const { rows: customers } = await t.pool.query<{ id: string; name: string; domain: string | null }>(
+    'SELECT id, name, domain FROM customers WHERE tenant_id = $1 ORDER BY name',
+    [tenantId],
+  );
+  for (const c of customers) names.set(c.id, `customer ${c.name}`);
+  const { rows: invoices } = await t.pool.query(
+    `SELECT id, external_id, status::text AS status, total_minor::text AS total, currency, customer_id, account_id,
+            paid_at IS NOT NULL AS paid
+     FROM invoices WHERE tenant_id = $1 ORDER BY external_id`,
+    [tenantId],
+  );
+  for (const i of invoices) names.set(i.id, `invoice ${i.external_id}`);
+  // Row times differ between the two tenants' runs; everything else must not.
+  const named = (v: unknown) =>
+    JSON.parse(JSON.stringify(v), (k, x) =>
+      k === 'created_at' || k === 'updated_at' ? undefined : typeof x === 'string' && names.has(x) ? names.get(x) : x,
+    );
+  const { rows: outbox } = await t.pool.query('SELECT type, subject, payload FROM outbox_events WHERE tenant_id = $1', [tenantId]);
+  const { rows: signals } = await t.pool.query(
+    'SELECT kind, value, customer_id, account_id, attributes FROM signals WHERE tenant_id = $1',
+    [tenantId],
+  );
+  const sorted = (rows: unknown[]) => named(rows).sort((x: unknown, y: unknown) => JSON.stringify(x).localeCompare(JSON.stringify(y)));
+  return {
+    customers: named(customers.map(({ id: _, ...c }) => c)),
+    invoices: named(invoices.map(({ id: _, ...i }) => i)),
+    outbox: sorted(outbox),
+    signals: sorted(signals),
+  };
+}
+
+/** A tenant with one invoice already stored, and its Stripe traffic stored as one accepting group. */
+async function tenantWithTraffic() {
+  const { tenantId } = await tenantWithKey(t.prisma);
+  await t.pool.query(
+    `INSERT INTO invoices (id, tenant_id, provider, external_id, status, total_minor, currency, created_at, updated_at)
+     VALUES (gen_random_uuid(), $1, 'stripe', 'in_stored', 'draft', 3000, 'usd', now(), now())`,
+    [tenantId],
+  );
+  return { tenantId, ids: await storeGroup(t.pool, tenantId, traffic('in_stored')) };
+}
+
+/** Counts the statements that insert invoices for a tenant, from now on. */
+async function countInvoiceInserts(tenantId: string) {
+  await t.pool.query('CREATE TABLE IF NOT EXISTS test_invoice_inserts (tenant_id uuid, rows int)');
+  await t.pool.query(`CREATE OR REPLACE FUNCTION test_count_invoice_inserts() RETURNS trigger AS $$
+    BEGIN INSERT INTO test_invoice_inserts SELECT tenant_id, count(*) FROM inserted GROUP BY tenant_id; RETURN NULL; END $$ LANGUAGE plpgsql`);
+  await t.pool.query(`CREATE TRIGGER test_count_invoice_inserts AFTER INSERT ON invoices REFERENCING NEW TABLE AS inserted
+    FOR EACH STATEMENT EXECUTE FUNCTION test_count_invoice_inserts()`);
+  return async () =>
+    (await t.pool.query<{ rows: number }>('SELECT rows FROM test_invoice_inserts WHERE tenant_id = $1', [tenantId])).rows.map(
+      (r) => r.rows,
+    );
+}
+
+describe('a batch of Stripe invoice events', () => {
+  it('ends with the same invoices, outbox events, signals and customers as its events applied one at a time', async () => {
+    const alone = await tenantWithTraffic();
+    for (const id of alone.ids) await processInboxEvent(t.pool, id);
+    const batched = await tenantWithTraffic();
+    const results = await processInboxBatch(
+      t.pool,
+      batched.ids.map((id) => ({ id })),
+    );
+    expect([...results.values()].every((r) => r === 'processed' || r === 'ignored')).toBe(true);
+
+    const expected = await outcome(alone.tenantId);
+    // The traffic reaches every path: attribution by identity and by domain, creation, transitions, a refused one.
+    expect(expected.invoices.map((i: { status: string }) => i.status)).toEqual(['paid', 'void', 'paid', 'open', 'draft', 'open']);
+    expect(expected.invoices.map((i: { customer_id: string | null }) => i.customer_id)).toContain('customer Acme');
+    expect(await outcome(batched.tenantId)).toEqual(expected);
+  });
+
+  it('finds or creates the invoices of consecutive events about different invoices in one statement', async () => {
+    const { tenantId } = await tenantWithKey(t.prisma);
+    const inserts = await countInvoiceInserts(tenantId);
+    const events = Array.from({ length: 20 }, (_, i) =>
+      p.stripeEvent('invoice.created', p.stripeInvoice(`in_${i}_${rid()}`, `cus_${i}`, 100 + i)),
+    );
+    const ids = await storeGroup(t.pool, tenantId, events);
+
+    await processInboxBatch(
+      t.pool,
+      ids.map((id) => ({ id })),
+    );
+    expect(await inserts()).toEqual([20]);
+    const { rows } = await t.pool.query('SELECT count(*)::int AS n FROM outbox_events WHERE tenant_id = $1 AND type = $2', [
+      tenantId,
+      'invoice.created',
+    ]);
+    expect(rows[0].n).toBe(20);
+  });
+
+  it('starts a new statement at a second event about an invoice of the run, so that event sees the first', async () => {
+    const { tenantId } = await tenantWithKey(t.prisma);
+    const inserts = await countInvoiceInserts(tenantId);
+    const [x, y, z] = ['x', 'y', 'z'].map((n) => `in_${n}_${rid()}`) as [string, string, string];
+    const ids = await storeGroup(t.pool, tenantId, [
+      p.stripeEvent('invoice.created', p.stripeInvoice(x, 'cus_1', 100)),
+      p.stripeEvent('invoice.created', p.stripeInvoice(y, 'cus_1', 200)),
+      p.stripeEvent('invoice.finalized', p.stripeInvoice(x, 'cus_1', 100, { status: 'open' })),
+      p.stripeEvent('invoice.created', p.stripeInvoice(z, 'cus_1', 300)),
+    ]);
+
+    await processInboxBatch(
+      t.pool,
+      ids.map((id) => ({ id })),
+    );
+    // x and y together; then x's finalisation finds x, and z is created with it.
+    expect(await inserts()).toEqual([2, 1]);
+    const { rows } = await t.pool.query(
+      'SELECT external_id, status::text AS status FROM invoices WHERE tenant_id = $1 ORDER BY external_id',
+      [tenantId],
+    );
+    expect(rows).toEqual([
+      { external_id: x, status: 'open' },
+      { external_id: y, status: 'draft' },
+      { external_id: z, status: 'draft' },
+    ]);
+  });
+
+  it('leaves an invoice another transaction created meanwhile to its event, which then finds it', async () => {
+    const { tenantId } = await tenantWithKey(t.prisma);
+    const [x, y] = ['x', 'y'].map((n) => `in_${n}_${rid()}`) as [string, string];
+    const ids = await storeGroup(t.pool, tenantId, [
+      p.stripeEvent('invoice.created', p.stripeInvoice(y, 'cus_1', 200)),
+      p.stripeEvent('invoice.paid', p.stripeInvoice(x, 'cus_1', 900, { status: 'paid' })),
+    ]);
+    const release = await holdInvoice(t.pool, tenantId, x);
+    const batch = processInboxBatch(
+      t.pool,
+      ids.map((id) => ({ id })),
+    );
+    await expect.poll(() => lockWaiters(t.pool), { timeout: 10_000 }).toBe(1);
+    await release('commit');
+
+    expect([...(await batch).values()]).toEqual(['processed', 'processed']);
+    const { rows } = await t.pool.query(
+      'SELECT external_id, status::text AS status, total_minor::int AS total FROM invoices WHERE tenant_id = $1 ORDER BY external_id',
+      [tenantId],
+    );
+    // The held invoice (a draft of 0) was found and moved to paid with the event's total, not created twice.
+    expect(rows).toEqual([
+      { external_id: x, status: 'paid', total: 900 },
+      { external_id: y, status: 'draft', total: 200 },
+    ]);
+    const paid = await t.pool.query(`SELECT count(*)::int AS n FROM signals WHERE tenant_id = $1 AND kind = 'billing.invoice_paid'`, [
+      tenantId,
+    ]);
+    expect(paid.rows[0].n).toBe(1);
+  });
+});
