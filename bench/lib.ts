@@ -380,3 +380,48 @@ export function signedStripeInvoices(path: string, secret: string, customer: () 
     },
   };
 }
+
+const LIFECYCLE = [
+  { type: 'invoice.created', status: 'draft' },
+  { type: 'invoice.finalized', status: 'open' },
+  { type: 'invoice.paid', status: 'paid' },
+] as const;
+
+/**
+ * Invoices going draft → open → paid, as Stripe sends an invoice charged at once: three signed events per
+ * invoice, in turn (the paid one naming its payment), so each invoice's events arrive moments apart over
+ * different connections and share batches.
+ */
+export function signedStripeLifecycles(path: string, secret: string, customer: (invoice: number) => string): autocannon.Request {
+  let sequence = 0;
+  const run = randomUUID().slice(0, 8);
+  return {
+    method: 'POST',
+    path,
+    setupRequest: (req) => {
+      const n = sequence++;
+      const invoice = Math.floor(n / LIFECYCLE.length);
+      const step = LIFECYCLE[n % LIFECYCLE.length]!;
+      const body = JSON.stringify({
+        id: `evt_${randomUUID().replaceAll('-', '')}`,
+        object: 'event',
+        type: step.type,
+        created: Math.floor(Date.now() / 1000),
+        data: {
+          object: {
+            id: `in_${run}_${invoice}`,
+            object: 'invoice',
+            customer: customer(invoice),
+            status: step.status,
+            total: 12345,
+            currency: 'usd',
+            ...(step.status === 'paid' ? { payment_intent: `pi_${run}_${invoice}` } : {}),
+          },
+        },
+      });
+      const t = Math.floor(Date.now() / 1000);
+      const sig = createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
+      return { ...req, body, headers: { 'content-type': 'application/json', 'stripe-signature': `t=${t},v1=${sig}` } };
+    },
+  };
+}

@@ -143,7 +143,10 @@ async function markDone(sql: Sql, done: { id: string; outcome: 'processed' | 'ig
 // of PostgreSQL that loses this transaction loses all of it (effects and status, never half), leaving the
 // event 'received' with its message acked; the inbox sweep publishes such an event again once its
 // publish is stale (Inbox.sweep). Waiting for the disk per transaction capped one worker below the accept rate.
-const NO_DISK_WAIT = { synchronousCommit: false };
+// Generic plans: a wave's statements (normalizers/stripe.ts), over arrays of varying length, were planned
+// anew for every short wave, which cost PostgreSQL more than running them; the normalizers' other
+// statements look rows up by key and already ran their generic plans.
+const APPLYING = { synchronousCommit: false, genericPlans: true };
 
 /**
  * Applies one stored event in one transaction: the domain change, its signals, its outbox events and
@@ -164,7 +167,7 @@ export async function processInboxEvent(pool: pg.Pool, id: string): Promise<Resu
       return outcome;
     },
     // A deadlock with a batch is not the event's failure: run again rather than spend one of its attempts.
-    { ...NO_DISK_WAIT, runs: 3 },
+    { ...APPLYING, runs: 3 },
   );
 }
 
@@ -243,7 +246,7 @@ function applyBatch(pool: pg.Pool, messages: EventRef[], sole = false): Promise<
       await markDone(sql, done);
       return results;
     },
-    NO_DISK_WAIT,
+    APPLYING,
   );
 }
 

@@ -1,12 +1,13 @@
 import { currencyCode, formatAmount } from '../../contract/money.ts';
 import { eventOf, invoiceEvent, type InvoiceRecord } from '../../outbox/events/payloads.ts';
 import { churnOutcomeRows } from '../../services/churn.ts';
-import { accountIdsOf, customerForProviderAccount, customerOf, resolveCustomer } from '../../services/customers.ts';
+import { customerForProviderAccount, customerOf, resolveCustomer } from '../../services/customers.ts';
 import { companyDomain } from '../email-domain.ts';
 import { canMove, EVENT_FOR_STATUS, type InvoiceStatus } from '../invoice-state.ts';
 import { lockObject } from '../locks.ts';
-import { recordSignals } from '../../services/signals.ts';
+import { recordSignals, type SignalInput } from '../../services/signals.ts';
 import type { Sql } from '../../db/sql.ts';
+import type { OutboxInput } from '../../outbox/events/enqueue.ts';
 import { fromUnix, type NormalizeContext, type Normalizer, type Outcome, type StoredEvent, str } from './types.ts';
 
 const PROVIDER = 'stripe';
@@ -32,7 +33,8 @@ const INVOICE_COLUMNS = 'id, tenant_id, status::text AS status, total_minor, cur
 const idOf = (v: any): string | null => str(v && typeof v === 'object' ? v.id : v);
 /** The account id of an object's customer, whether expanded or not. */
 const accountOf = (o: any): string | null => idOf(o?.customer);
-const eventTime = (ctx: NormalizeContext) => fromUnix(ctx.event.body?.created) ?? ctx.event.receivedAt;
+const eventTimeOf = (event: StoredEvent) => fromUnix(event.body?.created) ?? event.receivedAt;
+const eventTime = (ctx: NormalizeContext) => eventTimeOf(ctx.event);
 const minor = (v: unknown, fallback: string | number = 0) => BigInt(Math.trunc(Number(v ?? fallback)) || 0);
 
 const customerFor = (ctx: NormalizeContext, account: string | null, email?: unknown) =>
@@ -71,14 +73,25 @@ function paymentsOfInvoice(o: any): string[] {
 const paymentOfInvoicePayment = (ip: any): string | null =>
   idOf(ip?.payment?.payment_intent) ?? idOf(ip?.payment?.charge) ?? idOf(ip?.payment?.payment_record);
 
-/** Remembers which invoice these payments belong to, for events that name only the payment. */
-async function rememberPayments(ctx: NormalizeContext, invoiceExternalId: string, paymentIds: string[]) {
-  if (paymentIds.length === 0) return;
-  await ctx.sql.query(
+/** A payment and the invoice it belongs to, for events that name only the payment. */
+interface PaymentOfInvoice {
+  tenantId: string;
+  invoiceExternalId: string;
+  paymentId: string;
+}
+const paymentsOf = (tenantId: string, invoiceExternalId: string, paymentIds: string[]): PaymentOfInvoice[] =>
+  paymentIds.map((paymentId) => ({ tenantId, invoiceExternalId, paymentId }));
+
+/** Remembers which invoice each payment belongs to, in one statement; the first invoice to name a payment keeps it. */
+async function rememberPayments(sql: Sql, payments: PaymentOfInvoice[]) {
+  const seen = new Set<string>();
+  const first = payments.filter((p) => !seen.has(`${p.tenantId}:${p.paymentId}`) && seen.add(`${p.tenantId}:${p.paymentId}`));
+  if (first.length === 0) return;
+  await sql.query(
     `INSERT INTO invoice_payments (id, tenant_id, provider, payment_id, invoice_external_id)
-     SELECT gen_random_uuid(), $1, $2, p, $3 FROM unnest($4::text[]) AS p
+     SELECT gen_random_uuid(), t, $1, p, i FROM unnest($2::uuid[], $3::text[], $4::text[]) AS r(t, p, i)
      ON CONFLICT (tenant_id, provider, payment_id) DO NOTHING`,
-    [ctx.event.tenantId, PROVIDER, invoiceExternalId, [...new Set(paymentIds)]],
+    [PROVIDER, first.map((p) => p.tenantId), first.map((p) => p.paymentId), first.map((p) => p.invoiceExternalId)],
   );
 }
 
@@ -109,7 +122,7 @@ async function invoicePaymentPaid(ctx: NormalizeContext, o: any): Promise<Outcom
   const invoiceExternalId = idOf(o?.invoice);
   const paymentId = paymentOfInvoicePayment(o);
   if (!invoiceExternalId || !paymentId) return 'ignored';
-  await rememberPayments(ctx, invoiceExternalId, [paymentId]);
+  await rememberPayments(ctx.sql, paymentsOf(ctx.event.tenantId, invoiceExternalId, [paymentId]));
   return 'processed';
 }
 
@@ -130,111 +143,17 @@ type FoundInvoice = { invoice: InvoiceRow; created: boolean };
 
 /**
  * Finds or creates our invoice for a Stripe invoice object, locked for this transaction, without changing
- * its status, in one statement. A stored invoice is locked by its row (a transaction changing it holds the
- * row until it ends, and this one then reads what it committed); a new one is created with its customer
- * resolved in the same statement. Two transactions creating the same invoice meet on its unique key: the
- * later waits for the earlier to end, creates nothing, and then finds its row. The event's run, if it is in
- * one, finds or creates it with the others' (prepareStripe).
+ * its status. A stored invoice is locked by its row (a transaction changing it holds the row until it
+ * ends, and this one then reads what it committed); a new one is created with its customer resolved in the
+ * same statement. Two transactions creating the same invoice meet on its unique key: the later waits for
+ * the earlier to end, creates nothing, and then finds its row.
  */
-async function invoiceRow(ctx: NormalizeContext, o: any, initial: InvoiceStatus): Promise<FoundInvoice> {
-  const prepared = ctx.prepared instanceof InvoiceRun ? await ctx.prepared.invoiceOf(ctx.sql, ctx.event.id) : undefined;
-  if (prepared) return prepared;
-  const { sql } = ctx;
-  const tenantId = ctx.event.tenantId;
-  const input = invoiceInput(o, initial);
-  const customer = customerOf({ tenant: '$1::uuid', provider: '$2', accountIds: '$9::text[]', emailDomain: '$10' });
-  const [row] = await sql.query<InvoiceRow & { created: boolean }>(
-    `WITH found AS (
-       SELECT ${INVOICE_COLUMNS} FROM invoices WHERE tenant_id = $1 AND provider = $2 AND external_id = $3 FOR UPDATE
-     ), made AS (
-       INSERT INTO invoices (id, tenant_id, provider, external_id, account_id, customer_id, status, total_minor, currency, due_at, created_at, updated_at)
-       SELECT gen_random_uuid(), $1, $2, $3, $4, ${customer}, $5::"InvoiceStatus", $6, $7, $8, now(), now()
-       WHERE NOT EXISTS (SELECT 1 FROM found)
-       ON CONFLICT (tenant_id, provider, external_id) DO NOTHING
-       RETURNING ${INVOICE_COLUMNS}
-     )
-     SELECT *, false AS created FROM found UNION ALL SELECT *, true AS created FROM made`,
-    [
-      tenantId,
-      PROVIDER,
-      input.externalId,
-      input.account,
-      input.initial,
-      input.total,
-      input.currency,
-      input.dueAt,
-      accountIdsOf([input.account]),
-      input.emailDomain,
-    ],
-  );
-  if (row) {
-    const { created, ...invoice } = row;
-    return { invoice, created };
-  }
-  // Created meanwhile by a transaction that has committed since (it made this one wait): a new statement sees it.
-  const [found] = await sql.query<InvoiceRow>(
-    `SELECT ${INVOICE_COLUMNS} FROM invoices WHERE tenant_id = $1 AND provider = $2 AND external_id = $3 FOR UPDATE`,
-    [tenantId, PROVIDER, input.externalId],
-  );
-  return { invoice: found!, created: false };
+async function invoiceRow(sql: Sql, event: StoredEvent, input: InvoiceInput): Promise<FoundInvoice> {
+  return (await invoiceRows(sql, [{ event, input }])).get(event.id)!;
 }
 
-/** The status an event's invoice is created in if it is new, for the events that find or create one; else null. */
-function createdStatus(type: string, o: any): InvoiceStatus | null {
-  if (Object.hasOwn(INVOICE_EVENTS, type)) return INVOICE_EVENTS[type]!;
-  if (type === 'invoice.payment_failed')
-    return (['draft', 'open', 'paid', 'void', 'uncollectible'].includes(o?.status) ? o.status : 'open') as InvoiceStatus;
-  return null;
-}
-
-/**
- * Consecutive Stripe invoice events of a batch that name different invoices: the first of them to need its
- * invoice finds or creates its own and those of the rest of the run in one statement (invoiceRows), as each
- * event's invoiceRow would one after the other. Nothing the run's events write changes what another's
- * invoiceRow finds (they are about other invoices, and none of them creates customers); an event of any
- * other kind, or a second event about an invoice of the run, ends it, and the statement runs only once
- * every event before the run was applied. Per event, a statement of its own cost a worker and PostgreSQL
- * more than the row it writes.
- */
-class InvoiceRun {
-  readonly events: { event: StoredEvent; input: InvoiceInput }[] = [];
-  private found?: Map<string, FoundInvoice>;
-
-  /** The invoice of an event of the run, or undefined when the statement could not find or create it (another transaction created it meanwhile). */
-  async invoiceOf(sql: Sql, eventId: string): Promise<FoundInvoice | undefined> {
-    if (!this.found) {
-      const from = this.events.findIndex((e) => e.event.id === eventId);
-      this.found = await invoiceRows(sql, this.events.slice(Math.max(from, 0)));
-    }
-    return this.found.get(eventId);
-  }
-}
-
-/** The runs of a batch's events (its received events, in order, every provider's): each event of a run of two or more, with its run. */
-export function prepareStripe(events: StoredEvent[]): Map<string, InvoiceRun> {
-  const prepared = new Map<string, InvoiceRun>();
-  let run = new InvoiceRun();
-  const end = () => {
-    if (run.events.length > 1) for (const { event } of run.events) prepared.set(event.id, run);
-    run = new InvoiceRun();
-  };
-  for (const event of events) {
-    const o = event.body?.data?.object;
-    const status = event.provider === PROVIDER ? createdStatus(String(event.body?.type ?? ''), o) : null;
-    // An object that is not usable (an invalid currency) throws here as its own normalizer would: the batch fails.
-    const input = status && str(o?.id) ? invoiceInput(o, status) : null;
-    if (!input) {
-      end();
-      continue;
-    }
-    if (run.events.some((r) => r.event.tenantId === event.tenantId && r.input.externalId === input.externalId)) end();
-    run.events.push({ event, input });
-  }
-  end();
-  return prepared;
-}
-
-async function invoiceRows(sql: Sql, run: { event: StoredEvent; input: InvoiceInput }[]): Promise<Map<string, FoundInvoice>> {
+/** invoiceRow for the events of a wave (below), which name different invoices, in one statement. */
+async function invoiceRows(sql: Sql, wave: { event: StoredEvent; input: InvoiceInput }[]): Promise<Map<string, FoundInvoice>> {
   const customer = customerOf({
     tenant: 'i.tenant_id',
     provider: `'${PROVIDER}'`,
@@ -262,67 +181,186 @@ async function invoiceRows(sql: Sql, run: { event: StoredEvent; input: InvoiceIn
      SELECT i.n, m.id, m.tenant_id, m.status, m.total_minor, m.currency, m.customer_id, m.account_id, m.due_at, true AS created
      FROM made m JOIN input i ON i.tenant_id = m.tenant_id AND i.external_id = m.external_id`,
     [
-      run.map((_, n) => n),
-      run.map((r) => r.event.tenantId),
-      run.map((r) => r.input.externalId),
-      run.map((r) => r.input.account),
-      run.map((r) => r.input.initial),
-      run.map((r) => r.input.total),
-      run.map((r) => r.input.currency),
-      run.map((r) => r.input.dueAt),
-      run.map((r) => r.input.emailDomain),
+      wave.map((_, n) => n),
+      wave.map((r) => r.event.tenantId),
+      wave.map((r) => r.input.externalId),
+      wave.map((r) => r.input.account),
+      wave.map((r) => r.input.initial),
+      wave.map((r) => r.input.total),
+      wave.map((r) => r.input.currency),
+      wave.map((r) => r.input.dueAt),
+      wave.map((r) => r.input.emailDomain),
     ],
   );
-  return new Map(rows.map(({ n, created, ...invoice }) => [run[n]!.event.id, { invoice, created }]));
+  const found = new Map(rows.map(({ n, created, ...invoice }) => [wave[n]!.event.id, { invoice, created }]));
+  for (const { event, input } of wave) {
+    if (found.has(event.id)) continue;
+    // Created meanwhile by a transaction that has committed since (it made this one wait): a new statement sees it.
+    const [invoice] = await sql.query<InvoiceRow>(
+      `SELECT ${INVOICE_COLUMNS} FROM invoices WHERE tenant_id = $1 AND provider = $2 AND external_id = $3 FOR UPDATE`,
+      [event.tenantId, PROVIDER, input.externalId],
+    );
+    found.set(event.id, { invoice: invoice!, created: false });
+  }
+  return found;
 }
 
-async function invoiceTransition(ctx: NormalizeContext, o: any, target: InvoiceStatus): Promise<Outcome> {
-  const { sql } = ctx;
-  const tenantId = ctx.event.tenantId;
-  if (!str(o?.id)) return 'ignored';
-  const { invoice, created } = await invoiceRow(ctx, o, target);
-  await rememberPayments(ctx, str(o.id)!, paymentsOfInvoice(o));
-  if (!created && !canMove(invoice.status, target)) return 'ignored';
-  // A row just created already has the target status; only the event time of paid/overdue remains to set.
-  const [current] =
-    created && target !== 'paid' && target !== 'overdue'
-      ? [invoice]
-      : await sql.query<InvoiceRow>(
-          `UPDATE invoices SET status = $2::"InvoiceStatus", total_minor = $3, due_at = COALESCE($4, due_at),
-             paid_at = CASE WHEN $2 = 'paid' THEN $5 ELSE paid_at END,
-             overdue_at = CASE WHEN $2 = 'overdue' THEN $5 ELSE overdue_at END, updated_at = now()
-           WHERE id = $1 RETURNING ${INVOICE_COLUMNS}`,
-          [invoice.id, target, minor(o?.total, invoice.total_minor).toString(), fromUnix(o?.due_date), eventTime(ctx)],
-        );
-  // invoice.created announces a draft that came into being here; later statuses announce themselves.
-  const type = EVENT_FOR_STATUS[target];
-  if (type && (target !== 'draft' || created)) {
-    ctx.outbox.push(invoiceEvent(type, current!));
+/** An invoice event (INVOICE_EVENTS): the invoice it names moves to `target`. */
+interface Transition {
+  event: StoredEvent;
+  o: any;
+  target: InvoiceStatus;
+  input: InvoiceInput;
+}
+
+/** The transition an event asks for, if it is an invoice event naming an invoice. */
+function transitionOf(event: StoredEvent): Transition | null {
+  const type = String(event.body?.type ?? '');
+  const o = event.body?.data?.object;
+  if (event.provider !== PROVIDER || !Object.hasOwn(INVOICE_EVENTS, type) || !str(o?.id)) return null;
+  const target = INVOICE_EVENTS[type]!;
+  return { event, o, target, input: invoiceInput(o, target) };
+}
+
+/**
+ * Applies invoice events that name different invoices, with one statement for each step of them all: find
+ * or create the invoices, remember their payments, move those whose state machine allows it, record the
+ * signals. The outcome is each event's as if applied alone, since none of them can see another's effects.
+ */
+async function applyTransitions(sql: Sql, outbox: OutboxInput[], wave: Transition[]): Promise<Map<string, Outcome>> {
+  const found = await invoiceRows(sql, wave);
+  await rememberPayments(
+    sql,
+    wave.flatMap((t) => paymentsOf(t.event.tenantId, t.input.externalId, paymentsOfInvoice(t.o))),
+  );
+  const outcomes = new Map<string, Outcome>();
+  const moves: { t: Transition; invoice: InvoiceRow; created: boolean; update: boolean }[] = [];
+  for (const t of wave) {
+    const { invoice, created } = found.get(t.event.id)!;
+    if (!created && !canMove(invoice.status, t.target)) outcomes.set(t.event.id, 'ignored');
+    // A row just created already has the target status; only the event time of paid/overdue remains to set.
+    else moves.push({ t, invoice, created, update: !created || t.target === 'paid' || t.target === 'overdue' });
   }
-  if (target === 'paid' || target === 'overdue') {
-    await recordSignals(sql, [
-      {
-        tenantId,
-        customerId: current!.customer_id,
-        inboxEventId: ctx.event.id,
+  const moved = await moveInvoices(
+    sql,
+    moves
+      .filter((m) => m.update)
+      .map(({ t, invoice }) => ({
+        id: invoice.id,
+        status: t.target,
+        total: minor(t.o?.total, invoice.total_minor).toString(),
+        dueAt: fromUnix(t.o?.due_date),
+        at: eventTimeOf(t.event),
+      })),
+  );
+  const signals: SignalInput[] = [];
+  for (const { t, invoice, created, update } of moves) {
+    const current = update ? moved.get(invoice.id)! : invoice;
+    // invoice.created announces a draft that came into being here; later statuses announce themselves.
+    const type = EVENT_FOR_STATUS[t.target];
+    if (type && (t.target !== 'draft' || created)) outbox.push(invoiceEvent(type, current));
+    if (t.target === 'paid' || t.target === 'overdue')
+      signals.push({
+        tenantId: t.event.tenantId,
+        customerId: current.customer_id,
+        inboxEventId: t.event.id,
         source: PROVIDER,
-        kind: target === 'paid' ? 'billing.invoice_paid' : 'billing.invoice_overdue',
-        occurredAt: eventTime(ctx),
-        value: Number(current!.total_minor),
-        accountId: current!.account_id,
-        attributes: { invoice_id: current!.id, currency: current!.currency },
-      },
-    ]);
+        kind: t.target === 'paid' ? 'billing.invoice_paid' : 'billing.invoice_overdue',
+        occurredAt: eventTimeOf(t.event),
+        value: Number(current.total_minor),
+        accountId: current.account_id,
+        attributes: { invoice_id: current.id, currency: current.currency },
+      });
+    outcomes.set(t.event.id, 'processed');
   }
-  return 'processed';
+  await recordSignals(sql, signals);
+  return outcomes;
+}
+
+/** Moves different invoices to their new statuses in one statement; answers each as it now is. */
+async function moveInvoices(
+  sql: Sql,
+  moves: { id: string; status: InvoiceStatus; total: string; dueAt: Date | null; at: Date }[],
+): Promise<Map<string, InvoiceRow>> {
+  if (moves.length === 0) return new Map();
+  const rows = await sql.query<InvoiceRow>(
+    `UPDATE invoices v SET status = u.status::"InvoiceStatus", total_minor = u.total_minor, due_at = COALESCE(u.due_at, v.due_at),
+       paid_at = CASE WHEN u.status = 'paid' THEN u.at ELSE v.paid_at END,
+       overdue_at = CASE WHEN u.status = 'overdue' THEN u.at ELSE v.overdue_at END, updated_at = now()
+     FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::timestamptz[], $5::timestamptz[]) AS u(id, status, total_minor, due_at, at)
+     WHERE v.id = u.id
+     RETURNING v.id, v.tenant_id, v.status::text AS status, v.total_minor, v.currency, v.customer_id, v.account_id, v.due_at`,
+    [moves.map((m) => m.id), moves.map((m) => m.status), moves.map((m) => m.total), moves.map((m) => m.dueAt), moves.map((m) => m.at)],
+  );
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+/**
+ * Consecutive invoice events of a batch, applied together when the first of them is reached: in waves,
+ * the first event about each invoice in the first, the second in the second, and so on, each wave by
+ * applyTransitions. That is the outcome of applying them one after the other: the events about one invoice
+ * keep their order, and events about different invoices do not see each other (an invoice event touches
+ * only its invoice and its payments, and creates no customer). An event of any other kind ends the
+ * segment: what it does may change what a later invoice event finds (its customer, say). Per event, a
+ * statement of its own cost a worker and PostgreSQL more than the rows it writes.
+ */
+class InvoiceSegment {
+  readonly transitions: Transition[] = [];
+  private outcomes?: Map<string, Outcome>;
+
+  async outcomeOf(ctx: NormalizeContext): Promise<Outcome> {
+    if (!this.outcomes) {
+      this.outcomes = new Map();
+      // Normally the segment's first event: the events before the one reached have been applied already.
+      const from = Math.max(
+        0,
+        this.transitions.findIndex((t) => t.event.id === ctx.event.id),
+      );
+      for (const wave of waves(this.transitions.slice(from)))
+        for (const [id, outcome] of await applyTransitions(ctx.sql, ctx.outbox, wave)) this.outcomes.set(id, outcome);
+    }
+    return this.outcomes.get(ctx.event.id) ?? 'ignored';
+  }
+}
+
+/** Transitions split into waves: the n-th event about an invoice goes to the n-th wave, in their order. */
+function waves(transitions: Transition[]): Transition[][] {
+  const seen = new Map<string, number>();
+  const out: Transition[][] = [];
+  for (const t of transitions) {
+    const key = `${t.event.tenantId}:${t.input.externalId}`;
+    const n = seen.get(key) ?? 0;
+    seen.set(key, n + 1);
+    (out[n] ??= []).push(t);
+  }
+  return out;
+}
+
+/** The invoice segments of a batch's events (its received events, in order, every provider's): each event of a segment of two or more, with its segment. */
+export function prepareStripe(events: StoredEvent[]): Map<string, InvoiceSegment> {
+  const prepared = new Map<string, InvoiceSegment>();
+  let segment = new InvoiceSegment();
+  const end = () => {
+    if (segment.transitions.length > 1) for (const { event } of segment.transitions) prepared.set(event.id, segment);
+    segment = new InvoiceSegment();
+  };
+  for (const event of events) {
+    // An object that is not usable (an invalid currency) throws here as its own normalizer would: the batch fails.
+    const t = transitionOf(event);
+    if (t) segment.transitions.push(t);
+    else end();
+  }
+  end();
+  return prepared;
 }
 
 async function paymentFailed(ctx: NormalizeContext, o: any): Promise<Outcome> {
   const tenantId = ctx.event.tenantId;
   if (!str(o?.id)) return 'ignored';
-  const { invoice } = await invoiceRow(ctx, o, createdStatus('invoice.payment_failed', o)!);
+  const initial = (['draft', 'open', 'paid', 'void', 'uncollectible'].includes(o?.status) ? o.status : 'open') as InvoiceStatus;
+  const { invoice } = await invoiceRow(ctx.sql, ctx.event, invoiceInput(o, initial));
   const named = paymentsOfInvoice(o);
-  await rememberPayments(ctx, str(o.id)!, named);
+  await rememberPayments(ctx.sql, paymentsOf(tenantId, str(o.id)!, named));
   // A current-version invoice names no payment; one paid before (invoice_payment.paid) may be remembered.
   // Failing that, the Stripe invoice id is the one reference the event gives to the failed attempt.
   const paymentId = named[0] ?? (await latestPaymentOf(ctx, str(o.id)!)) ?? str(o.id)!;
@@ -392,9 +430,12 @@ async function refunded(ctx: NormalizeContext, o: any): Promise<Outcome> {
   const named = idOf(o?.invoice);
   if (named)
     await rememberPayments(
-      ctx,
-      named,
-      [idOf(o?.payment_intent), chargeId].filter((id): id is string => id !== null),
+      ctx.sql,
+      paymentsOf(
+        tenantId,
+        named,
+        [idOf(o?.payment_intent), chargeId].filter((id): id is string => id !== null),
+      ),
     );
   const invoiceExternal = named ?? (await invoiceOfPayment(ctx, [idOf(o?.payment_intent), chargeId]));
   const [invoice] = invoiceExternal
@@ -575,7 +616,11 @@ export const normalizeStripe: Normalizer = async (ctx) => {
   const o = ctx.event.body?.data?.object;
   if (type === 'customer.created' || type === 'customer.updated') return upsertCustomer(ctx, o);
   // Own keys only: `in` would also find `constructor` and the other members of Object.prototype.
-  if (Object.hasOwn(INVOICE_EVENTS, type)) return invoiceTransition(ctx, o, INVOICE_EVENTS[type]!);
+  if (Object.hasOwn(INVOICE_EVENTS, type)) {
+    if (ctx.prepared instanceof InvoiceSegment) return ctx.prepared.outcomeOf(ctx);
+    const t = transitionOf(ctx.event);
+    return t ? (await applyTransitions(ctx.sql, ctx.outbox, [t])).get(ctx.event.id)! : 'ignored';
+  }
   if (type === 'invoice.payment_failed') return paymentFailed(ctx, o);
   if (type === 'invoice_payment.paid') return invoicePaymentPaid(ctx, o);
   if (type === 'charge.refunded') return refunded(ctx, o);

@@ -6,9 +6,9 @@ import { tenantWithKey } from './support/factories.ts';
 import { holdInvoice, lockWaiters, storeGroup } from './support/inbox.ts';
 import * as p from './support/providers.ts';
 
-// A batch finds or creates the invoices of consecutive Stripe invoice events in one statement
-// (normalizers/stripe.ts prepareStripe). What it must not change: the outcome of applying the same events
-// one at a time, in order. No worker runs here, so nothing but the test applies the stored events.
+// A batch applies consecutive Stripe invoice events together, a statement per step for all the events of
+// a wave (normalizers/stripe.ts InvoiceSegment). What it must not change: the outcome of applying the same
+// events one at a time, in order. No worker runs here, so nothing but the test applies the stored events.
 
 let t: TestApp;
 beforeAll(async () => {
@@ -76,14 +76,14 @@ async function outcome(tenantId: string) {
 }
 
 /** A tenant with one invoice already stored, and its Stripe traffic stored as one accepting group. */
-async function tenantWithTraffic() {
+async function tenantWithTraffic(events: ReturnType<typeof traffic>) {
   const { tenantId } = await tenantWithKey(t.prisma);
   await t.pool.query(
     `INSERT INTO invoices (id, tenant_id, provider, external_id, status, total_minor, currency, created_at, updated_at)
      VALUES (gen_random_uuid(), $1, 'stripe', 'in_stored', 'draft', 3000, 'usd', now(), now())`,
     [tenantId],
   );
-  return { tenantId, ids: await storeGroup(t.pool, tenantId, traffic('in_stored')) };
+  return { tenantId, ids: await storeGroup(t.pool, tenantId, events) };
 }
 
 /** Counts the statements that insert invoices for a tenant, from now on. */
@@ -101,9 +101,11 @@ async function countInvoiceInserts(tenantId: string) {
 
 describe('a batch of Stripe invoice events', () => {
   it('ends with the same invoices, outbox events, signals and customers as its events applied one at a time', async () => {
-    const alone = await tenantWithTraffic();
+    // The same bodies for both tenants: their times (due dates, event times) must not differ by a tick.
+    const events = traffic('in_stored');
+    const alone = await tenantWithTraffic(events);
     for (const id of alone.ids) await processInboxEvent(t.pool, id);
-    const batched = await tenantWithTraffic();
+    const batched = await tenantWithTraffic(events);
     const results = await processInboxBatch(
       t.pool,
       batched.ids.map((id) => ({ id })),
@@ -117,7 +119,7 @@ describe('a batch of Stripe invoice events', () => {
     expect(await outcome(batched.tenantId)).toEqual(expected);
   });
 
-  it('finds or creates the invoices of consecutive events about different invoices in one statement', async () => {
+  it('creates the invoices of consecutive events about different invoices in one statement', async () => {
     const { tenantId } = await tenantWithKey(t.prisma);
     const inserts = await countInvoiceInserts(tenantId);
     const events = Array.from({ length: 20 }, (_, i) =>
@@ -137,31 +139,44 @@ describe('a batch of Stripe invoice events', () => {
     expect(rows[0].n).toBe(20);
   });
 
-  it('starts a new statement at a second event about an invoice of the run, so that event sees the first', async () => {
+  it('applies a second event about an invoice in a later wave, which finds what the first left', async () => {
     const { tenantId } = await tenantWithKey(t.prisma);
     const inserts = await countInvoiceInserts(tenantId);
     const [x, y, z] = ['x', 'y', 'z'].map((n) => `in_${n}_${rid()}`) as [string, string, string];
     const ids = await storeGroup(t.pool, tenantId, [
       p.stripeEvent('invoice.created', p.stripeInvoice(x, 'cus_1', 100)),
       p.stripeEvent('invoice.created', p.stripeInvoice(y, 'cus_1', 200)),
-      p.stripeEvent('invoice.finalized', p.stripeInvoice(x, 'cus_1', 100, { status: 'open' })),
+      p.stripeEvent('invoice.paid', p.stripeInvoice(x, 'cus_1', 150, { status: 'paid' })),
+      // Late: x is paid by now, and a paid invoice never moves back.
+      p.stripeEvent('invoice.finalized', p.stripeInvoice(x, 'cus_1', 150, { status: 'open' })),
       p.stripeEvent('invoice.created', p.stripeInvoice(z, 'cus_1', 300)),
     ]);
 
-    await processInboxBatch(
+    const results = await processInboxBatch(
       t.pool,
       ids.map((id) => ({ id })),
     );
-    // x and y together; then x's finalisation finds x, and z is created with it.
-    expect(await inserts()).toEqual([2, 1]);
+    expect(ids.map((id) => results.get(id))).toEqual(['processed', 'processed', 'processed', 'ignored', 'processed']);
+    // x, y and z are created together; x is then paid, and its finalisation finds it paid.
+    expect(await inserts()).toEqual([3]);
     const { rows } = await t.pool.query(
-      'SELECT external_id, status::text AS status FROM invoices WHERE tenant_id = $1 ORDER BY external_id',
+      'SELECT external_id, status::text AS status, total_minor::int AS total, paid_at IS NOT NULL AS paid FROM invoices WHERE tenant_id = $1 ORDER BY external_id',
       [tenantId],
     );
     expect(rows).toEqual([
-      { external_id: x, status: 'open' },
-      { external_id: y, status: 'draft' },
-      { external_id: z, status: 'draft' },
+      { external_id: x, status: 'paid', total: 150, paid: true },
+      { external_id: y, status: 'draft', total: 200, paid: false },
+      { external_id: z, status: 'draft', total: 300, paid: false },
+    ]);
+    // Each announcement carries the invoice as its event left it.
+    const { rows: announced } = await t.pool.query(
+      `SELECT type, payload->>'status' AS status, payload->>'total' AS total FROM outbox_events
+       WHERE tenant_id = $1 AND subject = (SELECT id::text FROM invoices WHERE external_id = $2) ORDER BY type`,
+      [tenantId, x],
+    );
+    expect(announced).toEqual([
+      { type: 'invoice.created', status: 'draft', total: '1.00' },
+      { type: 'invoice.paid', status: 'paid', total: '1.50' },
     ]);
   });
 
