@@ -22,36 +22,46 @@ const rid = () => randomUUID().slice(0, 8);
 /**
  * One tenant's Stripe traffic, as Stripe sends it: a customer, then invoices of it and of others in every
  * state, one invoice going draft → open → paid within the batch, an invoice stored before, a payment
- * failure, and a customer known only by the email domain of its invoice.
+ * failure, an invoice going overdue, a customer known only by the email domain of its invoice, an event
+ * kept but not used in the middle, and a payment two invoices name (the first to name it keeps it: here
+ * one whose event comes in a later wave than the other's).
  */
 function traffic(existing: string) {
-  const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((n) => `in_${n}`);
+  const [a, b, c, d, f] = ['a', 'b', 'c', 'd', 'f'].map((n) => `in_${n}`) as [string, string, string, string, string];
+  const paid = (id: string, total: number, payment: string) =>
+    p.stripeEvent('invoice.paid', p.stripeInvoice(id, 'cus_acme', total, { status: 'paid', payment_intent: payment }));
   return [
     p.stripeEvent('invoice.created', p.stripeInvoice('in_early', 'cus_acme', 500)),
     p.stripeEvent('customer.created', p.stripeCustomer('cus_acme', 'billing@acme.example', 'Acme')),
-    p.stripeEvent('invoice.created', p.stripeInvoice(a!, 'cus_acme', 1000)),
-    p.stripeEvent('invoice.created', p.stripeInvoice(b!, 'cus_other', 2000, { customer_email: 'ap@acme.example' })),
+    p.stripeEvent('invoice.created', p.stripeInvoice(a, 'cus_acme', 1000)),
+    p.stripeEvent('invoice.created', p.stripeInvoice(b, 'cus_other', 2000, { customer_email: 'ap@acme.example' })),
+    p.stripeEvent('invoice.updated', p.stripeInvoice(a, 'cus_acme', 1000)),
     p.stripeEvent('invoice.finalized', p.stripeInvoice(existing, 'cus_acme', 3000, { status: 'open' })),
-    p.stripeEvent('invoice.paid', p.stripeInvoice(c!, 'cus_acme', 4000, { status: 'paid' })),
-    p.stripeEvent('invoice.finalized', p.stripeInvoice(a!, 'cus_acme', 1100, { status: 'open' })),
-    p.stripeEvent('invoice.payment_failed', p.stripeInvoice(d!, 'cus_nobody', 5000, { status: 'open', attempt_count: 1 })),
-    p.stripeEvent('invoice.paid', p.stripeInvoice(a!, 'cus_acme', 1100, { status: 'paid' })),
-    p.stripeEvent('invoice.voided', p.stripeInvoice(b!, 'cus_other', 2000, { status: 'void' })),
+    paid(c, 4000, 'pi_c'),
+    p.stripeEvent('invoice.finalized', p.stripeInvoice(a, 'cus_acme', 1100, { status: 'open' })),
+    paid(a, 1100, 'pi_shared'),
+    paid(f, 6000, 'pi_shared'),
+    p.stripeEvent('invoice.payment_failed', p.stripeInvoice(d, 'cus_nobody', 5000, { status: 'open', attempt_count: 1 })),
+    p.stripeEvent('invoice.overdue', p.stripeInvoice(d, 'cus_nobody', 5000, { status: 'open' })),
+    p.stripeEvent('invoice.voided', p.stripeInvoice(b, 'cus_other', 2000, { status: 'void' })),
     p.stripeEvent('invoice.created', p.stripeInvoice(existing, 'cus_acme', 3000)),
   ];
 }
 
-/** Invoices, outbox events and signals of a tenant, with its own ids replaced by what they name. */
-async function outcome(tenantId: string) {
-  const names = new Map<string, string>([[tenantId, 'tenant']]);
+/**
+ * Each event's outcome, the invoices, their payments, outbox events and signals of a tenant whose traffic
+ * was stored as `ids`, with its own ids replaced by what they name (an inbox event by its place in the traffic).
+ */
+async function outcome(tenantId: string, ids: string[]) {
+  const names = new Map<string, string>([[tenantId, 'tenant'], ...ids.map((id, i): [string, string] => [id, `event ${i}`])]);
   const { rows: customers } = await t.pool.query<{ id: string; name: string; domain: string | null }>(
     'SELECT id, name, domain FROM customers WHERE tenant_id = $1 ORDER BY name',
     [tenantId],
   );
   for (const c of customers) names.set(c.id, `customer ${c.name}`);
   const { rows: invoices } = await t.pool.query(
-    `SELECT id, external_id, status::text AS status, total_minor::text AS total, currency, customer_id, account_id,
-            paid_at IS NOT NULL AS paid
+    `SELECT id, external_id, status::text AS status, total_minor::text AS total, currency, customer_id, account_id, due_at,
+            paid_at, overdue_at
      FROM invoices WHERE tenant_id = $1 ORDER BY external_id`,
     [tenantId],
   );
@@ -63,11 +73,21 @@ async function outcome(tenantId: string) {
     );
   const { rows: outbox } = await t.pool.query('SELECT type, subject, payload FROM outbox_events WHERE tenant_id = $1', [tenantId]);
   const { rows: signals } = await t.pool.query(
-    'SELECT kind, value, customer_id, account_id, attributes FROM signals WHERE tenant_id = $1',
+    'SELECT kind, value, customer_id, account_id, attributes, inbox_event_id, occurred_at FROM signals WHERE tenant_id = $1',
     [tenantId],
   );
   const sorted = (rows: unknown[]) => named(rows).sort((x: unknown, y: unknown) => JSON.stringify(x).localeCompare(JSON.stringify(y)));
+  const { rows: payments } = await t.pool.query(
+    'SELECT payment_id, invoice_external_id FROM invoice_payments WHERE tenant_id = $1 ORDER BY payment_id',
+    [tenantId],
+  );
+  const { rows: statuses } = await t.pool.query<{ id: string; status: string }>(
+    'SELECT id, status::text AS status FROM inbox_events WHERE id = ANY($1::uuid[])',
+    [ids],
+  );
   return {
+    outcomes: ids.map((id) => statuses.find((r) => r.id === id)?.status),
+    payments,
     customers: named(customers.map(({ id: _, ...c }) => c)),
     invoices: named(invoices.map(({ id: _, ...i }) => i)),
     outbox: sorted(outbox),
@@ -112,11 +132,25 @@ describe('a batch of Stripe invoice events', () => {
     );
     expect([...results.values()].every((r) => r === 'processed' || r === 'ignored')).toBe(true);
 
-    const expected = await outcome(alone.tenantId);
-    // The traffic reaches every path: attribution by identity and by domain, creation, transitions, a refused one.
-    expect(expected.invoices.map((i: { status: string }) => i.status)).toEqual(['paid', 'void', 'paid', 'open', 'draft', 'open']);
+    const expected = await outcome(alone.tenantId, alone.ids);
+    // The traffic reaches every path: attribution by identity and by domain, creation, transitions, a refused
+    // one, an unused event, a payment two invoices name.
+    expect(expected.invoices.map((i: { status: string }) => i.status)).toEqual([
+      'paid',
+      'void',
+      'paid',
+      'overdue',
+      'draft',
+      'paid',
+      'open',
+    ]);
     expect(expected.invoices.map((i: { customer_id: string | null }) => i.customer_id)).toContain('customer Acme');
-    expect(await outcome(batched.tenantId)).toEqual(expected);
+    expect(expected.outcomes.filter((o) => o === 'ignored')).toHaveLength(2);
+    expect(expected.payments).toEqual([
+      { payment_id: 'pi_c', invoice_external_id: 'in_c' },
+      { payment_id: 'pi_shared', invoice_external_id: 'in_a' },
+    ]);
+    expect(await outcome(batched.tenantId, batched.ids)).toEqual(expected);
   });
 
   it('creates the invoices of consecutive events about different invoices in one statement', async () => {

@@ -143,10 +143,7 @@ async function markDone(sql: Sql, done: { id: string; outcome: 'processed' | 'ig
 // of PostgreSQL that loses this transaction loses all of it (effects and status, never half), leaving the
 // event 'received' with its message acked; the inbox sweep publishes such an event again once its
 // publish is stale (Inbox.sweep). Waiting for the disk per transaction capped one worker below the accept rate.
-// Generic plans: a wave's statements (normalizers/stripe.ts), over arrays of varying length, were planned
-// anew for every short wave, which cost PostgreSQL more than running them; the normalizers' other
-// statements look rows up by key and already ran their generic plans.
-const APPLYING = { synchronousCommit: false, genericPlans: true };
+const NO_DISK_WAIT = { synchronousCommit: false };
 
 /**
  * Applies one stored event in one transaction: the domain change, its signals, its outbox events and
@@ -167,14 +164,15 @@ export async function processInboxEvent(pool: pg.Pool, id: string): Promise<Resu
       return outcome;
     },
     // A deadlock with a batch is not the event's failure: run again rather than spend one of its attempts.
-    { ...APPLYING, runs: 3 },
+    { ...NO_DISK_WAIT, runs: 3 },
   );
 }
 
 /**
  * Applies a batch of events in one transaction: those whose accepting transaction is still open are
  * left 'pending' (a batch never waits on an accept, see awaitAccepting); the others' rows are locked
- * by one statement, each normalizer run in turn (oldest event first, then in the batch's order), their
+ * by one statement, each normalizer run in turn (oldest event first, then in the batch's order; a
+ * provider's `prepare` may have several of them applied together, as they would be in turn), their
  * outbox events written and their statuses set by one statement each, one commit. After a deadlock it
  * runs once more with its tenants to itself; any other failure, or a second one, rolls the whole batch
  * back and throws; the caller then applies each event on its own, so one bad event never holds back the
@@ -186,7 +184,8 @@ export async function processInboxBatch(pool: pg.Pool, messages: EventRef[]): Pr
   try {
     return await applyBatch(pool, messages);
   } catch (err) {
-    // Normalizers lock the objects they change (locks.ts) in their events' order, so two batches about
+    // Normalizers lock the objects they change (locks.ts) as they go, a wave of invoice events its invoices
+    // in one statement (normalizers/stripe.ts), so two batches about
     // the same objects in opposite orders can deadlock, and PostgreSQL ends one. Run again at once, it
     // could take an object before the other batch (just woken) does and meet it again; so the second run
     // holds its tenants' attribution locks exclusively: it starts once the batches of those tenants now
@@ -246,7 +245,7 @@ function applyBatch(pool: pg.Pool, messages: EventRef[], sole = false): Promise<
       await markDone(sql, done);
       return results;
     },
-    APPLYING,
+    NO_DISK_WAIT,
   );
 }
 

@@ -222,17 +222,23 @@ function transitionOf(event: StoredEvent): Transition | null {
   return { event, o, target, input: invoiceInput(o, target) };
 }
 
+/** The payments transitions name, in their order. */
+const paymentsOfTransitions = (transitions: Transition[]) =>
+  transitions.flatMap((t) => paymentsOf(t.event.tenantId, t.input.externalId, paymentsOfInvoice(t.o)));
+
 /**
  * Applies invoice events that name different invoices, with one statement for each step of them all: find
- * or create the invoices, remember their payments, move those whose state machine allows it, record the
- * signals. The outcome is each event's as if applied alone, since none of them can see another's effects.
+ * or create the invoices, remember their payments (unless the caller did), move those whose state machine
+ * allows it, record the signals. Each event's outcome is what it would be applied alone.
  */
-async function applyTransitions(sql: Sql, outbox: OutboxInput[], wave: Transition[]): Promise<Map<string, Outcome>> {
+async function applyTransitions(
+  sql: Sql,
+  outbox: OutboxInput[],
+  wave: Transition[],
+  opts: { paymentsRemembered?: boolean } = {},
+): Promise<Map<string, Outcome>> {
   const found = await invoiceRows(sql, wave);
-  await rememberPayments(
-    sql,
-    wave.flatMap((t) => paymentsOf(t.event.tenantId, t.input.externalId, paymentsOfInvoice(t.o))),
-  );
+  if (!opts.paymentsRemembered) await rememberPayments(sql, paymentsOfTransitions(wave));
   const outcomes = new Map<string, Outcome>();
   const moves: { t: Transition; invoice: InvoiceRow; created: boolean; update: boolean }[] = [];
   for (const t of wave) {
@@ -296,12 +302,14 @@ async function moveInvoices(
 }
 
 /**
- * Consecutive invoice events of a batch, applied together when the first of them is reached: in waves,
- * the first event about each invoice in the first, the second in the second, and so on, each wave by
- * applyTransitions. That is the outcome of applying them one after the other: the events about one invoice
- * keep their order, and events about different invoices do not see each other (an invoice event touches
- * only its invoice and its payments, and creates no customer). An event of any other kind ends the
- * segment: what it does may change what a later invoice event finds (its customer, say). Per event, a
+ * Consecutive invoice events of a batch, applied together when the first of them is reached: their
+ * payments remembered in their order, then in waves — the first event about each invoice in the first,
+ * the second in the second, and so on — each wave by applyTransitions. That is the outcome of applying them
+ * one after the other: the events about one invoice keep their order; an invoice event reads and changes
+ * only its invoice (its payments are written in the events' order, and nothing in a segment reads them)
+ * and creates no customer, so events about different invoices cannot see each other. An event that
+ * touches the database otherwise ends the segment: what it does may change what a later invoice event
+ * finds (its customer, say); a Stripe event kept but not used (`invoice.updated`) does not. Per event, a
  * statement of its own cost a worker and PostgreSQL more than the rows it writes.
  */
 class InvoiceSegment {
@@ -310,16 +318,22 @@ class InvoiceSegment {
 
   async outcomeOf(ctx: NormalizeContext): Promise<Outcome> {
     if (!this.outcomes) {
+      // The batch applies its events in order, so the segment's first event comes first.
+      if (this.transitions[0]?.event.id !== ctx.event.id) throw new Error('an invoice segment was entered after its first event');
+      const { sql } = ctx;
       this.outcomes = new Map();
-      // Normally the segment's first event: the events before the one reached have been applied already.
-      const from = Math.max(
-        0,
-        this.transitions.findIndex((t) => t.event.id === ctx.event.id),
+      await rememberPayments(sql, paymentsOfTransitions(this.transitions));
+      // Generic plans for the waves' statements: over arrays of varying length, PostgreSQL otherwise plans
+      // them anew whenever the arrays are short, which costs more than running them. Restored after.
+      const [setting] = await sql.query<{ before: string }>(
+        `SELECT current_setting('plan_cache_mode') AS before, set_config('plan_cache_mode', 'force_generic_plan', true)`,
       );
-      for (const wave of waves(this.transitions.slice(from)))
-        for (const [id, outcome] of await applyTransitions(ctx.sql, ctx.outbox, wave)) this.outcomes.set(id, outcome);
+      for (const wave of waves(this.transitions))
+        for (const [id, outcome] of await applyTransitions(sql, ctx.outbox, wave, { paymentsRemembered: true }))
+          this.outcomes.set(id, outcome);
+      await sql.query(`SELECT set_config('plan_cache_mode', $1, true)`, [setting!.before]);
     }
-    return this.outcomes.get(ctx.event.id) ?? 'ignored';
+    return this.outcomes.get(ctx.event.id)!;
   }
 }
 
@@ -348,7 +362,7 @@ export function prepareStripe(events: StoredEvent[]): Map<string, InvoiceSegment
     // An object that is not usable (an invalid currency) throws here as its own normalizer would: the batch fails.
     const t = transitionOf(event);
     if (t) segment.transitions.push(t);
-    else end();
+    else if (!(event.provider === PROVIDER && !handlerOf(String(event.body?.type ?? '')))) end();
   }
   end();
   return prepared;
@@ -611,19 +625,26 @@ async function subscriptionChanged(ctx: NormalizeContext, o: any, deleted: boole
   return 'processed';
 }
 
-export const normalizeStripe: Normalizer = async (ctx) => {
-  const type = String(ctx.event.body?.type ?? '');
-  const o = ctx.event.body?.data?.object;
-  if (type === 'customer.created' || type === 'customer.updated') return upsertCustomer(ctx, o);
+/** What applies a Stripe event of this type; none for the types kept but not used, which touch nothing. */
+function handlerOf(type: string): ((ctx: NormalizeContext, o: any) => Promise<Outcome>) | undefined {
+  if (type === 'customer.created' || type === 'customer.updated') return upsertCustomer;
   // Own keys only: `in` would also find `constructor` and the other members of Object.prototype.
-  if (Object.hasOwn(INVOICE_EVENTS, type)) {
-    if (ctx.prepared instanceof InvoiceSegment) return ctx.prepared.outcomeOf(ctx);
-    const t = transitionOf(ctx.event);
-    return t ? (await applyTransitions(ctx.sql, ctx.outbox, [t])).get(ctx.event.id)! : 'ignored';
-  }
-  if (type === 'invoice.payment_failed') return paymentFailed(ctx, o);
-  if (type === 'invoice_payment.paid') return invoicePaymentPaid(ctx, o);
-  if (type === 'charge.refunded') return refunded(ctx, o);
-  if (type.startsWith('customer.subscription.')) return subscriptionChanged(ctx, o, type === 'customer.subscription.deleted');
-  return 'ignored';
+  if (Object.hasOwn(INVOICE_EVENTS, type)) return transition;
+  if (type === 'invoice.payment_failed') return paymentFailed;
+  if (type === 'invoice_payment.paid') return invoicePaymentPaid;
+  if (type === 'charge.refunded') return refunded;
+  if (type.startsWith('customer.subscription.')) return (ctx, o) => subscriptionChanged(ctx, o, type === 'customer.subscription.deleted');
+  return undefined;
+}
+
+/** An invoice event: with the rest of its segment when the batch made one, else alone. */
+async function transition(ctx: NormalizeContext): Promise<Outcome> {
+  if (ctx.prepared instanceof InvoiceSegment) return ctx.prepared.outcomeOf(ctx);
+  const t = transitionOf(ctx.event);
+  return t ? (await applyTransitions(ctx.sql, ctx.outbox, [t])).get(ctx.event.id)! : 'ignored';
+}
+
+export const normalizeStripe: Normalizer = async (ctx) => {
+  const handler = handlerOf(String(ctx.event.body?.type ?? ''));
+  return handler ? handler(ctx, ctx.event.body?.data?.object) : 'ignored';
 };
