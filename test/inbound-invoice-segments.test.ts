@@ -173,6 +173,41 @@ describe('a batch of Stripe invoice events', () => {
     expect(rows[0].n).toBe(20);
   });
 
+  it('keeps tenants apart when their events share a wave: each invoice gets its own tenant\u2019s customer', async () => {
+    const tenants = [await tenantWithKey(t.prisma), await tenantWithKey(t.prisma)].map((k) => k.tenantId);
+    // Each tenant knows a customer by the same Stripe account id, and by the same email domain.
+    for (const [n, tenantId] of tenants.entries()) {
+      const [id] = await storeGroup(t.pool, tenantId, [
+        p.stripeEvent('customer.created', p.stripeCustomer('cus_same', 'billing@same.example', `Customer of tenant ${n}`)),
+      ]);
+      await processInboxEvent(t.pool, id!);
+    }
+    const ids: string[] = [];
+    for (const tenantId of tenants)
+      ids.push(
+        ...(await storeGroup(t.pool, tenantId, [
+          p.stripeEvent('invoice.created', p.stripeInvoice('in_same', 'cus_same', 100)),
+          p.stripeEvent('invoice.created', p.stripeInvoice('in_by_domain', 'cus_unknown', 200, { customer_email: 'ap@same.example' })),
+        ])),
+      );
+
+    await processInboxBatch(
+      t.pool,
+      ids.map((id) => ({ id })),
+    );
+    for (const [n, tenantId] of tenants.entries()) {
+      const { rows } = await t.pool.query(
+        `SELECT i.external_id, c.name FROM invoices i LEFT JOIN customers c ON c.id = i.customer_id
+         WHERE i.tenant_id = $1 ORDER BY i.external_id`,
+        [tenantId],
+      );
+      expect(rows).toEqual([
+        { external_id: 'in_by_domain', name: `Customer of tenant ${n}` },
+        { external_id: 'in_same', name: `Customer of tenant ${n}` },
+      ]);
+    }
+  });
+
   it('applies a second event about an invoice in a later wave, which finds what the first left', async () => {
     const { tenantId } = await tenantWithKey(t.prisma);
     const inserts = await countInvoiceInserts(tenantId);
