@@ -23,7 +23,7 @@ const rid = () => randomUUID().slice(0, 8);
  * One tenant's Stripe traffic, as Stripe sends it: a customer, then invoices of it and of others in every
  * state, one invoice going draft → open → paid within the batch, an invoice stored before, a payment
  * failure, an invoice going overdue, a customer known only by the email domain of its invoice, an event
- * kept but not used in the middle, and a payment two invoices name (the first to name it keeps it: here
+ * kept but not used and a subscription in the middle, and a payment two invoices name (the first to name it keeps it: here
  * one whose event comes in a later wave than the other's).
  */
 function traffic(existing: string) {
@@ -39,6 +39,7 @@ function traffic(existing: string) {
     p.stripeEvent('invoice.finalized', p.stripeInvoice(existing, 'cus_acme', 3000, { status: 'open' })),
     paid(c, 4000, 'pi_c'),
     p.stripeEvent('invoice.finalized', p.stripeInvoice(a, 'cus_acme', 1100, { status: 'open' })),
+    p.stripeEvent('customer.subscription.created', p.stripeSubscription('sub_acme', 'cus_acme', null)),
     paid(a, 1100, 'pi_shared'),
     paid(f, 6000, 'pi_shared'),
     p.stripeEvent('invoice.payment_failed', p.stripeInvoice(d, 'cus_nobody', 5000, { status: 'open', attempt_count: 1 })),
@@ -85,8 +86,13 @@ async function outcome(tenantId: string, ids: string[]) {
     'SELECT id, status::text AS status FROM inbox_events WHERE id = ANY($1::uuid[])',
     [ids],
   );
+  const { rows: subscriptions } = await t.pool.query(
+    'SELECT external_id, status, seats, mrr_minor::text AS mrr, customer_id FROM subscriptions WHERE tenant_id = $1 ORDER BY external_id',
+    [tenantId],
+  );
   return {
     outcomes: ids.map((id) => statuses.find((r) => r.id === id)?.status),
+    subscriptions: named(subscriptions),
     payments,
     customers: named(customers.map(({ id: _, ...c }) => c)),
     invoices: named(invoices.map(({ id: _, ...i }) => i)),
@@ -146,6 +152,9 @@ describe('a batch of Stripe invoice events', () => {
     ]);
     expect(expected.invoices.map((i: { customer_id: string | null }) => i.customer_id)).toContain('customer Acme');
     expect(expected.outcomes.filter((o) => o === 'ignored')).toHaveLength(2);
+    expect(expected.subscriptions).toEqual([
+      { external_id: 'sub_acme', status: 'active', seats: 5, mrr: '25000', customer_id: 'customer Acme' },
+    ]);
     expect(expected.payments).toEqual([
       { payment_id: 'pi_c', invoice_external_id: 'in_c' },
       { payment_id: 'pi_shared', invoice_external_id: 'in_a' },

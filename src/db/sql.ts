@@ -52,23 +52,31 @@ const RETRYABLE = new Set<string | undefined>([PG.deadlockDetected, PG.serializa
 export async function inTransaction<T>(
   pool: pg.Pool,
   fn: (sql: Sql) => Promise<T>,
-  opts: { synchronousCommit?: boolean; runs?: number } = {},
+  opts: { synchronousCommit?: boolean; genericPlans?: boolean; runs?: number } = {},
 ): Promise<T> {
+  // Sent with BEGIN, in the same round trip.
+  const begin = [
+    'BEGIN',
+    // Off: the commit returns before its WAL reaches disk (see createPool); only for work that is redone
+    // when a crash of PostgreSQL loses it.
+    ...(opts.synchronousCommit === false ? ['SET LOCAL synchronous_commit TO off'] : []),
+    // Every named statement runs its generic plan: for statements over arrays of varying length PostgreSQL
+    // otherwise keeps planning anew the executions whose arrays are short, which costs more than they do.
+    ...(opts.genericPlans ? ['SET LOCAL plan_cache_mode TO force_generic_plan'] : []),
+  ].join('; ');
   for (let run = 1; ; run++) {
     try {
-      return await once(pool, fn, opts.synchronousCommit);
+      return await once(pool, fn, begin);
     } catch (e) {
       if (run >= (opts.runs ?? 1) || !RETRYABLE.has(pgCode(e))) throw e;
     }
   }
 }
 
-async function once<T>(pool: pg.Pool, fn: (sql: Sql) => Promise<T>, synchronousCommit = true): Promise<T> {
+async function once<T>(pool: pg.Pool, fn: (sql: Sql) => Promise<T>, begin: string): Promise<T> {
   const client = await pool.connect();
   try {
-    // Off: the commit returns before its WAL reaches disk (see createPool); only for work that is redone
-    // when a crash of PostgreSQL loses it.
-    await client.query(synchronousCommit ? 'BEGIN' : 'BEGIN; SET LOCAL synchronous_commit TO off');
+    await client.query(begin);
     const result = await fn(onPg(client));
     await client.query('COMMIT');
     return result;

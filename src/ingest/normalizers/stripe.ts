@@ -307,9 +307,9 @@ async function moveInvoices(
  * the second in the second, and so on — each wave by applyTransitions. That is the outcome of applying them
  * one after the other: the events about one invoice keep their order; an invoice event reads and changes
  * only its invoice (its payments are written in the events' order, and nothing in a segment reads them)
- * and creates no customer, so events about different invoices cannot see each other. An event that
- * touches the database otherwise ends the segment: what it does may change what a later invoice event
- * finds (its customer, say); a Stripe event kept but not used (`invoice.updated`) does not. Per event, a
+ * and creates no customer, so events about different invoices cannot see each other. Any other event ends
+ * the segment, since what it does may change what a later invoice event finds (its customer, say), unless
+ * nothing it reads or writes meets an invoice event's (besideInvoices). Per event, a
  * statement of its own cost a worker and PostgreSQL more than the rows it writes.
  */
 class InvoiceSegment {
@@ -323,15 +323,9 @@ class InvoiceSegment {
       const { sql } = ctx;
       this.outcomes = new Map();
       await rememberPayments(sql, paymentsOfTransitions(this.transitions));
-      // Generic plans for the waves' statements: over arrays of varying length, PostgreSQL otherwise plans
-      // them anew whenever the arrays are short, which costs more than running them. Restored after.
-      const [setting] = await sql.query<{ before: string }>(
-        `SELECT current_setting('plan_cache_mode') AS before, set_config('plan_cache_mode', 'force_generic_plan', true)`,
-      );
       for (const wave of waves(this.transitions))
         for (const [id, outcome] of await applyTransitions(sql, ctx.outbox, wave, { paymentsRemembered: true }))
           this.outcomes.set(id, outcome);
-      await sql.query(`SELECT set_config('plan_cache_mode', $1, true)`, [setting!.before]);
     }
     return this.outcomes.get(ctx.event.id)!;
   }
@@ -350,6 +344,18 @@ function waves(transitions: Transition[]): Transition[][] {
   return out;
 }
 
+/**
+ * Whether an event may sit inside an invoice segment, applied in its turn while the segment's events are
+ * applied at the segment's first: a Stripe event kept but not used, which touches nothing, or a
+ * subscription event, which reads and writes only its subscription, looks customers up without creating
+ * any, and adds signals and churn outcomes, none of which an invoice event reads (nor does it read what
+ * they write).
+ */
+function besideInvoices(event: StoredEvent): boolean {
+  const type = String(event.body?.type ?? '');
+  return event.provider === PROVIDER && (!handlerOf(type) || type.startsWith('customer.subscription.'));
+}
+
 /** The invoice segments of a batch's events (its received events, in order, every provider's): each event of a segment of two or more, with its segment. */
 export function prepareStripe(events: StoredEvent[]): Map<string, InvoiceSegment> {
   const prepared = new Map<string, InvoiceSegment>();
@@ -362,7 +368,7 @@ export function prepareStripe(events: StoredEvent[]): Map<string, InvoiceSegment
     // An object that is not usable (an invalid currency) throws here as its own normalizer would: the batch fails.
     const t = transitionOf(event);
     if (t) segment.transitions.push(t);
-    else if (!(event.provider === PROVIDER && !handlerOf(String(event.body?.type ?? '')))) end();
+    else if (!besideInvoices(event)) end();
   }
   end();
   return prepared;
