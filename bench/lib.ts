@@ -350,36 +350,38 @@ export function writeResult(title: string, body: string[]) {
 }
 
 /**
- * A POST of a new Stripe `invoice.created` event, signed with `secret`, for autocannon: every request is a
- * new event (its own event and invoice ids) for the customer `customer()` names.
+ * POSTs of Stripe events for autocannon, signed with `secret` as Stripe signs them: `next()` gives each
+ * request's event type and invoice object; every request is a new event (its own event id).
  */
-export function signedStripeInvoices(path: string, secret: string, customer: () => string): autocannon.Request {
+function signedStripeEvents(path: string, secret: string, next: () => { type: string; object: object }): autocannon.Request {
   return {
     method: 'POST',
     path,
     setupRequest: (req) => {
-      const body = JSON.stringify({
-        id: `evt_${randomUUID().replaceAll('-', '')}`,
-        object: 'event',
-        type: 'invoice.created',
-        created: Math.floor(Date.now() / 1000),
-        data: {
-          object: {
-            id: `in_${randomUUID().replaceAll('-', '')}`,
-            object: 'invoice',
-            customer: customer(),
-            status: 'draft',
-            total: 12345,
-            currency: 'usd',
-          },
-        },
-      });
+      const { type, object } = next();
       const t = Math.floor(Date.now() / 1000);
+      const body = JSON.stringify({ id: `evt_${randomUUID().replaceAll('-', '')}`, object: 'event', type, created: t, data: { object } });
       const sig = createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
       return { ...req, body, headers: { 'content-type': 'application/json', 'stripe-signature': `t=${t},v1=${sig}` } };
     },
   };
 }
+
+const invoiceObject = (id: string, customer: string, status: string) => ({
+  id,
+  object: 'invoice',
+  customer,
+  status,
+  total: 12345,
+  currency: 'usd',
+});
+
+/** New Stripe `invoice.created` events, each for a new invoice of the customer `customer()` names. */
+export const signedStripeInvoices = (path: string, secret: string, customer: () => string) =>
+  signedStripeEvents(path, secret, () => ({
+    type: 'invoice.created',
+    object: invoiceObject(`in_${randomUUID().replaceAll('-', '')}`, customer(), 'draft'),
+  }));
 
 const LIFECYCLE = [
   { type: 'invoice.created', status: 'draft' },
@@ -395,33 +397,11 @@ const LIFECYCLE = [
 export function signedStripeLifecycles(path: string, secret: string, customer: (invoice: number) => string): autocannon.Request {
   let sequence = 0;
   const run = randomUUID().slice(0, 8);
-  return {
-    method: 'POST',
-    path,
-    setupRequest: (req) => {
-      const n = sequence++;
-      const invoice = Math.floor(n / LIFECYCLE.length);
-      const step = LIFECYCLE[n % LIFECYCLE.length]!;
-      const body = JSON.stringify({
-        id: `evt_${randomUUID().replaceAll('-', '')}`,
-        object: 'event',
-        type: step.type,
-        created: Math.floor(Date.now() / 1000),
-        data: {
-          object: {
-            id: `in_${run}_${invoice}`,
-            object: 'invoice',
-            customer: customer(invoice),
-            status: step.status,
-            total: 12345,
-            currency: 'usd',
-            ...(step.status === 'paid' ? { payment_intent: `pi_${run}_${invoice}` } : {}),
-          },
-        },
-      });
-      const t = Math.floor(Date.now() / 1000);
-      const sig = createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
-      return { ...req, body, headers: { 'content-type': 'application/json', 'stripe-signature': `t=${t},v1=${sig}` } };
-    },
-  };
+  return signedStripeEvents(path, secret, () => {
+    const n = sequence++;
+    const invoice = Math.floor(n / LIFECYCLE.length);
+    const step = LIFECYCLE[n % LIFECYCLE.length]!;
+    const object = invoiceObject(`in_${run}_${invoice}`, customer(invoice), step.status);
+    return { type: step.type, object: step.status === 'paid' ? { ...object, payment_intent: `pi_${run}_${invoice}` } : object };
+  });
 }

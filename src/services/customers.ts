@@ -171,7 +171,7 @@ export function customerOf(p: { tenant: string; provider: string; accountIds: st
 }
 
 /** The account ids of a lookup that can match, for customerOf's text[] parameter. */
-export const accountIdsOf = (ids: (string | null | undefined)[]) => ids.filter((x): x is string => typeof x === 'string' && x.length > 0);
+const accountIdsOf = (ids: (string | null | undefined)[]) => ids.filter((x): x is string => typeof x === 'string' && x.length > 0);
 
 /** Which customer an event is about (customerOf), in one statement. */
 export async function resolveCustomer(

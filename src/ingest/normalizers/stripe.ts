@@ -34,7 +34,6 @@ const idOf = (v: any): string | null => str(v && typeof v === 'object' ? v.id : 
 /** The account id of an object's customer, whether expanded or not. */
 const accountOf = (o: any): string | null => idOf(o?.customer);
 const eventTimeOf = (event: StoredEvent) => fromUnix(event.body?.created) ?? event.receivedAt;
-const eventTime = (ctx: NormalizeContext) => eventTimeOf(ctx.event);
 const minor = (v: unknown, fallback: string | number = 0) => BigInt(Math.trunc(Number(v ?? fallback)) || 0);
 
 const customerFor = (ctx: NormalizeContext, account: string | null, email?: unknown) =>
@@ -222,23 +221,13 @@ function transitionOf(event: StoredEvent): Transition | null {
   return { event, o, target, input: invoiceInput(o, target) };
 }
 
-/** The payments transitions name, in their order. */
-const paymentsOfTransitions = (transitions: Transition[]) =>
-  transitions.flatMap((t) => paymentsOf(t.event.tenantId, t.input.externalId, paymentsOfInvoice(t.o)));
-
 /**
  * Applies invoice events that name different invoices, with one statement for each step of them all: find
- * or create the invoices, remember their payments (unless the caller did), move those whose state machine
- * allows it, record the signals. Each event's outcome is what it would be applied alone.
+ * or create the invoices, move those whose state machine allows it, record the signals. Each event's
+ * outcome is what it would be applied alone. Their payments are the caller's (InvoiceSegment).
  */
-async function applyTransitions(
-  sql: Sql,
-  outbox: OutboxInput[],
-  wave: Transition[],
-  opts: { paymentsRemembered?: boolean } = {},
-): Promise<Map<string, Outcome>> {
+async function applyTransitions(sql: Sql, outbox: OutboxInput[], wave: Transition[]): Promise<Map<string, Outcome>> {
   const found = await invoiceRows(sql, wave);
-  if (!opts.paymentsRemembered) await rememberPayments(sql, paymentsOfTransitions(wave));
   const outcomes = new Map<string, Outcome>();
   const moves: { t: Transition; invoice: InvoiceRow; created: boolean; update: boolean }[] = [];
   for (const t of wave) {
@@ -310,11 +299,18 @@ async function moveInvoices(
  * and creates no customer, so events about different invoices cannot see each other. Any other event ends
  * the segment, since what it does may change what a later invoice event finds (its customer, say), unless
  * nothing it reads or writes meets an invoice event's (besideInvoices). Per event, a
- * statement of its own cost a worker and PostgreSQL more than the rows it writes.
+ * statement of its own cost a worker and PostgreSQL more than the rows it writes. An invoice event
+ * applied on its own is a segment of one.
  */
 class InvoiceSegment {
   readonly transitions: Transition[] = [];
   private outcomes?: Map<string, Outcome>;
+
+  static of(t: Transition): InvoiceSegment {
+    const segment = new InvoiceSegment();
+    segment.transitions.push(t);
+    return segment;
+  }
 
   async outcomeOf(ctx: NormalizeContext): Promise<Outcome> {
     if (!this.outcomes) {
@@ -322,10 +318,12 @@ class InvoiceSegment {
       if (this.transitions[0]?.event.id !== ctx.event.id) throw new Error('an invoice segment was entered after its first event');
       const { sql } = ctx;
       this.outcomes = new Map();
-      await rememberPayments(sql, paymentsOfTransitions(this.transitions));
+      await rememberPayments(
+        sql,
+        this.transitions.flatMap((t) => paymentsOf(t.event.tenantId, t.input.externalId, paymentsOfInvoice(t.o))),
+      );
       for (const wave of waves(this.transitions))
-        for (const [id, outcome] of await applyTransitions(sql, ctx.outbox, wave, { paymentsRemembered: true }))
-          this.outcomes.set(id, outcome);
+        for (const [id, outcome] of await applyTransitions(sql, ctx.outbox, wave)) this.outcomes.set(id, outcome);
     }
     return this.outcomes.get(ctx.event.id)!;
   }
@@ -356,12 +354,12 @@ function besideInvoices(event: StoredEvent): boolean {
   return event.provider === PROVIDER && (!handlerOf(type) || type.startsWith('customer.subscription.'));
 }
 
-/** The invoice segments of a batch's events (its received events, in order, every provider's): each event of a segment of two or more, with its segment. */
+/** The invoice segments of a batch's events (its received events, in order, every provider's): each event of a segment, with its segment. */
 export function prepareStripe(events: StoredEvent[]): Map<string, InvoiceSegment> {
   const prepared = new Map<string, InvoiceSegment>();
   let segment = new InvoiceSegment();
   const end = () => {
-    if (segment.transitions.length > 1) for (const { event } of segment.transitions) prepared.set(event.id, segment);
+    for (const { event } of segment.transitions) prepared.set(event.id, segment);
     segment = new InvoiceSegment();
   };
   for (const event of events) {
@@ -407,7 +405,7 @@ async function paymentFailed(ctx: NormalizeContext, o: any): Promise<Outcome> {
       inboxEventId: ctx.event.id,
       source: PROVIDER,
       kind: 'billing.payment_failed',
-      occurredAt: eventTime(ctx),
+      occurredAt: eventTimeOf(ctx.event),
       value: Number(amountMinor),
       accountId: invoice.account_id,
       attributes: { invoice_id: invoice.id, attempt_count: o?.attempt_count ?? null },
@@ -489,7 +487,7 @@ async function refunded(ctx: NormalizeContext, o: any): Promise<Outcome> {
       inboxEventId: ctx.event.id,
       source: PROVIDER,
       kind: 'billing.refund',
-      occurredAt: eventTime(ctx),
+      occurredAt: eventTimeOf(ctx.event),
       value: Number(refundedMinor),
       accountId: account,
       attributes: { charge_id: chargeId, currency },
@@ -537,7 +535,7 @@ async function subscriptionChanged(ctx: NormalizeContext, o: any, deleted: boole
   const externalId = str(o?.id);
   if (!externalId) return 'ignored';
   await lockObject(sql, tenantId, PROVIDER, externalId);
-  const at = eventTime(ctx);
+  const at = eventTimeOf(ctx.event);
   const facts = subscriptionFacts(o);
   if (deleted) facts.status = 'canceled';
   const account = accountOf(o);
@@ -643,11 +641,11 @@ function handlerOf(type: string): ((ctx: NormalizeContext, o: any) => Promise<Ou
   return undefined;
 }
 
-/** An invoice event: with the rest of its segment when the batch made one, else alone. */
+/** An invoice event: with the rest of its segment when the batch made one, else as a segment of one. */
 async function transition(ctx: NormalizeContext): Promise<Outcome> {
   if (ctx.prepared instanceof InvoiceSegment) return ctx.prepared.outcomeOf(ctx);
   const t = transitionOf(ctx.event);
-  return t ? (await applyTransitions(ctx.sql, ctx.outbox, [t])).get(ctx.event.id)! : 'ignored';
+  return t ? InvoiceSegment.of(t).outcomeOf(ctx) : 'ignored';
 }
 
 export const normalizeStripe: Normalizer = async (ctx) => {
