@@ -5,6 +5,7 @@ import { createTestApp, type TestApp } from './support/app.ts';
 import { tenantWithKey } from './support/factories.ts';
 import { holdInvoice, lockWaiters, storeGroup } from './support/inbox.ts';
 import * as p from './support/providers.ts';
+import { fixtureNames, readFixture } from './support/provider-fixtures.ts';
 
 // A batch applies consecutive Stripe invoice events together, a statement per step for all the events of
 // a wave (normalizers/stripe.ts InvoiceSegment). What it must not change: the outcome of applying the same
@@ -67,6 +68,11 @@ async function outcome(tenantId: string, ids: string[]) {
     [tenantId],
   );
   for (const i of invoices) names.set(i.id, `invoice ${i.external_id}`);
+  const { rows: subscriptions } = await t.pool.query(
+    'SELECT id, external_id, status, seats, mrr_minor::text AS mrr, customer_id FROM subscriptions WHERE tenant_id = $1 ORDER BY external_id',
+    [tenantId],
+  );
+  for (const sub of subscriptions) names.set(sub.id, `subscription ${sub.external_id}`);
   // Row times differ between the two tenants' runs; everything else must not.
   const named = (v: unknown) =>
     JSON.parse(JSON.stringify(v), (k, x) =>
@@ -86,13 +92,10 @@ async function outcome(tenantId: string, ids: string[]) {
     'SELECT id, status::text AS status FROM inbox_events WHERE id = ANY($1::uuid[])',
     [ids],
   );
-  const { rows: subscriptions } = await t.pool.query(
-    'SELECT external_id, status, seats, mrr_minor::text AS mrr, customer_id FROM subscriptions WHERE tenant_id = $1 ORDER BY external_id',
-    [tenantId],
-  );
+
   return {
     outcomes: ids.map((id) => statuses.find((r) => r.id === id)?.status),
-    subscriptions: named(subscriptions),
+    subscriptions: named(subscriptions.map(({ id: _, ...sub }) => sub)),
     payments,
     customers: named(customers.map(({ id: _, ...c }) => c)),
     invoices: named(invoices.map(({ id: _, ...i }) => i)),
@@ -288,4 +291,32 @@ describe('a batch of Stripe invoice events', () => {
     ]);
     expect(paid.rows[0].n).toBe(1);
   });
+
+  // Stripe deliveries recorded in the shapes of three API versions (test/fixtures/providers/stripe): a
+  // customer, its subscription, an invoice from creation to payment with a failure between, a refund, the
+  // subscription's end. One batch holds them all: segments, the events inside them and the ones that end
+  // them, as Stripe's own payloads carry them.
+  it.each(['2020-08-27.', '2024-06-20.', '2025-09-30.clover.'])(
+    'ends the recorded Stripe story of API %s as its events applied one at a time',
+    async (version) => {
+      const story = fixtureNames('stripe', version).map((name) => JSON.parse(readFixture('stripe', name).body.toString('utf8')));
+      expect(story.length).toBeGreaterThanOrEqual(9);
+      const alone = await tenantWithKey(t.prisma);
+      const aloneIds = await storeGroup(t.pool, alone.tenantId, story);
+      for (const id of aloneIds) await processInboxEvent(t.pool, id);
+      const batched = await tenantWithKey(t.prisma);
+      const batchedIds = await storeGroup(t.pool, batched.tenantId, story);
+      await processInboxBatch(
+        t.pool,
+        batchedIds.map((id) => ({ id })),
+      );
+
+      const expected = await outcome(alone.tenantId, aloneIds);
+      expect(expected.invoices.map((i: { status: string }) => i.status)).toEqual(['paid']);
+      expect(expected.outbox.map((o: { type: string }) => o.type)).toEqual(
+        expect.arrayContaining(['invoice.created', 'invoice.paid', 'payment.failed', 'payment.refunded']),
+      );
+      expect(await outcome(batched.tenantId, batchedIds)).toEqual(expected);
+    },
+  );
 });
