@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ATTRIBUTION_LOCK_SPACE } from '../src/services/attribution-lock.ts';
+import { TENANT_LOCK_SPACE } from '../src/db/locks.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { customer, tenantWithKey } from './support/factories.ts';
 
@@ -34,7 +34,7 @@ describe('a burst of creates while a batch of the tenant is applied', () => {
     clients.push(batch);
     await batch.connect();
     await batch.query('BEGIN');
-    await batch.query('SELECT pg_advisory_xact_lock_shared($1::int, hashtext($2))', [ATTRIBUTION_LOCK_SPACE, a.tenantId]);
+    await batch.query('SELECT pg_advisory_xact_lock_shared($1::int, hashtext($2))', [TENANT_LOCK_SPACE, a.tenantId]);
 
     const creates = Array.from({ length: 10 }, (_, i) =>
       fetch(`${base}/api/v1/customers`, {

@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { customer, scoredCustomer, tenantWithKey } from './support/factories.ts';
-import { lockWaiters } from './support/inbox.ts';
+import { waitingLockTypes } from './support/inbox.ts';
+import { lockTenants } from '../src/db/locks.ts';
+import { onPg } from '../src/db/sql.ts';
+import type pg from 'pg';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -312,8 +315,8 @@ describe('GET /api/v1/customers/{id}/churn-prediction', () => {
 
 describe('POST /api/v1/customers beside the inbound worker', () => {
   /** A Stripe invoice kept without a customer, as the worker stores one for an account no customer has yet. */
-  async function unattributedInvoice(tenantId: string, account: string) {
-    const { rows } = await t.pool.query<{ id: string }>(
+  async function unattributedInvoice(tenantId: string, account: string, sql: Pick<pg.Pool, 'query'> = t.pool) {
+    const { rows } = await sql.query<{ id: string }>(
       `INSERT INTO invoices (id, tenant_id, provider, external_id, account_id, status, total_minor, currency, created_at, updated_at)
        VALUES (gen_random_uuid(), $1, 'stripe', $2, $3, 'open', 1000, 'usd', now(), now()) RETURNING id`,
       [tenantId, `in_${randomUUID().slice(0, 12)}`, account],
@@ -321,41 +324,28 @@ describe('POST /api/v1/customers beside the inbound worker', () => {
     return rows[0]!.id;
   }
 
-  it('answers 201 when taking its invoices meets a batch taking them the other way round (a deadlock)', async () => {
+  it('waits for a batch of its tenant under way and then attributes the invoices that batch kept without a customer', async () => {
     const { apiKey, tenantId } = await tenantWithKey(t.prisma);
     const account = `cus_${randomUUID().slice(0, 12)}`;
-    const [first, second] = [await unattributedInvoice(tenantId, account), await unattributedInvoice(tenantId, account)];
-    // Two batches elsewhere; PostgreSQL looks for deadlocks in the API's session first.
-    const batches = [await t.pool.connect(), await t.pool.connect()] as const;
+    const first = await unattributedInvoice(tenantId, account);
+    // A batch applying the tenant's events, as the worker runs one: the tenant's attribution lock shared,
+    // then the rows it changes; it keeps a second invoice of the account without a customer.
+    const batch = await t.pool.connect();
     try {
-      for (const b of batches) await b.query("BEGIN; SET LOCAL deadlock_timeout = '10s'");
-      await batches[0].query('SELECT 1 FROM invoices WHERE id = $1 FOR UPDATE', [second]);
+      await batch.query('BEGIN');
+      await lockTenants(onPg(batch), [{ tenantId, exclusive: false }]);
+      await batch.query('UPDATE invoices SET updated_at = now() WHERE id = $1', [first]);
       const created = as(apiKey).post('/api/v1/customers', { name: 'Race', identities: [{ provider: 'stripe', external_id: account }] });
-      await expect.poll(() => lockWaiters(t.pool), { timeout: 10_000 }).toBe(1);
-      // The API's UPDATE waits for the second invoice, having taken the first or not yet (its scan's order).
-      let held: string;
-      let waiter: (typeof batches)[number];
-      const { rowCount } = await batches[1].query('SELECT 1 FROM invoices WHERE id = $1 FOR UPDATE SKIP LOCKED', [first]);
-      if (rowCount === 1) {
-        // Not yet: the other batch has the first now; the API takes the second once it is free, then waits.
-        await batches[0].query('COMMIT');
-        await expect.poll(() => lockWaiters(t.pool), { timeout: 10_000 }).toBe(1);
-        [held, waiter] = [second, batches[1]];
-      } else [held, waiter] = [first, batches[0]];
-      // A batch now wants what the API holds: a cycle, and the API's transaction is the one ended.
-      const meet = waiter.query('UPDATE invoices SET updated_at = now() WHERE id = $1', [held]);
-      await expect.poll(() => lockWaiters(t.pool), { timeout: 900 }).toBe(2);
-      await meet;
-      for (const b of batches) await b.query('COMMIT');
+      await expect.poll(() => waitingLockTypes(t.pool), { timeout: 10_000 }).toEqual(['advisory']);
+      const second = await unattributedInvoice(tenantId, account, batch);
+      await batch.query('COMMIT');
       const res = await created;
       expect(res.statusCode, res.body).toBe(201);
       const { rows } = await t.pool.query('SELECT customer_id FROM invoices WHERE id = ANY($1::uuid[])', [[first, second]]);
       expect(rows.map((r) => r.customer_id)).toEqual([res.json().id, res.json().id]);
     } finally {
-      for (const b of batches) {
-        await b.query('ROLLBACK').catch(() => {});
-        b.release();
-      }
+      await batch.query('ROLLBACK').catch(() => {});
+      batch.release();
     }
   });
 });

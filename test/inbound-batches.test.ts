@@ -1,16 +1,14 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type pg from 'pg';
-import { ACCEPT_LOCK_SPACE, createInbox, type InboxMessage } from '../src/ingest/inbox.ts';
+import { createInbox, type InboxMessage } from '../src/ingest/inbox.ts';
+import { ACCEPT_LOCK_SPACE } from '../src/db/locks.ts';
 import { eventsOf, processInboxBatch } from '../src/ingest/processor.ts';
 import { createMemoryQueue } from '../src/queue/memory.ts';
 import type { ConsumeOptions, Delivery, Queue, Topic } from '../src/queue/queue.ts';
-import { ATTRIBUTION_LOCK_SPACE, lockAttribution } from '../src/services/attribution-lock.ts';
-import { onPg } from '../src/db/sql.ts';
-import { PG, pgCode } from '../src/db/pg-errors.ts';
 import { operator } from '../src/services/audit.ts';
 import { createInboundSecretStore } from '../src/services/integrations.ts';
-import { holdInvoice, lockWaiters } from './support/inbox.ts';
+import { holdInvoice, lockWaiters, waitingLockTypes } from './support/inbox.ts';
 import { appWithWorker, testSecretBox } from './support/app.ts';
 import { tenantWithKey } from './support/factories.ts';
 import * as p from './support/providers.ts';
@@ -236,9 +234,10 @@ describe('batches in flight together', () => {
   });
 
   /**
-   * Two batches of one tenant's invoice events that deadlock: A takes x, then y; B takes y, w, then x. A
-   * transaction elsewhere creating w holds it a moment, which sets the interleaving; `meet` starts both
-   * and lets w go, after which B waits for x (held by A) while A waits for y (held by B).
+   * Two batches of one tenant's invoice events in opposite orders: A is about x, then y; B about y, w,
+   * then x. A transaction elsewhere creating w holds it a moment, which sets the interleaving: `meet`
+   * starts B, which waits for w, then A, then lets w go. Taking their rows as they went, B would then wait
+   * for x (held by A) while A waited for y (held by B), a cycle PostgreSQL breaks by ending one of them.
    */
   async function opposedBatches(tenantId: string) {
     const [x, y, w] = ['x', 'y', 'w'].map((n) => `in_${n}_${randomUUID().slice(0, 8)}`) as [string, string, string];
@@ -246,88 +245,34 @@ describe('batches in flight together', () => {
     const b = [await storeRow(t.pool, tenantId, y), await storeRow(t.pool, tenantId, w), await storeRow(t.pool, tenantId, x)].map((id) => ({
       id,
     }));
+    let waitedOn: string[] = [];
     return {
       events: [...a, ...b],
+      waitedOn: () => waitedOn,
       async meet() {
         const release = await holdInvoice(t.pool, tenantId, w);
-        const batchB = processInboxBatch(t.pool, b); // takes y, waits for w
+        const batchB = processInboxBatch(t.pool, b);
         await expect.poll(() => lockWaiters(t.pool), { timeout: 10_000 }).toBe(1);
-        const batchA = processInboxBatch(t.pool, a); // takes x, waits for y (batch B)
+        const batchA = processInboxBatch(t.pool, a);
         await expect.poll(() => lockWaiters(t.pool), { timeout: 10_000 }).toBe(2);
-        await release(); // batch B takes w, then waits for x (batch A): a cycle
+        waitedOn = await waitingLockTypes(t.pool);
+        await release();
         return Promise.allSettled([batchA, batchB]);
       },
     };
   }
 
-  it('both commit when they take the same invoices in opposite orders', async () => {
+  it('take the same invoices in opposite orders one after the other, never in a cycle', async () => {
     const { tenantId } = await stripeTenant();
     const batches = await opposedBatches(tenantId);
     const outcomes = await batches.meet();
     expect(outcomes.filter((o) => o.status === 'rejected').map((o) => String((o as PromiseRejectedResult).reason))).toEqual([]);
+    // B waited for the transaction creating w; A for the lock of an invoice B holds, before touching any row.
+    expect(batches.waitedOn()).toEqual(['advisory', 'transactionid']);
     // Applied, by the batches themselves (a later invoice.created of the same invoice changes nothing).
     for (const { id } of batches.events) expect(['processed', 'ignored']).toContain((await statusOf(id))?.status);
   });
-
-  /** A third batch of the tenant, under way: it holds the tenant's attribution lock (shared) and nothing else. */
-  async function batchUnderWay(tenantId: string) {
-    const client = await t.pool.connect();
-    await client.query('BEGIN');
-    await lockAttribution(onPg(client), [{ tenantId, exclusive: false }]);
-    let ended = false;
-    return {
-      end: async (how: 'COMMIT' | 'ROLLBACK') => {
-        if (ended) return;
-        ended = true;
-        await client.query(how);
-        client.release();
-      },
-    };
-  }
-
-  it('run again after a deadlock only once the other batches of their tenant have ended', async () => {
-    const { tenantId } = await stripeTenant();
-    const batches = await opposedBatches(tenantId);
-    const third = await batchUnderWay(tenantId);
-    try {
-      const outcomes = batches.meet();
-      // The one PostgreSQL ended runs again only once the third has ended, whether or not the other has by then.
-      await expect.poll(() => attributionWaiters(tenantId), { timeout: 10_000 }).toBe(1);
-      await third.end('COMMIT');
-      expect((await outcomes).map((o) => o.status)).toEqual(['fulfilled', 'fulfilled']);
-      for (const { id } of batches.events) expect(['processed', 'ignored']).toContain((await statusOf(id))?.status);
-    } finally {
-      await third.end('ROLLBACK');
-    }
-  });
-
-  it('give up waiting for their tenant after a bound, and fail, so their events are applied one by one', async () => {
-    const { tenantId } = await stripeTenant();
-    const batches = await opposedBatches(tenantId);
-    // The third stays open longer than the second run may wait.
-    const third = await batchUnderWay(tenantId);
-    try {
-      const outcomes = await batches.meet();
-      expect(outcomes.map((o) => (o.status === 'fulfilled' ? 'applied' : pgCode(o.reason))).sort()).toEqual([
-        PG.lockNotAvailable,
-        'applied',
-      ]);
-    } finally {
-      await third.end('ROLLBACK');
-    }
-  });
 });
-
-/** Sessions waiting for a tenant's attribution lock. */
-async function attributionWaiters(tenantId: string): Promise<number> {
-  const { rows } = await t.pool.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM pg_locks
-     WHERE NOT granted AND locktype = 'advisory' AND classid = $1 AND objid = hashtext($2)::oid
-       AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
-    [ATTRIBUTION_LOCK_SPACE, tenantId],
-  );
-  return rows[0]!.n;
-}
 
 describe('a transaction storing events that does not end', () => {
   it("does not hold back other tenants' events while it stays open", async () => {

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPrisma, type Db } from '../src/db/prisma.ts';
-import { ACCEPTOR_LOCK_SPACE } from '../src/ingest/acceptor.ts';
+import { ACCEPTOR_LOCK_SPACE } from '../src/db/locks.ts';
 import { createInbox, type Inbox, type InboxMessage } from '../src/ingest/inbox.ts';
 import { createMemoryQueue } from '../src/queue/memory.ts';
 import type { Queue } from '../src/queue/queue.ts';

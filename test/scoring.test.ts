@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPg } from '../src/db/sql.ts';
 import { claimDue } from '../src/scoring/scoring-queue.ts';
+import { operator } from '../src/services/audit.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { customer, historyPoint, invoice, signals, spread, subscription, tenantWithKey, userWithSession } from './support/factories.ts';
 
@@ -195,17 +196,17 @@ describe('weights', () => {
 
   it('are not kept when the customers cannot be queued for their recompute', async () => {
     const w = await tenantWithKey(t.prisma);
-    await customer(t.prisma, w.tenantId);
-    // The tenant's scoring queue refuses every write, as a failing database would.
+    const c = await customer(t.prisma, w.tenantId);
+    // Requests naming the tenant's customer are refused, as a failing database would.
     const fn = `refuse_${w.tenantId.replaceAll('-', '')}`;
     await t.pool.query(`CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'queue refused'; END $$`);
     await t.pool.query(
-      `CREATE TRIGGER ${fn} BEFORE INSERT OR UPDATE ON scoring_queue FOR EACH ROW WHEN (NEW.tenant_id = '${w.tenantId}') EXECUTE FUNCTION ${fn}()`,
+      `CREATE TRIGGER ${fn} BEFORE INSERT ON scoring_requests FOR EACH ROW WHEN ('${c.id}' = ANY(NEW.customer_ids)) EXECUTE FUNCTION ${fn}()`,
     );
     try {
       expect((await send(w.apiKey, 'PUT', '/api/v1/health-weights', heavyUsage)).statusCode).toBe(500);
     } finally {
-      await t.pool.query(`DROP TRIGGER ${fn} ON scoring_queue`);
+      await t.pool.query(`DROP TRIGGER ${fn} ON scoring_requests`);
       await t.pool.query(`DROP FUNCTION ${fn}()`);
     }
     expect((await get(w.apiKey, '/api/v1/health-weights')).json().is_default).toBe(true);
@@ -257,19 +258,83 @@ describe('recomputation', () => {
     const w = await tenantWithKey(t.prisma);
     const c = await customer(t.prisma, w.tenantId);
     for (let i = 0; i < 20; i++) await signals(t.prisma, w.tenantId, c.id, [{ kind: 'usage.event' }]);
+    await t.scoringLoop.collect();
     const queued = await t.pool.query('SELECT customer_id FROM scoring_queue');
     expect(queued.rows.filter((r) => r.customer_id === c.id)).toHaveLength(1);
     expect(await t.score()).toBe(queued.rowCount);
     expect((await t.pool.query('SELECT 1 FROM scoring_queue')).rowCount).toBe(0);
   });
 
+  it('asks for a recompute without waiting: a change to a customer whose queue row a worker holds commits at once', async () => {
+    const w = await tenantWithKey(t.prisma);
+    const c = await customer(t.prisma, w.tenantId);
+    await signals(t.prisma, w.tenantId, c.id, [{ kind: 'usage.event' }]);
+    await t.scoringLoop.collect();
+    // A worker ending its claims holds the customer's queue row until it commits.
+    const worker = await t.pool.connect();
+    try {
+      await worker.query('BEGIN');
+      await worker.query('SELECT 1 FROM scoring_queue WHERE customer_id = $1 FOR UPDATE', [c.id]);
+      const other = await t.pool.connect();
+      try {
+        await other.query("BEGIN; SET LOCAL lock_timeout = '2s'");
+        await other.query(
+          `INSERT INTO signals (id, tenant_id, customer_id, source, kind, occurred_at) VALUES (gen_random_uuid(), $1, $2, 'api', 'usage.event', now())`,
+          [w.tenantId, c.id],
+        );
+        await other.query('COMMIT');
+      } finally {
+        await other.query('ROLLBACK').catch(() => {});
+        other.release();
+      }
+    } finally {
+      await worker.query('ROLLBACK');
+      worker.release();
+    }
+    const asked = await t.pool.query('SELECT 1 FROM scoring_requests WHERE $1 = ANY(customer_ids)', [c.id]);
+    expect(asked.rowCount).toBe(1);
+  });
+
+  it('drops a request for a customer erased before it was collected', async () => {
+    const w = await tenantWithKey(t.prisma);
+    const c = await customer(t.prisma, w.tenantId);
+    await signals(t.prisma, w.tenantId, c.id, [{ kind: 'usage.event' }]);
+    await t.services.customers.erase(operator(w.tenantId), c.id);
+    await t.scoringLoop.collect();
+    expect((await t.pool.query('SELECT 1 FROM scoring_requests WHERE $1 = ANY(customer_ids)', [c.id])).rowCount).toBe(0);
+    expect((await t.pool.query('SELECT 1 FROM scoring_queue WHERE customer_id = $1', [c.id])).rowCount).toBe(0);
+  });
+
+  it('collects each customer once from many requests, at the earliest time asked', async () => {
+    const w = await tenantWithKey(t.prisma);
+    const [a, b] = [await customer(t.prisma, w.tenantId), await customer(t.prisma, w.tenantId)];
+    await t.pool.query(
+      `INSERT INTO scoring_requests (customer_ids, due_at) VALUES ($1, now() + interval '1 hour'), ($2, now() - interval '1 minute'), ($1, now() + interval '2 hours')`,
+      [[a.id, b.id], [a.id]],
+    );
+    await t.scoringLoop.collect();
+    const { rows } = await t.pool.query<{ customer_id: string; late: boolean }>(
+      `SELECT customer_id, due_at > now() AS late FROM scoring_queue WHERE customer_id = ANY($1::uuid[]) ORDER BY customer_id`,
+      [[a.id, b.id]],
+    );
+    expect(rows.map((r) => [r.customer_id, r.late])).toEqual(
+      [
+        [a.id, false],
+        [b.id, true],
+      ].sort((x, y) => ((x[0] as string) < (y[0] as string) ? -1 : 1)),
+    );
+  });
+
   it('computes once more when a change lands while a worker is computing', async () => {
     const w = await tenantWithKey(t.prisma);
     const c = await customer(t.prisma, w.tenantId);
     await signals(t.prisma, w.tenantId, c.id, [{ kind: 'usage.event', daysAgo: 3 }]);
+    await t.scoringLoop.collect();
     await t.pool.query('UPDATE scoring_queue SET due_at = now()');
     const claims = await claimDue(onPg(t.pool), 1000, 60);
     await signals(t.prisma, w.tenantId, c.id, [{ kind: 'usage.event' }]);
+    // Another worker's loop collects the new request while this one computes.
+    await t.scoringLoop.collect();
     await t.scorer.recompute(claims);
     expect((await t.pool.query('SELECT claimed_until FROM scoring_queue WHERE customer_id = $1', [c.id])).rows).toEqual([
       { claimed_until: null },
@@ -338,6 +403,7 @@ describe('recomputation', () => {
     const w = await tenantWithKey(t.prisma);
     const ids: string[] = [];
     for (let i = 0; i < 40; i++) ids.push((await activeCustomer(w.tenantId)).id);
+    await t.scoringLoop.collect();
     await t.pool.query('UPDATE scoring_queue SET due_at = now()');
     const { createScoringLoop } = await import('../src/scoring/drain.ts');
     const { createScorer } = await import('../src/scoring/recompute.ts');

@@ -9,6 +9,8 @@ export interface Backlog {
   deliveries_overdue_seconds: number;
   scoring_due: number;
   scoring_oldest_due_seconds: number;
+  scoring_requests_pending: number;
+  scoring_requests_oldest_seconds: number;
 }
 
 // One statement per scrape, each part on an index whose first column is the filtered one. Ages are
@@ -23,7 +25,9 @@ export const BACKLOG_SQL = `
     coalesce((SELECT extract(epoch FROM now() - min(next_attempt_at)) FROM webhook_deliveries
               WHERE status = 'pending' AND next_attempt_at <= now()), 0)::float8 AS deliveries_overdue_seconds,
     (SELECT count(*) FROM scoring_queue WHERE due_at <= now())::int AS scoring_due,
-    coalesce((SELECT extract(epoch FROM now() - min(due_at)) FROM scoring_queue WHERE due_at <= now()), 0)::float8 AS scoring_oldest_due_seconds`;
+    coalesce((SELECT extract(epoch FROM now() - min(due_at)) FROM scoring_queue WHERE due_at <= now()), 0)::float8 AS scoring_oldest_due_seconds,
+    (SELECT count(*) FROM scoring_requests)::int AS scoring_requests_pending,
+    coalesce((SELECT extract(epoch FROM now() - min(due_at)) FROM scoring_requests WHERE due_at <= now()), 0)::float8 AS scoring_requests_oldest_seconds`;
 
 const GAUGES: [keyof Backlog, string][] = [
   ['inbox_pending', 'Inbound events stored but not yet processed'],
@@ -34,6 +38,8 @@ const GAUGES: [keyof Backlog, string][] = [
   ['deliveries_overdue_seconds', 'How late the most overdue outbound attempt is'],
   ['scoring_due', 'Customers due for a score recomputation'],
   ['scoring_oldest_due_seconds', 'How long the longest-waiting customer has been due'],
+  ['scoring_requests_pending', 'Requests to recompute customers not yet collected into the scoring queue'],
+  ['scoring_requests_oldest_seconds', 'How long the oldest request to recompute has been due without being collected'],
 ];
 
 /**

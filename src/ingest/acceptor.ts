@@ -1,13 +1,8 @@
 import { randomInt } from 'node:crypto';
 import pg from 'pg';
+import { ACCEPTOR_LOCK_SPACE } from '../db/locks.ts';
 import { PG, pgCode } from '../db/pg-errors.ts';
 
-/**
- * The first key of the advisory locks on acceptor keys: shared by the process that registered the key
- * (for as long as it runs) and by each of its INSERTs (until it commits); taken exclusively only by
- * the sweeper recovering what a process that ended had claimed.
- */
-export const ACCEPTOR_LOCK_SPACE = 1_229_866_563;
 /** How long after a lost registration the next attempt waits. */
 const RETRY_MS = 5000;
 

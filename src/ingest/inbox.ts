@@ -6,7 +6,8 @@ import { rowsBeforeCommit } from '../db/rows-before-commit.ts';
 import { DomainError, isPoolExhausted } from '../errors.ts';
 import { createGroups } from './groups.ts';
 import { publishIds } from '../queue/publish-ids.ts';
-import { ACCEPTOR_LOCK_SPACE, createAcceptor } from './acceptor.ts';
+import { createAcceptor } from './acceptor.ts';
+import { ACCEPT_LOCK_SPACE, ACCEPTOR_LOCK_SPACE } from '../db/locks.ts';
 import type { Queue } from '../queue/queue.ts';
 
 /**
@@ -22,9 +23,6 @@ export interface InboxMessage {
    */
   lock?: number;
 }
-
-/** The first key of the advisory locks the accepting transactions hold (the second is chosen per group). */
-export const ACCEPT_LOCK_SPACE = 1_229_866_562;
 
 export interface Inbox {
   /**
@@ -60,8 +58,14 @@ const GROUPS_IN_FLIGHT = 1;
 const MAX_GROUP = 200;
 /** A group's bodies in bytes at most (beside the count): one statement's parameters stay a few MiB. */
 const MAX_GROUP_BYTES = 4 * 1024 * 1024;
-/** Gives up the claims of the events still to be applied that the condition appended to it names: the sweeper then publishes them. */
-const RELEASE_CLAIMS = `UPDATE inbox_events SET published_at = NULL, accepted_by = NULL WHERE status = 'received'`;
+/**
+ * The rows an UPDATE of inbox rows changes: those meeting `condition`, locked in id order first, as every
+ * statement changing several inbox rows locks them (docs/concurrency.md).
+ */
+const inOrder = (condition: string) => `id IN (SELECT id FROM inbox_events WHERE ${condition} ORDER BY id FOR UPDATE)`;
+/** Gives up the claims of the events still to be applied that `condition` names: the sweeper then publishes them. */
+const releaseClaims = (condition: string) =>
+  `UPDATE inbox_events SET published_at = NULL, accepted_by = NULL WHERE ${inOrder(`status = 'received' AND ${condition}`)}`;
 /** How long a group waits on a row another transaction holds before its events are stored one by one. */
 const GROUP_LOCK_TIMEOUT_MS = 100;
 
@@ -108,7 +112,7 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
     while (confirmed.length) {
       const ids = confirmed.splice(0, 1000);
       await pool
-        .query('UPDATE inbox_events SET published_at = now() WHERE id = ANY($1::uuid[]) AND published_at IS NULL', [ids])
+        .query(`UPDATE inbox_events SET published_at = now() WHERE ${inOrder('id = ANY($1::uuid[]) AND published_at IS NULL')}`, [ids])
         .catch((err) => log.warn({ err }, 'could not record published inbox events; the sweeper will publish them again'));
     }
     flushing = null;
@@ -168,7 +172,7 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
   const unclaim = async (key: number, ids: string[]) => {
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        await pool.query(`${RELEASE_CLAIMS} AND id = ANY($1::uuid[])`, [ids]);
+        await pool.query(releaseClaims('id = ANY($1::uuid[])'), [ids]);
         return;
       } catch (err) {
         log.warn({ err, attempt }, 'could not give up the claim on unconfirmed inbound events');
@@ -314,7 +318,7 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
       );
       const keys = ended.map((r) => r.key);
       if (keys.length > 0) {
-        await client.query(`${RELEASE_CLAIMS} AND accepted_by = ANY($1::int[])`, [keys]);
+        await client.query(releaseClaims('accepted_by = ANY($1::int[])'), [keys]);
         await client.query('DELETE FROM inbox_acceptors WHERE key = ANY($1::int[])', [keys]);
       }
       await client.query('COMMIT');
@@ -402,7 +406,8 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
       const unpublished = await publishIds(queue, 'inbound.events', ids, 50);
       if (ids.length && !unpublished.length) brokerDownUntil = 0;
       // Unclaim what did not make it; the next sweep tries again.
-      if (unpublished.length) await pool.query('UPDATE inbox_events SET published_at = NULL WHERE id = ANY($1::uuid[])', [unpublished]);
+      if (unpublished.length)
+        await pool.query(`UPDATE inbox_events SET published_at = NULL WHERE ${inOrder('id = ANY($1::uuid[])')}`, [unpublished]);
       const published = ids.length - unpublished.length;
       return published;
     },

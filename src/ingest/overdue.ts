@@ -1,8 +1,9 @@
 import type pg from 'pg';
-import { inTransaction } from '../db/sql.ts';
+import { inTransaction, onPg } from '../db/sql.ts';
 import { enqueueEvents } from '../outbox/events/enqueue.ts';
 import { invoiceEvent, type InvoiceRecord } from '../outbox/events/payloads.ts';
 import { recordSignals } from '../services/signals.ts';
+import { lockObjects, lockTenants } from '../db/locks.ts';
 
 interface Row extends InvoiceRecord {
   total_minor: string;
@@ -11,36 +12,54 @@ interface Row extends InvoiceRecord {
 }
 
 /**
- * Marks open or sent invoices whose due date has passed as overdue, once, announcing
- * invoice.overdue in the same transaction. Claimed with SKIP LOCKED, so several workers may run it.
+ * Marks open or sent invoices whose due date has passed as overdue, once, announcing invoice.overdue in
+ * the same transaction. The pass changes invoices as an inbound invoice event does, so it takes the same
+ * locks in the same order (docs/concurrency.md): per tenant, its lock shared, then its
+ * invoices' object locks, then the rows, checked again. Several workers may run it: the second to lock
+ * an invoice finds it overdue already.
  */
 export async function markOverdueInvoices(pool: pg.Pool, now = new Date(), limit = 500): Promise<number> {
-  return inTransaction(pool, async (sql) => {
-    const rows = await sql.query<Row>(
-      `UPDATE invoices SET status = 'overdue', overdue_at = $1, updated_at = $1
-       WHERE id IN (
-         SELECT id FROM invoices WHERE status IN ('open', 'sent') AND due_at < $1
-         ORDER BY due_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-       RETURNING id, tenant_id, status::text AS status, customer_id, account_id, total_minor, currency, due_at, provider`,
-      [now, limit],
-    );
-    await enqueueEvents(
-      sql,
-      rows.map((r) => invoiceEvent('invoice.overdue', r)),
-    );
-    await recordSignals(
-      sql,
-      rows.map((r) => ({
-        tenantId: r.tenant_id,
-        customerId: r.customer_id,
-        source: r.provider,
-        kind: 'billing.invoice_overdue',
-        occurredAt: now,
-        value: Number(r.total_minor),
-        accountId: r.account_id,
-        attributes: { invoice_id: r.id, currency: r.currency, reason: 'due_date_passed' },
-      })),
-    );
-    return rows.length;
-  });
+  const due = await onPg(pool).query<{ tenant_id: string; provider: string; external_id: string }>(
+    `SELECT tenant_id, provider, external_id FROM invoices WHERE status IN ('open', 'sent') AND due_at < $1 ORDER BY due_at LIMIT $2`,
+    [now, limit],
+  );
+  const byTenant = new Map<string, { provider: string; external_id: string }[]>();
+  for (const r of due) byTenant.set(r.tenant_id, [...(byTenant.get(r.tenant_id) ?? []), r]);
+  let marked = 0;
+  for (const [tenantId, invoices] of byTenant) {
+    marked += await inTransaction(pool, async (sql) => {
+      await lockTenants(sql, [{ tenantId, exclusive: false }]);
+      await lockObjects(
+        sql,
+        invoices.map((i) => `${tenantId}:${i.provider}:${i.external_id}`),
+      );
+      const rows = await sql.query<Row>(
+        `UPDATE invoices v SET status = 'overdue', overdue_at = $1, updated_at = $1
+         FROM unnest($3::text[], $4::text[]) AS i(provider, external_id)
+         WHERE v.tenant_id = $2 AND v.provider = i.provider AND v.external_id = i.external_id
+           AND v.status IN ('open', 'sent') AND v.due_at < $1
+         RETURNING v.id, v.tenant_id, v.status::text AS status, v.customer_id, v.account_id, v.total_minor, v.currency, v.due_at, v.provider`,
+        [now, tenantId, invoices.map((i) => i.provider), invoices.map((i) => i.external_id)],
+      );
+      await enqueueEvents(
+        sql,
+        rows.map((r) => invoiceEvent('invoice.overdue', r)),
+      );
+      await recordSignals(
+        sql,
+        rows.map((r) => ({
+          tenantId: r.tenant_id,
+          customerId: r.customer_id,
+          source: r.provider,
+          kind: 'billing.invoice_overdue',
+          occurredAt: now,
+          value: Number(r.total_minor),
+          accountId: r.account_id,
+          attributes: { invoice_id: r.id, currency: r.currency, reason: 'due_date_passed' },
+        })),
+      );
+      return rows.length;
+    });
+  }
+  return marked;
 }

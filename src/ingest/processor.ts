@@ -4,12 +4,12 @@ import { enqueueEvents, type OutboxInput } from '../outbox/events/enqueue.ts';
 import type { Consumer, Queue } from '../queue/queue.ts';
 import { parseEventJson } from './event-json.ts';
 import { createGroups } from './groups.ts';
-import { ACCEPT_LOCK_SPACE, type InboxMessage } from './inbox.ts';
+import type { InboxMessage } from './inbox.ts';
 import { PROVIDER_SPECS } from './providers/index.ts';
 import { isProvider } from './providers/types.ts';
 import { sentimentOf } from './sentiment.ts';
 import type { StoredEvent } from './normalizers/types.ts';
-import { lockAttribution } from '../services/attribution-lock.ts';
+import { ACCEPT_LOCK_SPACE, lockObjects, lockTenants } from '../db/locks.ts';
 import { PG, pgCode } from '../db/pg-errors.ts';
 
 export const MAX_ATTEMPTS = 5;
@@ -50,8 +50,6 @@ const ROW_COLUMNS = 'id, tenant_id, provider, event_type, body, status::text AS 
  * statement sent with its commit and never waits for its process (inbox.ts), so a retry soon finds it over.
  */
 export const ACCEPT_WAIT_MS = 3000;
-/** How long a batch run again after a deadlock waits for its tenants to itself (processInboxBatch). */
-const SOLE_WAIT_MS = 2000;
 
 /** The transaction storing a message's events was still open after ACCEPT_WAIT_MS: the message is retried. */
 export class AcceptPending extends Error {}
@@ -84,22 +82,24 @@ async function awaitAccepting(pool: pg.Pool, events: EventRef[]): Promise<void> 
 }
 
 /**
- * The attribution lock of the tenants whose events are about to be applied: exclusive for a tenant when one of
- * its events may create customers or give them identities, or when the batch is to run as
- * the `sole` one of its tenants (a retry after a deadlock), shared otherwise.
+ * The locks of the events about to be applied, in the order every writer takes them (docs/concurrency.md):
+ * first their tenants' locks (exclusive for a tenant when one of its events may create customers
+ * or give them identities, shared otherwise), then the locks of every provider object they may change.
  */
-async function lockTenants(sql: Sql, rows: Row[], sole = false): Promise<void> {
+async function lockFor(sql: Sql, events: StoredEvent[]): Promise<void> {
   const tenants = new Map<string, boolean>();
-  for (const row of rows) {
-    if (row.status !== 'received') continue;
-    const spec = isProvider(row.provider) ? PROVIDER_SPECS[row.provider] : undefined;
-    const exclusive = sole || (spec?.identifiesCustomers?.(row.event_type) ?? false);
-    tenants.set(row.tenant_id, (tenants.get(row.tenant_id) ?? false) || exclusive);
+  const objects: string[] = [];
+  for (const e of events) {
+    const spec = isProvider(e.provider) ? PROVIDER_SPECS[e.provider] : undefined;
+    const exclusive = spec?.identifiesCustomers?.(e.eventType) ?? false;
+    tenants.set(e.tenantId, (tenants.get(e.tenantId) ?? false) || exclusive);
+    for (const id of spec?.objectsOf?.(e) ?? []) objects.push(`${e.tenantId}:${e.provider}:${id}`);
   }
-  await lockAttribution(
+  await lockTenants(
     sql,
     [...tenants].map(([tenantId, exclusive]) => ({ tenantId, exclusive })),
   );
+  await lockObjects(sql, objects);
 }
 
 /** A stored row as its normalizer reads it. */
@@ -160,46 +160,30 @@ export async function processInboxEvent(pool: pg.Pool, id: string): Promise<Resu
     async (sql) => {
       const [row] = await sql.query<Row>(`SELECT ${ROW_COLUMNS} FROM inbox_events WHERE id = $1 FOR UPDATE`, [id]);
       if (!row || row.status !== 'received') return 'already_done';
-      await lockTenants(sql, [row]);
+      const event = storedEvent(row);
+      await lockFor(sql, [event]);
       const outbox: OutboxInput[] = [];
-      const outcome = await apply(sql, storedEvent(row), outbox);
+      const outcome = await apply(sql, event, outbox);
       await enqueueEvents(sql, outbox);
       await markDone(sql, [{ id, outcome }]);
       return outcome;
     },
-    // A deadlock with a batch is not the event's failure: run again rather than spend one of its attempts.
-    { ...APPLYING, runs: 3 },
+    APPLYING,
   );
 }
 
 /**
  * Applies a batch of events in one transaction: those whose accepting transaction is still open are
  * left 'pending' (a batch never waits on an accept, see awaitAccepting); the others' rows are locked
- * by one statement, each normalizer run in turn (oldest event first, then in the batch's order; a
- * provider's `prepare` may have several of them applied together, as they would be in turn), their
- * outbox events written and their statuses set by one statement each, one commit. After a deadlock it
- * runs once more with its tenants to itself; any other failure, or a second one, rolls the whole batch
- * back and throws; the caller then applies each event on its own, so one bad event never holds back the
- * others. Answers each id's result, or
- * 'alone' for an event this batch could not lock (another transaction holds its row, or its row is
- * not there): those are applied on their own, where a held row is waited for.
+ * by one statement, then the locks of their tenants and of the objects they may change (lockFor), each
+ * normalizer run in turn (oldest event first, then in the batch's order; a provider's `prepare` may have
+ * several of them applied together, as they would be in turn), their outbox events written and their
+ * statuses set by one statement each, one commit. Any failure rolls the whole batch back and throws; the
+ * caller then applies each event on its own, so one bad event never holds back the others. Answers each
+ * id's result, or 'alone' for an event this batch could not lock (another transaction holds its row, or
+ * its row is not there): those are applied on their own, where a held row is waited for.
  */
-export async function processInboxBatch(pool: pg.Pool, messages: EventRef[]): Promise<Map<string, BatchResult>> {
-  try {
-    return await applyBatch(pool, messages);
-  } catch (err) {
-    // Normalizers lock the objects they change (locks.ts) as they go, a wave of invoice events its invoices
-    // in one statement (normalizers/stripe.ts), so two batches about
-    // the same objects in opposite orders can deadlock, and PostgreSQL ends one. Run again at once, it
-    // could take an object before the other batch (just woken) does and meet it again; so the second run
-    // holds its tenants' attribution locks exclusively: it starts once the batches of those tenants now
-    // running have ended (waiting SOLE_WAIT_MS at most), and no other batch of theirs runs beside it.
-    if (pgCode(err) !== PG.deadlockDetected) throw err;
-    return applyBatch(pool, messages, true);
-  }
-}
-
-function applyBatch(pool: pg.Pool, messages: EventRef[], sole = false): Promise<Map<string, BatchResult>> {
+export function processInboxBatch(pool: pg.Pool, messages: EventRef[]): Promise<Map<string, BatchResult>> {
   return inTransaction(
     pool,
     async (sql) => {
@@ -217,26 +201,25 @@ function applyBatch(pool: pg.Pool, messages: EventRef[], sole = false): Promise<
       const ready = messages.filter((m) => m.lock === undefined || !open.has(m.lock));
       for (const m of messages) if (m.lock !== undefined && open.has(m.lock)) results.set(m.id, 'pending');
       const ids = [...new Set(ready.map((m) => m.id))];
-      const rows = await sql.query<Row>(`SELECT ${ROW_COLUMNS} FROM inbox_events WHERE id = ANY($1::uuid[]) FOR UPDATE SKIP LOCKED`, [ids]);
+      // Only rows still to apply are locked (with SKIP LOCKED, so never waited for): a row already applied,
+      // named again by a repeated message, is left to whoever needs it (an erasure emptying its body).
+      const rows = await sql.query<Row>(
+        `SELECT ${ROW_COLUMNS} FROM inbox_events WHERE id = ANY($1::uuid[]) AND status = 'received' FOR UPDATE SKIP LOCKED`,
+        [ids],
+      );
+      if (rows.length < ids.length) {
+        const taken = new Set(rows.map((r) => r.id));
+        const done = await sql.query<{ id: string }>(`SELECT id FROM inbox_events WHERE id = ANY($1::uuid[]) AND status <> 'received'`, [
+          ids.filter((id) => !taken.has(id)),
+        ]);
+        for (const { id } of done) results.set(id, 'already_done');
+      }
       // Oldest first; the events one group stored share their received_at (its transaction's start), and
       // among those the order of the batch is the order they were accepted in (their message's, inbox.ts).
       const position = new Map(ids.map((id, i) => [id, i]));
       rows.sort((a, b) => a.received_at.getTime() - b.received_at.getTime() || position.get(a.id)! - position.get(b.id)!);
-      if (sole) {
-        // Bounded: while it waits it holds the tenants sorted before the one it waits for, and every new
-        // batch of theirs queues behind it. Past the bound the batch fails, and its events are applied
-        // one per transaction.
-        const [setting] = await sql.query<{ before: string }>(
-          `SELECT current_setting('lock_timeout') AS before, set_config('lock_timeout', '${SOLE_WAIT_MS}', true)`,
-        );
-        await lockTenants(sql, rows, true);
-        await sql.query(`SELECT set_config('lock_timeout', $1, true)`, [setting!.before]);
-      } else await lockTenants(sql, rows);
-      const events: StoredEvent[] = [];
-      for (const row of rows) {
-        if (row.status === 'received') events.push(storedEvent(row));
-        else results.set(row.id, 'already_done');
-      }
+      const events = rows.map(storedEvent);
+      await lockFor(sql, events);
       const prepared = prepareBatch(events);
       const outbox: OutboxInput[] = [];
       const done: { id: string; outcome: 'processed' | 'ignored' }[] = [];
@@ -351,7 +334,11 @@ export function startInboxConsumer(
       // Parked for a human: the event stays in the inbox with its error, marked failed.
       onDead: async (b) => {
         const ids = eventsOf(b as InboxMessage).map((e) => e.id);
-        await pool.query(`UPDATE inbox_events SET status = 'failed' WHERE id = ANY($1::uuid[]) AND status = 'received'`, [ids]);
+        await pool.query(
+          `UPDATE inbox_events SET status = 'failed'
+           WHERE id IN (SELECT id FROM inbox_events WHERE id = ANY($1::uuid[]) AND status = 'received' ORDER BY id FOR UPDATE)`,
+          [ids],
+        );
       },
     },
   );

@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import { onPg, type Sql } from '../db/sql.ts';
+import { inTransaction, onPg, type Sql } from '../db/sql.ts';
+import { lockTenants } from '../db/locks.ts';
 import { RETENTION_KEYS, RETENTION_SETTINGS, type Retention } from '../contract/retention.ts';
 import { rollUpSignals, signalCutoff } from '../scoring/signal-rollups.ts';
 import { FIXED_RETENTION, RETENTION_COLUMNS } from './policy.ts';
@@ -47,14 +48,36 @@ export async function tenantRetentions(sql: Sql): Promise<TenantRetention[]> {
   }));
 }
 
-type Batch = (sql: Sql, limit: number) => Promise<number>;
+/** One statement over up to `limit` rows; answers how many it removed or emptied. */
+type Statement = (sql: Sql, limit: number) => Promise<number>;
+/** A statement run in a transaction of its own. */
+type Batch = (pool: pg.Pool, limit: number) => Promise<number>;
+
+/** A statement on its own: it only takes rows no one else holds (SKIP LOCKED), so it never waits on them. */
+const alone =
+  (statement: Statement): Batch =>
+  (pool, limit) =>
+    statement(onPg(pool), limit);
+
+/**
+ * A statement after the tenant's lock, shared (docs/concurrency.md): deleting inbox rows empties their
+ * signals' link to them, and rolling signals up writes rollups of the tenant's customers; holding the lock
+ * as a transaction applying the tenant's events does, neither meets an attribution or an erasure halfway.
+ */
+const asApplier =
+  (tenantId: string, statement: Statement): Batch =>
+  (pool, limit) =>
+    inTransaction(pool, async (sql) => {
+      await lockTenants(sql, [{ tenantId, exclusive: false }]);
+      return statement(sql, limit);
+    });
 
 /**
  * A batch over one tenant's oldest rows of a table: `action` (a DELETE, or an UPDATE that empties) on up
  * to `limit` rows whose `time` is before `before` and that meet `where`, locked with SKIP LOCKED.
  */
 const oldestRows =
-  (spec: { table: string; time: string; where?: string; action: string }, tenantId: string, before: Date): Batch =>
+  (spec: { table: string; time: string; where?: string; action: string }, tenantId: string, before: Date): Statement =>
   async (sql, limit) =>
     (
       await sql.query(
@@ -72,44 +95,53 @@ function tenantBatch(kind: RetentionKind, t: TenantRetention, now: Date): Batch 
   switch (kind) {
     case 'inbound_bodies':
       // An event not yet processed keeps its body: processing needs it.
-      return oldestRows(
-        {
-          table: 'inbox_events',
-          time: 'received_at',
-          where: `body <> '' AND status <> 'received'`,
-          action: `UPDATE inbox_events SET body = '', body_sha256 = NULL`,
-        },
-        id,
-        daysBefore(now, t.inboundBodies),
+      return alone(
+        oldestRows(
+          {
+            table: 'inbox_events',
+            time: 'received_at',
+            where: `body <> '' AND status <> 'received'`,
+            action: `UPDATE inbox_events SET body = '', body_sha256 = NULL`,
+          },
+          id,
+          daysBefore(now, t.inboundBodies),
+        ),
       );
     case 'inbound_events':
-      return oldestRows(
-        { table: 'inbox_events', time: 'received_at', where: `status <> 'received'`, action: 'DELETE FROM inbox_events' },
+      return asApplier(
         id,
-        daysBefore(now, t.signals),
+        oldestRows(
+          { table: 'inbox_events', time: 'received_at', where: `status <> 'received'`, action: 'DELETE FROM inbox_events' },
+          id,
+          daysBefore(now, t.signals),
+        ),
       );
     case 'signals': {
       const before = signalCutoff(now, t.signals);
-      return (sql, limit) => rollUpSignals(sql, id, before, limit);
+      return asApplier(id, (sql, limit) => rollUpSignals(sql, id, before, limit));
     }
     case 'outbox_events':
-      return oldestRows(
-        { table: 'outbox_events', time: 'dispatched_at', action: 'DELETE FROM outbox_events' },
-        id,
-        daysBefore(now, t.deliveries),
+      return alone(
+        oldestRows(
+          { table: 'outbox_events', time: 'dispatched_at', action: 'DELETE FROM outbox_events' },
+          id,
+          daysBefore(now, t.deliveries),
+        ),
       );
     case 'deliveries':
       // Attempts (with the receivers' response excerpts) go with their delivery; at most eight each.
-      return oldestRows(
-        { table: 'webhook_deliveries', time: 'updated_at', where: `status <> 'pending'`, action: 'DELETE FROM webhook_deliveries' },
-        id,
-        daysBefore(now, t.deliveries),
+      return alone(
+        oldestRows(
+          { table: 'webhook_deliveries', time: 'updated_at', where: `status <> 'pending'`, action: 'DELETE FROM webhook_deliveries' },
+          id,
+          daysBefore(now, t.deliveries),
+        ),
       );
     case 'audit_events': {
       // The application's role cannot delete audit events; this function may, and only past a year.
       const before = daysBefore(now, t.auditEvents);
-      return async (sql, limit) =>
-        (await sql.query<{ n: number }>('SELECT audit_events_purge($1, $2, $3) AS n', [id, before, limit]))[0]!.n;
+      return async (pool, limit) =>
+        (await onPg(pool).query<{ n: number }>('SELECT audit_events_purge($1, $2, $3) AS n', [id, before, limit]))[0]!.n;
     }
     default:
       return null;
@@ -119,9 +151,9 @@ function tenantBatch(kind: RetentionKind, t: TenantRetention, now: Date): Batch 
 /** A batch over the oldest rows of a table kept alike for every tenant; it has no id, so rows are named by ctid. */
 const oldestGlobal =
   (table: string, time: string, before: Date): Batch =>
-  async (sql, limit) =>
+  async (pool, limit) =>
     (
-      await sql.query(
+      await onPg(pool).query(
         `DELETE FROM ${table} WHERE ctid = ANY(ARRAY(
            SELECT ctid FROM ${table} WHERE ${time} < $1 ORDER BY ${time} LIMIT $2 FOR UPDATE SKIP LOCKED))
          RETURNING 1`,
@@ -172,7 +204,7 @@ export async function runRetention(pool: pg.Pool, opts: RetentionOptions): Promi
           behind = true;
           break;
         }
-        const n = await batch(sql, opts.batchSize);
+        const n = await batch(pool, opts.batchSize);
         processed += n;
         if (n < opts.batchSize) break;
         budget--;

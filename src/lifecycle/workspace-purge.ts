@@ -1,15 +1,18 @@
 import type pg from 'pg';
+import { exclusivelyForTenant } from '../db/locks.ts';
 import { onPg, type Sql } from '../db/sql.ts';
 
 // Removing a workspace whose deletion is due (docs/data-lifecycle.md, "Deleting a workspace"), in bounded
 // batches like retention: first whatever lets anyone in or out (keys, users, secrets, endpoints), then the
 // data, largest tables first and children before their parents so that no cascade is large, then the tenant
 // row itself, which leaves its only trace in deleted_workspaces: its id, plan and dates, no name and no person.
-// A pass that runs out of budget leaves the rest to the next; the order makes that safe.
+// A pass that runs out of budget leaves the rest to the next; the order makes that safe. Each batch holds the
+// workspace's tenant lock exclusively (docs/concurrency.md): what is still being applied to the workspace
+// ends first, and no row a batch removes, or reaches through a cascade, is held by anyone else.
 
 /**
  * Tables emptied one batch at a time, in this order, each on an index that starts with tenant_id.
- * webhook_attempts go with their deliveries; health_history and scoring_queue with their customers.
+ * webhook_attempts go with their deliveries, health_history with its customers.
  */
 const TABLES = [
   'api_keys',
@@ -60,9 +63,8 @@ interface PurgeReport {
  * Resolves with the rows removed and the workspaces gone completely.
  */
 export async function purgeDueWorkspaces(pool: pg.Pool, opts: PurgeOptions): Promise<PurgeReport> {
-  const sql = onPg(pool);
-  const report = await purge(sql, opts);
-  await sql.query(
+  const report = await purge(pool, opts);
+  await onPg(pool).query(
     `INSERT INTO retention_runs (kind, last_run_at, processed, behind) VALUES ('workspaces', now(), $1, $2)
      ON CONFLICT (kind) DO UPDATE SET last_run_at = now(), processed = retention_runs.processed + excluded.processed, behind = excluded.behind`,
     [report.rows, report.behind],
@@ -70,18 +72,19 @@ export async function purgeDueWorkspaces(pool: pg.Pool, opts: PurgeOptions): Pro
   return report;
 }
 
-async function purge(sql: Sql, opts: PurgeOptions): Promise<PurgeReport> {
+async function purge(pool: pg.Pool, opts: PurgeOptions): Promise<PurgeReport> {
   let budget = opts.maxBatches;
   let rows = 0;
   const workspaces: string[] = [];
-  for (const tenantId of await dueWorkspaces(sql)) {
+  for (const tenantId of await dueWorkspaces(onPg(pool))) {
+    const alone = <T>(fn: (sql: Sql) => Promise<T>) => exclusivelyForTenant(pool, tenantId, fn);
     // As in retention, only a full batch spends the budget; a pass resumes from the first table, whose
     // emptiness then costs one look each.
     for (const table of TABLES) {
       const limit = table === 'customers' ? Math.max(1, Math.floor(opts.batchSize / HISTORY_PER_CUSTOMER)) : opts.batchSize;
       for (;;) {
         if (budget <= 0) return { rows, workspaces, behind: true };
-        const n = await deleteBatch(sql, table, tenantId, limit);
+        const n = await alone((sql) => deleteBatch(sql, table, tenantId, limit));
         rows += n;
         if (n < limit) break;
         budget--;
@@ -90,20 +93,24 @@ async function purge(sql: Sql, opts: PurgeOptions): Promise<PurgeReport> {
     // The audit log goes last but one: it records the deletion until the data is gone.
     for (;;) {
       if (budget <= 0) return { rows, workspaces, behind: true };
-      const [r] = await sql.query<{ n: number }>(`SELECT audit_events_purge($1, 'infinity', $2) AS n`, [tenantId, opts.batchSize]);
+      const [r] = await alone((sql) =>
+        sql.query<{ n: number }>(`SELECT audit_events_purge($1, 'infinity', $2) AS n`, [tenantId, opts.batchSize]),
+      );
       rows += r!.n;
       if (r!.n < opts.batchSize) break;
       budget--;
     }
     // Still due: a cancellation that raced this pass keeps the (now empty) workspace. The record that it
     // existed is written by the same statement, so one is never without the other.
-    const gone = await sql.query(
-      `WITH gone AS (DELETE FROM tenants WHERE id = $1 AND deletion_due_at <= now()
+    const gone = await alone((sql) =>
+      sql.query(
+        `WITH gone AS (DELETE FROM tenants WHERE id = $1 AND deletion_due_at <= now()
                      RETURNING id, plan, created_at, deletion_requested_at, deletion_due_at)
        INSERT INTO deleted_workspaces (tenant_id, plan, created_at, requested_at, due_at)
        SELECT id, plan, created_at, deletion_requested_at, deletion_due_at FROM gone
        RETURNING tenant_id`,
-      [tenantId],
+        [tenantId],
+      ),
     );
     if (gone.length) workspaces.push(tenantId);
   }

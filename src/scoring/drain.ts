@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { onPg } from '../db/sql.ts';
 import type { Scorer } from './recompute.ts';
-import { type Claim, claimDue, queueStale, releaseClaims, wakeSnoozedAlerts } from './scoring-queue.ts';
+import { type Claim, claimDue, collectRequests, releaseClaims, requestStale, wakeSnoozedAlerts } from './scoring-queue.ts';
 
 export interface ScoringLoopOptions {
   batchSize: number;
@@ -37,9 +37,15 @@ export function createScoringLoop(pool: pg.Pool, scorer: Scorer, opts: ScoringLo
     }
   }
 
+  /** Moves every request made so far into the queue. */
+  async function collect(): Promise<void> {
+    while ((await collectRequests(sql)) > 0 && !stopped);
+  }
+
   async function lane(): Promise<number> {
     let total = 0;
     while (!stopped) {
+      await collect();
       const claims = await claimDue(sql, opts.batchSize, opts.leaseSeconds);
       if (claims.length === 0) return total;
       total += await one(claims);
@@ -52,14 +58,15 @@ export function createScoringLoop(pool: pg.Pool, scorer: Scorer, opts: ScoringLo
     stop: () => {
       stopped = true;
     },
+    collect,
     /** Recomputes everything due now; resolves with how many customers were computed. */
     async drain(): Promise<number> {
       const lanes = await Promise.all(Array.from({ length: opts.concurrency }, lane));
       return lanes.reduce((a, b) => a + b, 0);
     },
-    /** Queues customers not computed for a day and wakes snoozed alerts (old history goes with retention). */
+    /** Asks for customers not computed for a day and wakes snoozed alerts (old history goes with retention). */
     async daily(): Promise<{ queued: number; woken: number }> {
-      const queued = await queueStale(sql);
+      const queued = await requestStale(sql);
       const woken = await wakeSnoozedAlerts(sql);
       if (queued || woken) opts.log.info({ queued, woken }, 'daily scoring pass queued customers');
       return { queued, woken };

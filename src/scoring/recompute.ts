@@ -207,12 +207,23 @@ export function createScorer(pool: pg.Pool): Scorer {
       };
     });
 
-    await inTransaction(pool, async (tx) => {
-      const events = await write(tx, computed, now);
-      Object.assign(result, events);
+    const written = await inTransaction(pool, async (tx) => {
+      // First the customers' rows, in customer order (docs/concurrency.md): an erasure, which locks its
+      // customer's row before removing anything, waits for this batch or this batch for it, never both; so
+      // does another worker's batch holding some of the same customers (a lease that ran out). Taken for
+      // update of anything but their keys, which events being applied (taking them only to check a key)
+      // never wait for. A customer erased since it was read is left out.
+      const present = await tx.query<{ id: string }>('SELECT id FROM customers WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE', [
+        computed.map((c) => c.row.id),
+      ]);
+      const kept = new Set(present.map((r) => r.id));
+      // Every statement below then meets the rows of the batch in customer order too.
+      const batch = computed.filter((c) => kept.has(c.row.id)).sort((a, b) => (a.row.id < b.row.id ? -1 : 1));
+      Object.assign(result, await write(tx, batch, now));
       await finishClaims(tx, claims);
+      return batch.length;
     });
-    result.computed = computed.length;
+    result.computed = written;
     return result;
   }
 
@@ -234,8 +245,7 @@ async function write(sql: Sql, batch: Computed[], now: Date): Promise<Omit<Recom
   const events: OutboxInput[] = [];
   const col = <T>(f: (c: Computed) => T) => batch.map(f);
 
-  // Customers: the denormalised list fields, and only where they changed. First, so that every writer
-  // locks a customer's row before its queue row (the API's customer update does the same).
+  // Customers: the denormalised list fields, and only where they changed.
   await sql.query(
     `UPDATE customers c SET health_score = t.score, health_status = t.status::"HealthStatus",
        churn_probability = t.probability, churn_risk_level = t.risk::"RiskLevel"

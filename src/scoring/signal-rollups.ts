@@ -55,6 +55,8 @@ export async function rollUpSignals(sql: Sql, tenantId: string, before: Date, li
          (array_agg(created_at ORDER BY occurred_at DESC, created_at DESC))[1]
        FROM keyed
        GROUP BY tenant_id, customer_id, day, source, kind, value, previous, actor, conversation_id
+       -- In key order, so two workers rolling up the same days never wait on each other's rows in a cycle.
+       ORDER BY 3, 4, 5
        ON CONFLICT (customer_id, day, bucket) DO UPDATE SET
          signals = signal_rollups.signals + excluded.signals,
          sentiment_sum = signal_rollups.sentiment_sum + excluded.sentiment_sum,

@@ -8,7 +8,7 @@ import { tenantWeights } from './dimensions.ts';
 import { type AsOf, extractFeatures } from './features.ts';
 import { mayReplaceDefault, type ModelKind } from './model-selection.ts';
 import { type Fitter, fitHere } from './fit-runner.ts';
-import { queueTenant } from './scoring-queue.ts';
+import { requestTenant } from './scoring-queue.ts';
 
 export const MIN_PER_CLASS = 20;
 const CHUNK = 1000;
@@ -138,7 +138,7 @@ export async function trainChurnModel(
     );
     if (activated) {
       await tx.query('UPDATE tenants SET active_churn_model_id = $2 WHERE id = $1', [tenantId, row!.id]);
-      await queueTenant(tx, tenantId);
+      await requestTenant(tx, tenantId);
     }
     return v;
   });
@@ -179,6 +179,6 @@ export async function activateChurnModel(pool: pg.Pool, tenantId: string, versio
       );
     }
     await tx.query('UPDATE tenants SET active_churn_model_id = $2 WHERE id = $1', [tenantId, row.id]);
-    await queueTenant(tx, tenantId);
+    await requestTenant(tx, tenantId);
   });
 }

@@ -3,7 +3,7 @@ import type { Db } from '../db/prisma.ts';
 import { onPg, onPrisma, type Sql } from '../db/sql.ts';
 import { notFound, validationFailed } from '../errors.ts';
 import type { Fitter } from '../scoring/fit-runner.ts';
-import { queueTenant } from '../scoring/scoring-queue.ts';
+import { requestTenant } from '../scoring/scoring-queue.ts';
 import { activateChurnModel, trainChurnModel } from '../scoring/training.ts';
 import { recordAudit, type Actor } from './audit.ts';
 import { customerRows } from './customers.ts';
@@ -94,7 +94,7 @@ export function createChurnService(deps: { pool: pg.Pool; prisma: Db; fitter?: F
           select: { activeChurnModel: { select: { version: true } } },
         });
         await tx.tenant.update({ where: { id: tenantId }, data: { activeChurnModelId: null } });
-        await queueTenant(onPrisma(tx), tenantId);
+        await requestTenant(onPrisma(tx), tenantId);
         await recordAudit(onPrisma(tx), actor, {
           action: 'churn_model.reset',
           targetType: 'churn_model',

@@ -2,12 +2,12 @@ import type { Sql } from '../db/sql.ts';
 import { notFound } from '../errors.ts';
 import { enqueueEvents } from '../outbox/events/enqueue.ts';
 import { recordAudit, type Actor } from './audit.ts';
-import { lockAttribution } from './attribution-lock.ts';
+import { dequeueCustomer } from '../scoring/scoring-queue.ts';
 
 // Erasure of one customer (docs/data-lifecycle.md): everything that names or describes the customer goes,
 // in one transaction, so a failure leaves the customer whole and a success leaves nothing behind.
 // Rows of the customer's own tables are removed by the foreign keys' ON DELETE CASCADE (identities,
-// snapshot, history, prediction, scoring queue, alerts, outcomes); the rest is done here because those
+// snapshot, history, prediction, alerts, outcomes); the rest is done here because those
 // rows outlive a customer or hold the customer's data in text.
 
 /** Identifiers shorter than this are not searched for in raw bodies: they would match unrelated text. */
@@ -24,11 +24,9 @@ export interface Erased {
 
 export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string): Promise<Erased> {
   const tenantId = actor.tenantId;
-  // First, the tenant's attribution lock, exclusively: the transactions applying its inbound events end,
-  // and those that begin wait, holding no lock but on their inbox rows, which the bodies' update below
-  // passes by. Taking the customer's row first, behind events about to write signals for it, deadlocked
-  // under a steady stream of its events.
-  await lockAttribution(sql, [{ tenantId, exclusive: true }]);
+  // The caller holds the tenant's lock exclusively (db/locks.ts): no event of the tenant is being applied,
+  // and those that begin wait, holding no lock but on their inbox rows still to apply, which the bodies'
+  // update below passes by. Then the customer's row, before any row that depends on it (docs/concurrency.md).
   const [c] = await sql.query<{ external_id: string | null; name: string; email: string | null; domain: string | null }>(
     'SELECT external_id, name, email, domain FROM customers WHERE tenant_id = $1 AND id = $2 FOR UPDATE',
     [tenantId, customerId],
@@ -66,7 +64,8 @@ export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string):
          SELECT id FROM inbox_events
          WHERE tenant_id = $1 AND body <> '' AND status <> 'received'
            AND (id IN (SELECT inbox_event_id FROM signals WHERE customer_id = $2 AND inbox_event_id IS NOT NULL)
-                OR EXISTS (SELECT 1 FROM unnest($3::text[] || $4::text[]) AS t(term) WHERE strpos(lower(body), t.term) > 0)))
+                OR EXISTS (SELECT 1 FROM unnest($3::text[] || $4::text[]) AS t(term) WHERE strpos(lower(body), t.term) > 0))
+         ORDER BY id FOR UPDATE)
         OR id IN (
          SELECT id FROM inbox_events
          WHERE tenant_id = $1 AND body <> '' AND status = 'received'
@@ -100,14 +99,17 @@ export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string):
     [tenantId, customerId],
   );
   const deliveries = await sql.query<{ id: string }>(
-    `DELETE FROM webhook_deliveries WHERE tenant_id = $1
-       AND (outbox_event_id = ANY($2::uuid[]) OR strpos(envelope::text, $3) > 0)
+    `DELETE FROM webhook_deliveries WHERE id IN (
+       SELECT id FROM webhook_deliveries WHERE tenant_id = $1
+         AND (outbox_event_id = ANY($2::uuid[]) OR strpos(envelope::text, $3) > 0)
+       ORDER BY id FOR UPDATE)
      RETURNING id`,
     [tenantId, outbox.map((r) => r.id), customerId],
   );
   // Stored answers of idempotent requests that returned the customer.
   await sql.query('DELETE FROM idempotency_keys WHERE tenant_id = $1 AND strpos(response::text, $2) > 0', [tenantId, customerId]);
   await sql.query('DELETE FROM customers WHERE tenant_id = $1 AND id = $2', [tenantId, customerId]);
+  await dequeueCustomer(sql, customerId);
 
   const erased: Erased = {
     id: customerId,

@@ -8,7 +8,7 @@ import { customerCreated } from '../outbox/events/payloads.ts';
 import { EVENTS, type PayloadOf } from '../outbox/events/registry.ts';
 import type { Db } from '../db/prisma.ts';
 import type { Actor } from './audit.ts';
-import { ATTRIBUTION_LOCK_SPACE } from './attribution-lock.ts';
+import { exclusivelyForTenant } from '../db/locks.ts';
 import { eraseCustomer } from './customer-erasure.ts';
 import { PG, pgCode } from '../db/pg-errors.ts';
 
@@ -99,66 +99,6 @@ export const identityRows = {
 };
 
 /**
- * How many times a transaction of the API's that meets the worker's on the same rows runs, when PostgreSQL
- * ends it to break a deadlock: attributing kept events takes their rows in the order it finds them, which
- * an inbound batch applying events to the same invoices can take the other way round.
- */
-const RUNS = { runs: 3 };
-
-/**
- * Attributes to a customer the events kept without one that match identities or a domain it was just given
- * (committed), including those of transactions applying events that were still open when it was committed:
- * waiting for the tenant's attribution lock outlasts each of those (they hold it shared), and any that
- * begins later sees the customer. The lock is let go at once, so creating customers never waits on each other.
- */
-export async function attributeAfterCommit(
-  pool: pg.Pool,
-  tenantId: string,
-  customerId: string,
-  by: { identities: { provider: string; externalId: string }[]; domain?: string | null },
-): Promise<void> {
-  if (by.identities.length === 0 && !by.domain) return;
-  await batchesOpenNow(pool, tenantId);
-  await inTransaction(pool, (sql) => attributePending(sql, tenantId, customerId, by), RUNS);
-}
-
-/** Per pool and tenant, the wait for the attribution lock that has not asked for it yet, or the one under way. */
-const lockWaits = new WeakMap<pg.Pool, Map<string, { started: boolean; over: Promise<void> }>>();
-
-/**
- * Resolves once the transactions holding the tenant's attribution lock now have ended. Callers share one
- * wait that has not asked for the lock yet (it waits for everything open now all the same), so a tenant's
- * burst of creates holds one connection waiting on a long batch, not one each: those would take the whole
- * pool from the other tenants.
- */
-function batchesOpenNow(pool: pg.Pool, tenantId: string): Promise<void> {
-  let waits = lockWaits.get(pool);
-  if (!waits) lockWaits.set(pool, (waits = new Map()));
-  const current = waits.get(tenantId);
-  if (current && !current.started) return current.over;
-  const wait = { started: false, over: Promise.resolve() };
-  const run = async () => {
-    wait.started = true;
-    try {
-      const client = await pool.connect();
-      try {
-        const key = [ATTRIBUTION_LOCK_SPACE, tenantId];
-        await client.query('SELECT pg_advisory_lock($1::int, hashtext($2))', key);
-        await client.query('SELECT pg_advisory_unlock($1::int, hashtext($2))', key);
-      } finally {
-        client.release();
-      }
-    } finally {
-      if (waits.get(tenantId) === wait) waits.delete(tenantId);
-    }
-  };
-  // Behind a wait under way (it may have asked for the lock before this caller's commit).
-  wait.over = current ? current.over.catch(() => {}).then(run) : run();
-  waits.set(tenantId, wait);
-  return wait.over;
-}
-
-/**
  * Which customer an event is about (docs/decisions.md §4), as an SQL expression over four parameters of the
  * statement it is part of: first by the provider's own account ids (a text[]) against the customer's
  * identities, then by the email domain in the payload against the customer's domain; null for neither.
@@ -188,7 +128,10 @@ export async function resolveCustomer(
 
 /**
  * Events kept without a customer are attributed once the matching identity or domain is added:
- * signals, invoices and subscriptions alike. Runs in the caller's transaction.
+ * signals, invoices and subscriptions alike. Runs in the caller's transaction, which holds the tenant's
+ * lock exclusively (db/locks.ts): no event of the tenant is being applied meanwhile,
+ * so every event applied before is seen here, every one applied after sees the customer, and none of
+ * the rows changed here is held by anyone else.
  */
 export async function attributePending(
   sql: Sql,
@@ -254,54 +197,46 @@ function rethrowConflict(e: unknown, what: string): never {
 export function createCustomerService(deps: { pool: pg.Pool; prisma: Db }) {
   const { pool, prisma } = deps;
   return {
-    /** The new customer's id; events kept without a customer are attributed to it in the same transaction. */
+    /**
+     * The new customer's id; events kept without a customer are attributed to it in the same transaction.
+     * One that may be given events (identities or a domain) is created holding its tenant's attribution
+     * lock exclusively, so it waits for the tenant's inbound events being applied, and those that follow
+     * wait for it (attributePending).
+     */
     async create(tenantId: string, input: Omit<NewCustomer, 'tenantId'> & { identities?: Identity[] | null }): Promise<string> {
       const identities = input.identities ?? [];
       const seen = new Set(identities.map((i) => `${i.provider}:${i.externalId}`));
       if (seen.size !== identities.length) throw new DomainError('conflict', 'The same identity is listed twice.');
       try {
-        const id = await inTransaction(
-          pool,
-          async (sql) => {
-            const c = await customerRows.insert(sql, { ...input, tenantId });
-            await identityRows.insert(sql, tenantId, c.id, identities);
-            await attributePending(sql, tenantId, c.id, { identities, domain: input.domain });
-            await enqueueEvents(sql, [customerCreated(c)]);
-            return c.id;
-          },
-          RUNS,
-        );
-        // Events applied beside this transaction, which could not see the customer yet.
-        await attributeAfterCommit(pool, tenantId, id, { identities, domain: input.domain });
-        return id;
+        const create = async (sql: Sql) => {
+          const c = await customerRows.insert(sql, { ...input, tenantId });
+          await identityRows.insert(sql, tenantId, c.id, identities);
+          await attributePending(sql, tenantId, c.id, { identities, domain: input.domain });
+          await enqueueEvents(sql, [customerCreated(c)]);
+          return c.id;
+        };
+        return await (identities.length > 0 || input.domain ? exclusivelyForTenant(pool, tenantId, create) : inTransaction(pool, create));
       } catch (e) {
         rethrowConflict(e, 'A customer with this external_id or one of these identities');
       }
     },
     async update(tenantId: string, id: string, changes: CustomerChanges): Promise<void> {
       try {
-        await inTransaction(
-          pool,
-          async (sql) => {
-            const c = await customerRows.update(sql, tenantId, id, changes);
-            if (!c) throw notFound(`Customer ${id}`);
-            if (changes.domain) await attributePending(sql, tenantId, id, { identities: [], domain: changes.domain });
-          },
-          RUNS,
-        );
-        if (changes.domain) await attributeAfterCommit(pool, tenantId, id, { identities: [], domain: changes.domain });
+        const update = async (sql: Sql) => {
+          const c = await customerRows.update(sql, tenantId, id, changes);
+          if (!c) throw notFound(`Customer ${id}`);
+          if (changes.domain) await attributePending(sql, tenantId, id, { identities: [], domain: changes.domain });
+        };
+        // A new domain attributes events: as for a new customer, under the tenant's lock.
+        await (changes.domain ? exclusivelyForTenant(pool, tenantId, update) : inTransaction(pool, update));
       } catch (e) {
         if (e instanceof DomainError) throw e;
         rethrowConflict(e, 'A customer with this external_id');
       }
     },
-    /**
-     * Removes the customer and every trace of it (src/services/customer-erasure.ts), in one transaction. An
-     * inbound event being applied to the customer at the same moment locks the same rows the other way
-     * round; PostgreSQL then aborts one of the two, and an aborted erasure starts again.
-     */
+    /** Removes the customer and every trace of it (src/services/customer-erasure.ts), in one transaction. */
     async erase(actor: Actor, id: string) {
-      return inTransaction(pool, (sql) => eraseCustomer(sql, actor, id), RUNS);
+      return exclusivelyForTenant(pool, actor.tenantId, (sql) => eraseCustomer(sql, actor, id));
     },
     async requireExists(tenantId: string, id: string): Promise<void> {
       if (!(await customerRows.exists(onPg(pool), tenantId, id))) throw notFound(`Customer ${id}`);

@@ -4,7 +4,7 @@ import { Prisma } from '../generated/prisma/client.ts';
 import { validationFailed } from '../errors.ts';
 import { DEFAULT_WEIGHTS, DIMENSIONS, type DimensionKey, tenantWeights, type Weights } from '../scoring/dimensions.ts';
 import { changedFields, recordAudit, type Actor } from './audit.ts';
-import { queueTenant } from '../scoring/scoring-queue.ts';
+import { requestTenant } from '../scoring/scoring-queue.ts';
 
 export type WeightsView = Weights & { isDefault: boolean };
 
@@ -37,7 +37,7 @@ export function createHealthSettingsService(deps: { prisma: Db }) {
     await prisma.$transaction(async (tx) => {
       const before = await tx.tenant.findUniqueOrThrow({ where: { id: tenantId }, select: { scoringWeights: true } });
       await tx.tenant.update({ where: { id: tenantId }, data: { scoringWeights: weights ?? Prisma.DbNull } });
-      await queueTenant(onPrisma(tx), tenantId);
+      await requestTenant(onPrisma(tx), tenantId);
       const { isDefault: _, ...from } = weightsView(before.scoringWeights);
       await recordAudit(onPrisma(tx), actor, {
         action: 'scoring_weights.changed',

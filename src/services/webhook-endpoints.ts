@@ -96,6 +96,10 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
     async remove(actor: Actor, id: string) {
       const e = await owned(actor.tenantId, id);
       await db.$transaction(async (tx) => {
+        // The endpoint's row, then its deliveries in order (they go with it, by a cascade), as every
+        // writer of both takes them (docs/concurrency.md); a delivery being recorded now is waited for.
+        await tx.$queryRaw`SELECT 1 AS locked FROM webhook_endpoints WHERE id = ${id}::uuid FOR UPDATE`;
+        await tx.$queryRaw`SELECT 1 AS locked FROM webhook_deliveries WHERE endpoint_id = ${id}::uuid ORDER BY id FOR UPDATE`;
         await tx.webhookEndpoint.delete({ where: { id } });
         await recordAudit(onPrisma(tx), actor, {
           action: 'webhook_endpoint.deleted',

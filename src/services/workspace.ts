@@ -48,7 +48,8 @@ const view = (o: Record<RetentionKey, number | null>): RetentionSettingView[] =>
  * would each see the other still an owner, and both commit.
  */
 async function lockUsersOf(sql: Sql, tenantId: string) {
-  await sql.query('SELECT 1 FROM tenants WHERE id = $1 FOR UPDATE', [tenantId]);
+  // Not FOR UPDATE: that would also make every insert of the workspace's rows (which check its key) wait.
+  await sql.query('SELECT 1 FROM tenants WHERE id = $1 FOR NO KEY UPDATE', [tenantId]);
 }
 
 /** Refuses to leave the workspace without an owner (the command line can act on any user). */
@@ -95,7 +96,7 @@ export function createWorkspaceService(deps: { pool: pg.Pool; deletionDelayDays:
     async scheduleDeletion(actor: Actor & { id: string }, confirmName: string): Promise<void> {
       await inTransaction(pool, async (sql) => {
         const [t] = await sql.query<{ name: string; deletion_requested_at: Date | null }>(
-          'SELECT name, deletion_requested_at FROM tenants WHERE id = $1 FOR UPDATE',
+          'SELECT name, deletion_requested_at FROM tenants WHERE id = $1 FOR NO KEY UPDATE',
           [actor.tenantId],
         );
         if (!t) throw notFound(`Tenant ${actor.tenantId}`);

@@ -133,6 +133,7 @@ export async function createTestApp(
     scoringLoop,
     // Due now, whatever the debounce the triggers set.
     score: async () => {
+      await scoringLoop.collect();
       await pool.query('UPDATE scoring_queue SET due_at = now()');
       const n = await scoringLoop.drain();
       if (scoringErrors.length) throw Object.assign(new Error('scoring failed'), { cause: scoringErrors.splice(0) });

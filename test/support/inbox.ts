@@ -2,7 +2,7 @@
 // path stores them, and a transaction elsewhere holding an invoice, which sets how batches interleave.
 import { randomInt, randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { ACCEPT_LOCK_SPACE } from '../../src/ingest/inbox.ts';
+import { ACCEPT_LOCK_SPACE } from '../../src/db/locks.ts';
 
 /** Stores Stripe events as one accepting group does: one transaction (one received_at), ids in the order given. */
 export async function storeGroup(pool: pg.Pool, tenantId: string, events: { type: string }[]): Promise<string[]> {
@@ -53,4 +53,14 @@ export async function lockWaiters(pool: pg.Pool): Promise<number> {
     [ACCEPT_LOCK_SPACE],
   );
   return rows[0]!.n;
+}
+
+/** The kinds of lock (pg_locks.locktype) that sessions of this database wait for, other than an accept's. */
+export async function waitingLockTypes(pool: pg.Pool): Promise<string[]> {
+  const { rows } = await pool.query<{ locktype: string }>(
+    `SELECT l.locktype FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+     WHERE NOT l.granted AND a.datname = current_database() AND NOT (l.locktype = 'advisory' AND l.classid = $1) ORDER BY 1`,
+    [ACCEPT_LOCK_SPACE],
+  );
+  return rows.map((r) => r.locktype);
 }

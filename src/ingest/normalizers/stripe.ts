@@ -4,7 +4,6 @@ import { churnOutcomeRows } from '../../services/churn.ts';
 import { customerForProviderAccount, customerOf, resolveCustomer } from '../../services/customers.ts';
 import { companyDomain } from '../email-domain.ts';
 import { canMove, EVENT_FOR_STATUS, type InvoiceStatus } from '../invoice-state.ts';
-import { lockObject } from '../locks.ts';
 import { recordSignals, type SignalInput } from '../../services/signals.ts';
 import type { Sql } from '../../db/sql.ts';
 import type { OutboxInput } from '../../outbox/events/enqueue.ts';
@@ -45,7 +44,6 @@ async function upsertCustomer(ctx: NormalizeContext, o: any): Promise<Outcome> {
   const tenantId = ctx.event.tenantId;
   const account = str(o?.id);
   if (!account) return 'ignored';
-  await lockObject(sql, tenantId, PROVIDER, account);
   await customerForProviderAccount(sql, tenantId, {
     provider: PROVIDER,
     externalId: account,
@@ -534,7 +532,6 @@ async function subscriptionChanged(ctx: NormalizeContext, o: any, deleted: boole
   const tenantId = ctx.event.tenantId;
   const externalId = str(o?.id);
   if (!externalId) return 'ignored';
-  await lockObject(sql, tenantId, PROVIDER, externalId);
   const at = eventTimeOf(ctx.event);
   const facts = subscriptionFacts(o);
   if (deleted) facts.status = 'canceled';
@@ -627,6 +624,22 @@ async function subscriptionChanged(ctx: NormalizeContext, o: any, deleted: boole
     });
   }
   return 'processed';
+}
+
+/**
+ * The Stripe objects whose rows an event's handler may write, by their Stripe ids (which carry their kind:
+ * cus_, in_, sub_, ch_, pi_): a customer account, a subscription, an invoice with the payments it names
+ * (invoice_payments), a charge with its payment intent and the invoice it names.
+ */
+export function objectsOfStripeEvent(event: StoredEvent): string[] {
+  const type = String(event.body?.type ?? '');
+  const o = event.body?.data?.object;
+  const ids: (string | null)[] = [];
+  if (type === 'customer.created' || type === 'customer.updated' || type.startsWith('customer.subscription.')) ids.push(str(o?.id));
+  else if (Object.hasOwn(INVOICE_EVENTS, type) || type === 'invoice.payment_failed') ids.push(str(o?.id), ...paymentsOfInvoice(o));
+  else if (type === 'invoice_payment.paid') ids.push(idOf(o?.invoice), paymentOfInvoicePayment(o));
+  else if (type === 'charge.refunded') ids.push(str(o?.id), idOf(o?.invoice), idOf(o?.payment_intent));
+  return ids.filter((id): id is string => id !== null);
 }
 
 /** What applies a Stripe event of this type; none for the types kept but not used, which touch nothing. */

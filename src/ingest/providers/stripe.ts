@@ -1,4 +1,4 @@
-import { normalizeStripe, prepareStripe } from '../normalizers/stripe.ts';
+import { normalizeStripe, objectsOfStripeEvent, prepareStripe } from '../normalizers/stripe.ts';
 import { hexEqual, hmacHex } from './hmac.ts';
 import { header, type ProviderSpec, TOLERANCE_SECONDS } from './types.ts';
 
@@ -18,6 +18,7 @@ export function parseStripeSignature(value: string | undefined): { t: number; v1
 export const stripe: ProviderSpec = {
   normalize: normalizeStripe,
   prepare: prepareStripe,
+  objectsOf: objectsOfStripeEvent,
   identifiesCustomers: (eventType) => eventType === 'customer.created' || eventType === 'customer.updated',
   sign: (secret, body, now) => ({ 'stripe-signature': `t=${now},v1=${hmacHex('sha256', secret, `${now}.`, body)}` }),
   name: 'stripe',

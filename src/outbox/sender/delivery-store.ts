@@ -58,7 +58,9 @@ export function createDeliveryStore(pool: pg.Pool, opts: { leaseSeconds: number 
     const rows = await sql.query<ClaimedDelivery>(
       `UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => $2)
        FROM webhook_endpoints e
-       WHERE d.id = ANY($1::uuid[]) AND e.id = d.endpoint_id AND d.status = 'pending'
+       -- In delivery order, as every writer of several deliveries locks them (docs/concurrency.md).
+       WHERE d.id IN (SELECT id FROM webhook_deliveries WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE)
+         AND e.id = d.endpoint_id AND d.status = 'pending'
          AND (d.locked_until IS NULL OR d.locked_until < now())
          AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= now() + interval '1 second')
          -- A workspace whose owner asked for its deletion sends nothing (docs/data-lifecycle.md).
@@ -89,15 +91,17 @@ export function createDeliveryStore(pool: pg.Pool, opts: { leaseSeconds: number 
        attempt AS (
          INSERT INTO webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
          SELECT gen_random_uuid(), id, attempt, started_at, duration_ms, status_code, NULL, response_body FROM input),
-       delivery AS (
-         UPDATE webhook_deliveries d SET status = 'succeeded', attempts = i.attempt, next_attempt_at = NULL, locked_until = NULL,
-           queued_at = NULL, last_status_code = i.status_code, last_error = NULL, updated_at = now()
-         FROM input i WHERE d.id = i.id),
+       -- Endpoints first (skipping any another statement holds), then deliveries in order (docs/concurrency.md).
        stale AS (
          SELECT e.id FROM webhook_endpoints e
          WHERE e.id IN (SELECT endpoint_id FROM input WHERE NOT is_test)
            AND (e.failing_since IS NOT NULL OR e.last_success_at IS NULL OR e.last_success_at < now() - interval '10 seconds')
-         ORDER BY e.id FOR UPDATE SKIP LOCKED)
+         ORDER BY e.id FOR NO KEY UPDATE SKIP LOCKED),
+       delivery AS (
+         UPDATE webhook_deliveries d SET status = 'succeeded', attempts = i.attempt, next_attempt_at = NULL, locked_until = NULL,
+           queued_at = NULL, last_status_code = i.status_code, last_error = NULL, updated_at = now()
+         FROM input i WHERE d.id = i.id
+           AND d.id IN (SELECT id FROM webhook_deliveries WHERE id IN (SELECT id FROM input) ORDER BY id FOR NO KEY UPDATE))
        UPDATE webhook_endpoints e SET last_success_at = now(), failing_since = NULL FROM stale WHERE e.id = stale.id`,
       [
         records.map((r) => r.delivery.id),
@@ -117,6 +121,8 @@ export function createDeliveryStore(pool: pg.Pool, opts: { leaseSeconds: number 
   async function recordFailure(f: FailedAttemptRecord): Promise<void> {
     const d = f.delivery;
     await inTransaction(pool, async (tx) => {
+      // The endpoint's row before the delivery's, as every writer of both takes them (docs/concurrency.md).
+      if (!d.is_test) await tx.query('SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE', [d.endpoint_id]);
       await tx.query(
         `INSERT INTO webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
          VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7)`,
