@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type pg from 'pg';
 import type { Inbox } from './ingest/inbox.ts';
 import { markOverdueInvoices } from './ingest/overdue.ts';
+import { attributeRequested } from './services/customers.ts';
 import { startInboxConsumer } from './ingest/processor.ts';
 import type { Queue } from './queue/queue.ts';
 import type { Deliverer } from './outbox/sender/deliverer.ts';
@@ -23,6 +24,8 @@ export interface WorkerDeps {
   prefetch?: number;
   sweepEveryMs?: number;
   overdueEveryMs?: number;
+  /** How often kept events are attributed to the customers given identities or domains meanwhile (services/customers.ts). */
+  attributionEveryMs?: number;
   scoring?: { batchSize: number; concurrency: number; sweepEveryMs: number; leaseSeconds?: number };
   /** Retention and workspace removal (docs/data-lifecycle.md). */
   lifecycle?: { everyMs: number; batchSize: number; maxBatches: number };
@@ -114,6 +117,7 @@ export function startWorker(deps: WorkerDeps) {
   const stops = [
     every(deps.sweepEveryMs ?? 5000, 'inbox-sweep', log, () => deps.inbox.sweep()),
     every(deps.overdueEveryMs ?? 60_000, 'invoice-overdue', log, () => markOverdueInvoices(pool)),
+    every(deps.attributionEveryMs ?? 1000, 'attribution', log, () => attributeRequested(pool)),
     every(1000, 'outbox-relay', log, relay),
     every(1000, 'deliveries-due', log, () => queueDue(pool, queue, { requeueAfterSeconds: deps.leaseSeconds })),
     every(l.everyMs, 'retention', log, lifecycle),

@@ -1,8 +1,8 @@
 // Batches of inbound events applied side by side (src/ingest/processor.ts). A batch stays open while it
 // applies its other events, so what it does is invisible to the batches beside it until it commits: the
 // events of one group's message are applied in the order they were accepted (docs/inbound-webhooks.md),
-// and the attribution lock (services/customers.ts) orders customer creation and attribution, so events
-// kept without a customer never stay so.
+// and attribution completed by the worker under the tenant's lock (services/customers.ts) leaves no event
+// kept without a customer that a customer was given meanwhile.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { MAX_BATCH } from '../src/ingest/processor.ts';
@@ -66,12 +66,20 @@ describe('a customer created by a batch', () => {
       for (const id of [...first, ...second]) await expect.poll(() => statusOf(id), { timeout: 20_000 }).toBe('processed');
 
       const customer = await t.prisma.customerIdentity.findFirstOrThrow({ where: { tenantId, provider: 'stripe', externalId: cus } });
-      const invoice = await t.prisma.invoice.findFirstOrThrow({ where: { tenantId, externalId: y } });
-      const signals = await t.prisma.signal.findMany({ where: { tenantId, kind: 'billing.invoice_paid' }, select: { customerId: true } });
-      expect({ invoice: invoice.customerId, signals: signals.map((s) => s.customerId) }).toEqual({
-        invoice: customer.customerId,
-        signals: [customer.customerId],
-      });
+      // Applied before the customer was committed, the invoice is attributed by the worker once both batches ended.
+      await expect
+        .poll(
+          async () => {
+            const invoice = await t.prisma.invoice.findFirstOrThrow({ where: { tenantId, externalId: y } });
+            const signals = await t.prisma.signal.findMany({
+              where: { tenantId, kind: 'billing.invoice_paid' },
+              select: { customerId: true },
+            });
+            return { invoice: invoice.customerId, signals: signals.map((s) => s.customerId) };
+          },
+          { timeout: 10_000 },
+        )
+        .toEqual({ invoice: customer.customerId, signals: [customer.customerId] });
     },
   );
 

@@ -1,7 +1,6 @@
 import type { Prisma } from '../generated/prisma/client.ts';
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import { PG, pgCode } from './pg-errors.ts';
 
 /**
  * Plain parameterised SQL, for every table the worker or the scoring passes write: one repository serves
@@ -40,19 +39,15 @@ export const onPrisma = (tx: Prisma.TransactionClient): Sql => ({
   query: <T>(text: string, values: unknown[] = []) => tx.$queryRawUnsafe<T[]>(text, ...values),
 });
 
-/** A deadlock or a serialization failure: PostgreSQL ended the transaction, which can run again. */
-const RETRYABLE = new Set<string | undefined>([PG.deadlockDetected, PG.serializationFailure]);
-
 /**
  * Runs `fn` in one transaction on a pooled connection; commits when it resolves, rolls back when it throws.
- * With `runs` above 1, a transaction PostgreSQL ended to break a deadlock (or a serialization failure)
- * runs again, up to `runs` times in all: a rolled-back run changed nothing, so `fn` must only keep
- * nothing of its own between runs.
+ * Nothing runs it again: its locks follow the one order of docs/concurrency.md, so PostgreSQL never has to
+ * end it to break a deadlock, and one that did would be a defect to see, not to hide.
  */
 export async function inTransaction<T>(
   pool: pg.Pool,
   fn: (sql: Sql) => Promise<T>,
-  opts: { synchronousCommit?: boolean; genericPlans?: boolean; runs?: number } = {},
+  opts: { synchronousCommit?: boolean; genericPlans?: boolean } = {},
 ): Promise<T> {
   // Sent with BEGIN, in the same round trip.
   const begin = [
@@ -64,13 +59,7 @@ export async function inTransaction<T>(
     // otherwise keeps planning anew the executions whose arrays are short, which costs more than they do.
     ...(opts.genericPlans ? ['SET LOCAL plan_cache_mode TO force_generic_plan'] : []),
   ].join('; ');
-  for (let run = 1; ; run++) {
-    try {
-      return await once(pool, fn, begin);
-    } catch (e) {
-      if (run >= (opts.runs ?? 1) || !RETRYABLE.has(pgCode(e))) throw e;
-    }
-  }
+  return once(pool, fn, begin);
 }
 
 async function once<T>(pool: pg.Pool, fn: (sql: Sql) => Promise<T>, begin: string): Promise<T> {

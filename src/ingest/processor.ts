@@ -83,21 +83,17 @@ async function awaitAccepting(pool: pg.Pool, events: EventRef[]): Promise<void> 
 
 /**
  * The locks of the events about to be applied, in the order every writer takes them (docs/concurrency.md):
- * first their tenants' locks (exclusive for a tenant when one of its events may create customers
- * or give them identities, shared otherwise), then the locks of every provider object they may change.
+ * first their tenants' locks, shared, then the locks of every provider object they may change.
  */
 async function lockFor(sql: Sql, events: StoredEvent[]): Promise<void> {
-  const tenants = new Map<string, boolean>();
   const objects: string[] = [];
   for (const e of events) {
-    const spec = isProvider(e.provider) ? PROVIDER_SPECS[e.provider] : undefined;
-    const exclusive = spec?.identifiesCustomers?.(e.eventType) ?? false;
-    tenants.set(e.tenantId, (tenants.get(e.tenantId) ?? false) || exclusive);
-    for (const id of spec?.objectsOf?.(e) ?? []) objects.push(`${e.tenantId}:${e.provider}:${id}`);
+    const objectsOf = isProvider(e.provider) ? PROVIDER_SPECS[e.provider].objectsOf : undefined;
+    for (const id of objectsOf?.(e) ?? []) objects.push(`${e.tenantId}:${e.provider}:${id}`);
   }
   await lockTenants(
     sql,
-    [...tenants].map(([tenantId, exclusive]) => ({ tenantId, exclusive })),
+    [...new Set(events.map((e) => e.tenantId))].map((tenantId) => ({ tenantId, exclusive: false })),
   );
   await lockObjects(sql, objects);
 }

@@ -33,8 +33,12 @@ const TABLES = [
   'invoices',
   'subscriptions',
   'idempotency_keys',
+  'attribution_requests',
   'customers',
 ] as const;
+
+/** No row of the workspace is left in any of the tables (the tenant is `$1`). */
+const EMPTY = TABLES.map((table) => `NOT EXISTS (SELECT 1 FROM ${table} WHERE tenant_id = $1)`).join(' AND ');
 
 export interface PurgeOptions {
   batchSize: number;
@@ -75,6 +79,7 @@ export async function purgeDueWorkspaces(pool: pg.Pool, opts: PurgeOptions): Pro
 async function purge(pool: pg.Pool, opts: PurgeOptions): Promise<PurgeReport> {
   let budget = opts.maxBatches;
   let rows = 0;
+  let behind = false;
   const workspaces: string[] = [];
   for (const tenantId of await dueWorkspaces(onPg(pool))) {
     const alone = <T>(fn: (sql: Sql) => Promise<T>) => exclusivelyForTenant(pool, tenantId, fn);
@@ -100,11 +105,14 @@ async function purge(pool: pg.Pool, opts: PurgeOptions): Promise<PurgeReport> {
       if (r!.n < opts.batchSize) break;
       budget--;
     }
-    // Still due: a cancellation that raced this pass keeps the (now empty) workspace. The record that it
-    // existed is written by the same statement, so one is never without the other.
+    // Still due: a cancellation that raced this pass keeps the (now empty) workspace. And empty: a row the
+    // batches passed by (an event a worker was applying, whose row it holds until it has the lock this pass
+    // holds) would be reached by the tenant's cascade, which would then wait on that worker while it waits
+    // here; the workspace goes in a later pass instead. The record that it existed is written by the same
+    // statement, so one is never without the other.
     const gone = await alone((sql) =>
       sql.query(
-        `WITH gone AS (DELETE FROM tenants WHERE id = $1 AND deletion_due_at <= now()
+        `WITH gone AS (DELETE FROM tenants WHERE id = $1 AND deletion_due_at <= now() AND ${EMPTY}
                      RETURNING id, plan, created_at, deletion_requested_at, deletion_due_at)
        INSERT INTO deleted_workspaces (tenant_id, plan, created_at, requested_at, due_at)
        SELECT id, plan, created_at, deletion_requested_at, deletion_due_at FROM gone
@@ -113,8 +121,9 @@ async function purge(pool: pg.Pool, opts: PurgeOptions): Promise<PurgeReport> {
       ),
     );
     if (gone.length) workspaces.push(tenantId);
+    else behind = true;
   }
-  return { rows, workspaces, behind: false };
+  return { rows, workspaces, behind };
 }
 
 async function deleteBatch(sql: Sql, table: (typeof TABLES)[number], tenantId: string, limit: number): Promise<number> {

@@ -1,6 +1,6 @@
 import { type FieldNode, type FragmentDefinitionNode, Kind, type SelectionSetNode } from 'graphql';
 import { z } from 'zod';
-import { notFound, validationFailed } from '../errors.ts';
+import { DomainError, notFound, validationFailed } from '../errors.ts';
 import type { Customer as CustomerRow } from '../generated/prisma/client.ts';
 import { builder } from './builder.ts';
 import { type ProviderName, PROVIDERS } from '../contract/enums.ts';
@@ -258,7 +258,10 @@ builder.mutationFields((t) => ({
       const p = requireCapability(ctx, 'write');
       const input = parseInput(createInput, args.input);
       const id = await ctx.services.customers.create(p.tenantId, input);
-      return ctx.prisma.customer.findUniqueOrThrow({ ...query, where: { id } });
+      const created = await ctx.prisma.customer.findUnique({ ...query, where: { id } });
+      // Erased, or its workspace removed, between its commit and this read: the request lost that race.
+      if (!created) throw new DomainError('conflict', `Customer ${id} was erased as soon as it was created.`);
+      return created;
     },
   }),
   updateCustomer: t.prismaField({

@@ -85,16 +85,20 @@ export const customerRows = {
 
 /** The customer_identities table's statements. */
 export const identityRows = {
-  /** Inserts in the order given; with `ignoreTaken`, an identity another customer holds is left to it. */
+  /**
+   * Inserts in the order given; with `ignoreTaken`, an identity another customer holds is left to it.
+   * Answers how many were inserted.
+   */
   async insert(sql: Sql, tenantId: string, customerId: string, identities: Identity[], opts: { ignoreTaken?: boolean } = {}) {
-    if (identities.length === 0) return;
-    await sql.query(
+    if (identities.length === 0) return 0;
+    const rows = await sql.query(
       `INSERT INTO customer_identities (id, tenant_id, customer_id, provider, external_id, created_at)
        SELECT gen_random_uuid(), $1, $2, i.provider, i.external_id, now()
        FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS i(provider, external_id, n) ORDER BY i.n
-       ${opts.ignoreTaken ? 'ON CONFLICT (tenant_id, provider, external_id) DO NOTHING' : ''}`,
+       ${opts.ignoreTaken ? 'ON CONFLICT (tenant_id, provider, external_id) DO NOTHING' : ''} RETURNING 1`,
       [tenantId, customerId, identities.map((i) => i.provider), identities.map((i) => i.externalId)],
     );
+    return rows.length;
   },
 };
 
@@ -126,39 +130,92 @@ export async function resolveCustomer(
   return row?.customer_id ?? null;
 }
 
+/** What a customer was given that events kept without a customer may match: identities, a domain. */
+export interface AttributionKeys {
+  identities: Identity[];
+  domain?: string | null;
+}
+
 /**
- * Events kept without a customer are attributed once the matching identity or domain is added:
- * signals, invoices and subscriptions alike. Runs in the caller's transaction, which holds the tenant's
- * lock exclusively (db/locks.ts): no event of the tenant is being applied meanwhile,
- * so every event applied before is seen here, every one applied after sees the customer, and none of
- * the rows changed here is held by anyone else.
+ * Events kept without a customer are attributed to it once it is given a matching identity or domain:
+ * signals, invoices and subscriptions alike. Two passes (docs/concurrency.md, "Attribution"): the transaction
+ * that gives the identity or domain attributes at once every such row no one else holds (`skipLocked`: rows a
+ * transaction applying events holds are passed by, so this never waits on one) and appends a request; the
+ * worker then completes the request holding the tenant's lock exclusively (attributeRequested), once every
+ * transaction applying the tenant's events that was under way has ended: their rows are visible to it, and
+ * those that begin after the commit see the customer themselves.
  */
 export async function attributePending(
   sql: Sql,
   tenantId: string,
   customerId: string,
-  by: { identities: { provider: string; externalId: string }[]; domain?: string | null },
+  by: AttributionKeys,
+  opts: { skipLocked: boolean },
 ): Promise<void> {
-  for (const { provider, externalId } of by.identities) {
-    await sql.query(
-      `UPDATE signals SET customer_id = $1
-       WHERE tenant_id = $2 AND customer_id IS NULL AND source = $3 AND (account_id = $4 OR alt_account_id = $4)`,
-      [customerId, tenantId, provider, externalId],
+  const update = (table: string, where: string, values: unknown[]) =>
+    sql.query(
+      `UPDATE ${table} SET customer_id = $1 WHERE id IN (
+         SELECT id FROM ${table} WHERE tenant_id = $2 AND customer_id IS NULL AND ${where} ${opts.skipLocked ? 'FOR UPDATE SKIP LOCKED' : ''})`,
+      [customerId, tenantId, ...values],
     );
-    for (const table of ['invoices', 'subscriptions']) {
-      await sql.query(
-        `UPDATE ${table} SET customer_id = $1 WHERE tenant_id = $2 AND customer_id IS NULL AND provider = $3 AND account_id = $4`,
-        [customerId, tenantId, provider, externalId],
+  for (const { provider, externalId } of by.identities) {
+    await update('signals', 'source = $3 AND (account_id = $4 OR alt_account_id = $4)', [provider, externalId]);
+    for (const table of ['invoices', 'subscriptions']) await update(table, 'provider = $3 AND account_id = $4', [provider, externalId]);
+  }
+  if (by.domain) await update('signals', 'email_domain = $3', [by.domain]);
+}
+
+/** Attributes what it can now and asks the worker to complete it (attributePending). Runs in the caller's transaction. */
+export async function attributeToCustomer(sql: Sql, tenantId: string, customerId: string, by: AttributionKeys): Promise<void> {
+  if (by.identities.length === 0 && !by.domain) return;
+  await attributePending(sql, tenantId, customerId, by, { skipLocked: true });
+  await sql.query(
+    `INSERT INTO attribution_requests (tenant_id, customer_id, providers, external_ids, domain) VALUES ($1, $2, $3::text[], $4::text[], $5)`,
+    [tenantId, customerId, by.identities.map((i) => i.provider), by.identities.map((i) => i.externalId), by.domain ?? null],
+  );
+}
+
+/** Drops the requests to attribute events to a customer being erased. Runs in the erasure's transaction. */
+export async function dropAttributionRequests(sql: Sql, tenantId: string, customerId: string): Promise<void> {
+  await sql.query('DELETE FROM attribution_requests WHERE tenant_id = $1 AND customer_id = $2', [tenantId, customerId]);
+}
+
+/**
+ * The worker's half of attribution: for each tenant with requests, in a transaction holding its lock
+ * exclusively, attributes what each request names to its customer (if it still exists) and removes the
+ * requests. Answers how many requests were completed.
+ */
+export async function attributeRequested(pool: pg.Pool, limit = 100): Promise<number> {
+  const tenants = await onPg(pool).query<{ tenant_id: string }>('SELECT DISTINCT tenant_id FROM attribution_requests LIMIT $1', [limit]);
+  let done = 0;
+  for (const { tenant_id: tenantId } of tenants) {
+    done += await exclusivelyForTenant(pool, tenantId, async (sql) => {
+      const requests = await sql.query<{
+        id: string;
+        customer_id: string;
+        providers: string[];
+        external_ids: string[];
+        domain: string | null;
+      }>(
+        `SELECT r.id, r.customer_id, r.providers, r.external_ids, r.domain FROM attribution_requests r
+         WHERE r.tenant_id = $1 ORDER BY r.id LIMIT $2`,
+        [tenantId, limit],
       );
-    }
+      const present = new Set(
+        (await sql.query<{ id: string }>('SELECT id FROM customers WHERE id = ANY($1::uuid[])', [requests.map((r) => r.customer_id)])).map(
+          (r) => r.id,
+        ),
+      );
+      for (const r of requests) {
+        if (!present.has(r.customer_id)) continue;
+        const identities = r.providers.map((provider, i) => ({ provider, externalId: r.external_ids[i]! }));
+        await attributePending(sql, tenantId, r.customer_id, { identities, domain: r.domain }, { skipLocked: false });
+      }
+      await sql.query('DELETE FROM attribution_requests WHERE id = ANY($1::bigint[])', [requests.map((r) => r.id)]);
+      return requests.length;
+    });
   }
-  if (by.domain) {
-    await sql.query('UPDATE signals SET customer_id = $1 WHERE tenant_id = $2 AND customer_id IS NULL AND email_domain = $3', [
-      customerId,
-      tenantId,
-      by.domain,
-    ]);
-  }
+  return done;
 }
 
 /**
@@ -171,19 +228,22 @@ export async function customerForProviderAccount(
   tenantId: string,
   account: { provider: string; externalId: string; name: string; email: string | null; domain: string | null },
 ): Promise<string> {
-  let customerId = await resolveCustomer(sql, tenantId, {
-    provider: account.provider,
-    accountIds: [account.externalId],
-    emailDomain: account.domain,
-  });
+  const identity = { provider: account.provider, externalId: account.externalId };
+  const resolve = () =>
+    resolveCustomer(sql, tenantId, { provider: account.provider, accountIds: [account.externalId], emailDomain: account.domain });
+  let customerId = await resolve();
   if (!customerId) {
     const c = await customerRows.insert(sql, { tenantId, name: account.name, email: account.email, domain: account.domain });
-    customerId = c.id;
-    await enqueueEvents(sql, [customerCreated(c)]);
-  }
-  const identity = { provider: account.provider, externalId: account.externalId };
-  await identityRows.insert(sql, tenantId, customerId, [identity], { ignoreTaken: true });
-  await attributePending(sql, tenantId, customerId, { identities: [identity] });
+    if (await identityRows.insert(sql, tenantId, c.id, [identity], { ignoreTaken: true })) {
+      await enqueueEvents(sql, [customerCreated(c)]);
+      customerId = c.id;
+    } else {
+      // The API gave the account to a customer it created meanwhile (committed since): that one is the account's.
+      await sql.query('DELETE FROM customers WHERE id = $1', [c.id]);
+      customerId = (await resolve())!;
+    }
+  } else await identityRows.insert(sql, tenantId, customerId, [identity], { ignoreTaken: true });
+  await attributeToCustomer(sql, tenantId, customerId, { identities: [identity] });
   return customerId;
 }
 
@@ -197,38 +257,33 @@ function rethrowConflict(e: unknown, what: string): never {
 export function createCustomerService(deps: { pool: pg.Pool; prisma: Db }) {
   const { pool, prisma } = deps;
   return {
-    /**
-     * The new customer's id; events kept without a customer are attributed to it in the same transaction.
-     * One that may be given events (identities or a domain) is created holding its tenant's attribution
-     * lock exclusively, so it waits for the tenant's inbound events being applied, and those that follow
-     * wait for it (attributePending).
-     */
+    /** The new customer's id; events kept without a customer are attributed to it (attributeToCustomer). */
     async create(tenantId: string, input: Omit<NewCustomer, 'tenantId'> & { identities?: Identity[] | null }): Promise<string> {
-      const identities = input.identities ?? [];
+      const identities = [...(input.identities ?? [])].sort((a, b) =>
+        `${a.provider}:${a.externalId}` < `${b.provider}:${b.externalId}` ? -1 : 1,
+      );
       const seen = new Set(identities.map((i) => `${i.provider}:${i.externalId}`));
       if (seen.size !== identities.length) throw new DomainError('conflict', 'The same identity is listed twice.');
       try {
-        const create = async (sql: Sql) => {
+        return await inTransaction(pool, async (sql) => {
           const c = await customerRows.insert(sql, { ...input, tenantId });
+          // In one order, so two requests naming the same identities wait on each other only once.
           await identityRows.insert(sql, tenantId, c.id, identities);
-          await attributePending(sql, tenantId, c.id, { identities, domain: input.domain });
+          await attributeToCustomer(sql, tenantId, c.id, { identities, domain: input.domain });
           await enqueueEvents(sql, [customerCreated(c)]);
           return c.id;
-        };
-        return await (identities.length > 0 || input.domain ? exclusivelyForTenant(pool, tenantId, create) : inTransaction(pool, create));
+        });
       } catch (e) {
         rethrowConflict(e, 'A customer with this external_id or one of these identities');
       }
     },
     async update(tenantId: string, id: string, changes: CustomerChanges): Promise<void> {
       try {
-        const update = async (sql: Sql) => {
+        await inTransaction(pool, async (sql) => {
           const c = await customerRows.update(sql, tenantId, id, changes);
           if (!c) throw notFound(`Customer ${id}`);
-          if (changes.domain) await attributePending(sql, tenantId, id, { identities: [], domain: changes.domain });
-        };
-        // A new domain attributes events: as for a new customer, under the tenant's lock.
-        await (changes.domain ? exclusivelyForTenant(pool, tenantId, update) : inTransaction(pool, update));
+          if (changes.domain) await attributeToCustomer(sql, tenantId, id, { identities: [], domain: changes.domain });
+        });
       } catch (e) {
         if (e instanceof DomainError) throw e;
         rethrowConflict(e, 'A customer with this external_id');
@@ -236,7 +291,11 @@ export function createCustomerService(deps: { pool: pg.Pool; prisma: Db }) {
     },
     /** Removes the customer and every trace of it (src/services/customer-erasure.ts), in one transaction. */
     async erase(actor: Actor, id: string) {
-      return exclusivelyForTenant(pool, actor.tenantId, (sql) => eraseCustomer(sql, actor, id));
+      return exclusivelyForTenant(pool, actor.tenantId, async (sql) => {
+        const erased = await eraseCustomer(sql, actor, id);
+        await dropAttributionRequests(sql, actor.tenantId, id);
+        return erased;
+      });
     },
     async requireExists(tenantId: string, id: string): Promise<void> {
       if (!(await customerRows.exists(onPg(pool), tenantId, id))) throw notFound(`Customer ${id}`);

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool, createPrisma, type Db } from '../../src/db/prisma.ts';
 import { processInboxBatch } from '../../src/ingest/processor.ts';
 import { operator } from '../../src/services/audit.ts';
-import { createCustomerService } from '../../src/services/customers.ts';
+import { attributeRequested, createCustomerService } from '../../src/services/customers.ts';
 import { recordUsageEvents } from '../../src/services/usage-events.ts';
 import { createScorer } from '../../src/scoring/recompute.ts';
 import { claimDue } from '../../src/scoring/scoring-queue.ts';
@@ -205,7 +205,8 @@ describe('writing paths over the same customers, in every interleaving drawn', (
           schedule,
         );
         expect(errorCodes(run), explain(run)).toEqual([]);
-        // Whichever went first, both invoices end with the customer.
+        // Whichever went first, both invoices end with the customer, once the worker completes the attribution.
+        await attributeRequested(pool);
         const { rows } = await pool.query<{ customer_id: string }>(
           `SELECT customer_id FROM invoices WHERE tenant_id = $1 AND account_id = $2`,
           [tenantId, account],

@@ -19,7 +19,6 @@ export const stripe: ProviderSpec = {
   normalize: normalizeStripe,
   prepare: prepareStripe,
   objectsOf: objectsOfStripeEvent,
-  identifiesCustomers: (eventType) => eventType === 'customer.created' || eventType === 'customer.updated',
   sign: (secret, body, now) => ({ 'stripe-signature': `t=${now},v1=${hmacHex('sha256', secret, `${now}.`, body)}` }),
   name: 'stripe',
   verify({ headers, rawBody, now }, secrets) {

@@ -43,11 +43,6 @@ export interface ProviderSpec {
    */
   prepare?(events: StoredEvent[]): Map<string, unknown>;
   /**
-   * Whether events of this type may create customers or give them identities (Stripe's customer.*): they are
-   * applied holding their tenant's lock exclusively (db/locks.ts).
-   */
-  identifiesCustomers?(eventType: string): boolean;
-  /**
    * The provider's ids of every object whose rows the event's normalizer may write (an invoice and the
    * payments it names, a subscription, a customer account): their locks are taken, in key order, before
    * any event of the transaction is applied (ingest/locks.ts). Unset: the provider's events write no

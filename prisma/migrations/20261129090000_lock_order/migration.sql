@@ -47,3 +47,22 @@ END $$;
 DROP TRIGGER "signals_rescore_update" ON "signals";
 CREATE TRIGGER "signals_rescore_update" AFTER UPDATE ON "signals"
   REFERENCING OLD TABLE AS "previous" NEW TABLE AS "changed" FOR EACH STATEMENT EXECUTE FUNCTION "chs_queue_rescore_attributed"();
+
+-- Attribution no longer makes the API wait for the worker (docs/concurrency.md): whoever gives a customer an
+-- identity or a domain attributes what it can at once, skipping rows a transaction applying events holds, and
+-- appends a request; the worker completes it holding the tenant's lock exclusively, once every transaction
+-- that was applying the tenant's events has ended.
+CREATE TABLE "attribution_requests" (
+    "id" BIGSERIAL NOT NULL,
+    "tenant_id" UUID NOT NULL,
+    "customer_id" UUID NOT NULL,
+    "providers" TEXT[],
+    "external_ids" TEXT[],
+    "domain" TEXT,
+    "requested_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    CONSTRAINT "attribution_requests_pkey" PRIMARY KEY ("id")
+);
+
+-- CreateIndex
+CREATE INDEX "attribution_requests_tenant_id_idx" ON "attribution_requests"("tenant_id");
