@@ -117,7 +117,7 @@ export function startWorker(deps: WorkerDeps) {
   const stops = [
     every(deps.sweepEveryMs ?? 5000, 'inbox-sweep', log, () => deps.inbox.sweep()),
     every(deps.overdueEveryMs ?? 60_000, 'invoice-overdue', log, () => markOverdueInvoices(pool)),
-    every(deps.attributionEveryMs ?? 1000, 'attribution', log, () => attributeRequested(pool)),
+    every(deps.attributionEveryMs ?? 1000, 'attribution', log, () => attributeRequested(pool, log)),
     every(1000, 'outbox-relay', log, relay),
     every(1000, 'deliveries-due', log, () => queueDue(pool, queue, { requeueAfterSeconds: deps.leaseSeconds })),
     every(l.everyMs, 'retention', log, lifecycle),

@@ -5,10 +5,10 @@ import { TENANT_LOCK_SPACE } from '../src/db/locks.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { customer, tenantWithKey } from './support/factories.ts';
 
-// A tenant may borrow idle capacity up to MAX_ACTIVE (the pool's size), and an API create with a domain or
-// identities waits, after its commit, for the tenant's batches open at that moment (attributeAfterCommit).
-// A burst of such creates while a batch of the tenant's events is applied shares one such wait, so it does
-// not take every connection of the pool from another tenant's requests within their share.
+// A tenant may borrow idle capacity up to MAX_ACTIVE (the pool's size), and an erasure waits for the tenant's
+// lock, exclusively, which the batches applying the tenant's events hold shared (db/locks.ts). A burst of
+// erasures while such a batch is applied waits in the process, one connection at most waiting on the lock,
+// so it does not take every connection of the pool from another tenant's requests within their share.
 const apps: TestApp[] = [];
 const clients: pg.Client[] = [];
 afterEach(async () => {
@@ -16,7 +16,7 @@ afterEach(async () => {
   for (const a of apps.splice(0)) await a.close();
 });
 
-describe('a burst of creates while a batch of the tenant is applied', () => {
+describe('a burst of erasures while a batch of the tenant is applied', () => {
   it("leaves another tenant's requests within their share served", { timeout: 60_000 }, async () => {
     const t = await createTestApp({ env: { DATABASE_POOL_SIZE: '8', DATABASE_POOL_WAIT_MS: '1000' } });
     apps.push(t);
@@ -25,23 +25,21 @@ describe('a burst of creates while a batch of the tenant is applied', () => {
     const a = await tenantWithKey(t.prisma, 'scale');
     const b = await tenantWithKey(t.prisma, 'scale');
     const c = await customer(t.prisma, b.tenantId);
+    const doomed = [];
+    for (let i = 0; i < 10; i++) doomed.push(await customer(t.prisma, a.tenantId));
     // Warm both keys, so the burst needs no lookup.
     for (const k of [a.apiKey, b.apiKey])
       expect((await fetch(`${base}/api/v1/customers`, { headers: { 'x-api-key': k } })).status).toBe(200);
 
-    // A batch of tenant A's events being applied holds A's attribution lock shared (processor.ts lockTenants).
+    // A batch of tenant A's events being applied holds A's lock shared (processor.ts lockFor).
     const batch = new pg.Client({ connectionString: t.config.database.url });
     clients.push(batch);
     await batch.connect();
     await batch.query('BEGIN');
     await batch.query('SELECT pg_advisory_xact_lock_shared($1::int, hashtext($2))', [TENANT_LOCK_SPACE, a.tenantId]);
 
-    const creates = Array.from({ length: 10 }, (_, i) =>
-      fetch(`${base}/api/v1/customers`, {
-        method: 'POST',
-        headers: { 'x-api-key': a.apiKey, 'content-type': 'application/json' },
-        body: JSON.stringify({ name: `Burst ${i}`, domain: `burst${i}.example` }),
-      }).then((r) => r.status),
+    const erasures = doomed.map((d) =>
+      fetch(`${base}/api/v1/customers/${d.id}`, { method: 'DELETE', headers: { 'x-api-key': a.apiKey } }).then((r) => r.status),
     );
     await new Promise((r) => setTimeout(r, 500));
 
@@ -54,9 +52,16 @@ describe('a burst of creates while a batch of the tenant is applied', () => {
       });
       statuses.push(r.status);
     }
+    // While they wait: one connection waits on A's lock, not ten.
+    const { rows } = await batch.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND locktype = 'advisory' AND classid = $1
+         AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+      [TENANT_LOCK_SPACE],
+    );
     await batch.query('COMMIT');
-    const created = await Promise.all(creates);
+    const erased = await Promise.all(erasures);
     expect(statuses).toEqual([200, 200, 200]);
-    expect(created).toEqual(Array(10).fill(201));
+    expect(rows[0]!.n).toBe(1);
+    expect(erased).toEqual(Array(10).fill(200));
   });
 });

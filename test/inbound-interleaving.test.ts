@@ -111,9 +111,21 @@ describe('a customer created by a batch', () => {
     expect(answer.status).toBe(201);
     const { id } = (await answer.json()) as { id: string };
     for (const e of ids) await expect.poll(() => statusOf(e), { timeout: 20_000 }).toBe('processed');
-    const invoice = await t.prisma.invoice.findFirstOrThrow({ where: { tenantId, externalId: y } });
-    const signals = await t.prisma.signal.findMany({ where: { tenantId, kind: 'billing.invoice_paid' }, select: { customerId: true } });
-    expect({ invoice: invoice.customerId, signals: signals.map((s) => s.customerId) }).toEqual({ invoice: id, signals: [id] });
+    // Kept without a customer by the batch open while the customer was created: the worker attributes it
+    // once that batch has ended.
+    await expect
+      .poll(
+        async () => {
+          const invoice = await t.prisma.invoice.findFirstOrThrow({ where: { tenantId, externalId: y } });
+          const signals = await t.prisma.signal.findMany({
+            where: { tenantId, kind: 'billing.invoice_paid' },
+            select: { customerId: true },
+          });
+          return { invoice: invoice.customerId, signals: signals.map((s) => s.customerId) };
+        },
+        { timeout: 10_000 },
+      )
+      .toEqual({ invoice: id, signals: [id] });
   });
 });
 

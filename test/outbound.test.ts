@@ -491,6 +491,8 @@ describe('delivering many at once', () => {
       );
     }
     await relayOutbox(t.pool, t.queue);
+    // Each has answered well lately: all of its cap is open to it.
+    await t.prisma.webhookEndpoint.updateMany({ where: { id: { in: endpoints } }, data: { lastSuccessAt: new Date(Date.now() - 60_000) } });
     const ids = (await t.prisma.webhookDelivery.findMany({ where: { tenantId: { in: tenants } }, select: { id: true } })).map((d) => d.id);
     expect(ids).toHaveLength(45);
     const outcomes = await Promise.all(ids.map((id) => t.outbound.deliverer.attempt(id)));
@@ -500,12 +502,17 @@ describe('delivering many at once', () => {
       true,
     );
     const health = await t.prisma.webhookEndpoint.findMany({ where: { id: { in: endpoints } } });
-    expect(health.every((e) => e.lastSuccessAt !== null && e.failingSince === null)).toBe(true);
+    expect(health.every((e) => e.lastSuccessAt!.getTime() > Date.now() - 30_000 && e.failingSince === null)).toBe(true);
   });
+
+  /** An endpoint that has answered well lately (a success a moment ago, none failed since). */
+  const proven = (...ids: string[]) =>
+    t.prisma.webhookEndpoint.updateMany({ where: { id: { in: ids } }, data: { lastSuccessAt: new Date(), failingSince: null } });
 
   it('holds at most 16 attempts to one endpoint at once and gives the rest back for a moment later', async () => {
     rx.set('ok');
     const { tenantId, endpoint } = await endpointFor(['invoice.created']);
+    await proven(endpoint.id);
     await enqueueEvents(
       onPg(t.pool),
       Array.from({ length: 20 }, (_, i) => exampleEvent(tenantId, 'invoice.created', `cap:${i}`)),
@@ -531,6 +538,7 @@ describe('delivering many at once', () => {
     const second = await api(apiKey).post('/api/v1/webhook-endpoints', { url: `${rx.url}?second`, events: ['invoice.created'] });
     expect(second.statusCode).toBe(201);
     const other = await endpointFor(['invoice.created']);
+    await proven(endpoint.id, second.json().id, other.endpoint.id);
     await enqueueEvents(onPg(t.pool), [
       ...Array.from({ length: 12 }, (_, i) => exampleEvent(tenantId, 'invoice.created', `tenant-cap:${i}`)),
       exampleEvent(other.tenantId, 'invoice.created', 'tenant-cap:other'),
@@ -546,6 +554,28 @@ describe('delivering many at once', () => {
     expect(of(outcomes.slice(0, 24), 'busy')).toBe(8);
     expect(outcomes[24]!.status).toBe('succeeded');
     expect(endpoint.id).not.toBe(second.json().id);
+  });
+
+  it('holds at most 2 attempts at once to an endpoint that has not answered well lately, new or failing', async () => {
+    rx.set('ok');
+    const fresh = await endpointFor(['invoice.created']);
+    const failing = await endpointFor(['invoice.created']);
+    await proven(failing.endpoint.id);
+    await t.prisma.webhookEndpoint.update({ where: { id: failing.endpoint.id }, data: { failingSince: new Date() } });
+    for (const { tenantId } of [fresh, failing])
+      await enqueueEvents(
+        onPg(t.pool),
+        Array.from({ length: 5 }, (_, i) => exampleEvent(tenantId, 'invoice.created', `unproven:${i}`)),
+      );
+    await relayOutbox(t.pool, t.queue);
+    for (const { endpoint } of [fresh, failing]) {
+      const ids = (await t.prisma.webhookDelivery.findMany({ where: { endpointId: endpoint.id }, select: { id: true } })).map((d) => d.id);
+      const outcomes = await Promise.all(ids.map((id) => t.outbound.deliverer.attempt(id)));
+      expect(outcomes.map((o) => o.status).sort()).toEqual(['busy', 'busy', 'busy', 'succeeded', 'succeeded']);
+    }
+    // Answered well: the fresh endpoint has its full cap again.
+    const again = await t.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: fresh.endpoint.id } });
+    expect(again.lastSuccessAt).not.toBeNull();
   });
 
   it('queues a batch round-robin across endpoints, so one endpoint’s run cannot fill every consumer slot', () => {

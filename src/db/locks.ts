@@ -1,12 +1,13 @@
 import type pg from 'pg';
 import { inTransaction, type Sql } from './sql.ts';
 
-// The service's advisory locks. A transaction takes its locks in the order of docs/concurrency.md; the
-// advisory ones come first, in this order, each kind in one statement and in the order of its keys:
-//   1. an inbound storing transaction's accept lock and its acceptor's key (ingest/inbox.ts, first statement);
-//   2. tenant locks (lockTenants);
-//   3. provider-object locks (lockObjects);
-// then rows. Sessions that only wait for one of these, holding nothing else, stand outside the order.
+// The service's advisory locks, each kind at its step of the one lock order (docs/concurrency.md), taken in
+// one statement and in the order of its keys:
+//   step 1: an inbound storing transaction's accept lock and its acceptor's key (ingest/inbox.ts, first statement);
+//   step 3: tenant locks (lockTenants);
+//   step 4: object locks (lockObjects).
+// Locks only tried, never waited for, and sessions that wait for one of these holding nothing else, stand
+// outside the order.
 
 /** The first key of the lock a transaction storing inbound events holds, named in its queue message (the second is chosen per group, ingest/inbox.ts). */
 export const ACCEPT_LOCK_SPACE = 1_229_866_562;
@@ -20,12 +21,11 @@ export const ACCEPTOR_LOCK_SPACE = 1_229_866_563;
 export const TENANT_LOCK_SPACE = 0x63687361;
 
 /**
- * Step 2 of the order: tenants' locks, held to the end of the transaction. Shared by every transaction that
+ * Step 3 of the order: tenants' locks, held to the end of the transaction. Shared by every transaction that
  * applies a tenant's inbound events or otherwise changes rows those may meet (the overdue pass, retention);
- * exclusive for one that gives a customer an identity or a domain (a Stripe customer.* event, the API
- * creating or re-domaining a customer), erases a customer, or removes a workspace's rows. So an event is
- * applied either before such a change, which then sees the rows it kept without a customer, or after it,
- * seeing the customer; and no row that attribution or erasure changes is held by an event being applied.
+ * exclusive for the worker completing attribution, an erasure, and the removal of a workspace's rows. So an
+ * event is applied either before such a change, which then sees the rows it kept without a customer, or
+ * after it, seeing the customer; and no row that attribution or erasure changes is held by an event being applied.
  * Keys in order, one mode per key: two tenants whose ids hash alike share a key, which is then taken once,
  * exclusively if either asks for that (never shared and then exclusive).
  */
@@ -43,10 +43,11 @@ export async function lockTenants(sql: Sql, tenants: { tenantId: string; exclusi
 }
 
 /**
- * Step 3 of the order: provider objects (an invoice, a payment, a subscription, a customer account, each
- * named `tenant:provider:id`), exclusively to the end of the transaction. A transaction applying inbound
- * events takes the locks of every object it may change before it changes any, so two of them never wait
- * on each other in a cycle. Asking again for a key already held is granted at once.
+ * Step 4 of the order: objects, each named `tenant:key` (an invoice, a subscription, a charge, a provider's
+ * account `provider:id`; the customer a domain stands for, `domain:name`), exclusively to the end of the
+ * transaction. A transaction applying inbound events takes the locks of every object it may change before it
+ * changes any, so two of them never wait on each other in a cycle. Asking again for a key already held is
+ * granted at once.
  */
 export async function lockObjects(sql: Sql, keys: string[]): Promise<void> {
   if (keys.length === 0) return;

@@ -13,8 +13,12 @@ export interface Backlog {
   scoring_requests_oldest_seconds: number;
 }
 
-// One statement per scrape, each part on an index whose first column is the filtered one. Ages are
-// what alerts should watch: a count can be high and healthy during a burst, a growing age cannot.
+// One statement per scrape, each part on an index whose first column is the filtered one, or on the
+// oldest rows of an append-only table by its key. Ages are what alerts should watch: a count can be high
+// and healthy during a burst, a growing age cannot.
+/** Requests to recompute are counted up to this many: past it, the age tells more than the count. */
+const REQUESTS_COUNTED = 100_000;
+
 export const BACKLOG_SQL = `
   SELECT
     (SELECT count(*) FROM inbox_events WHERE status = 'received')::int AS inbox_pending,
@@ -26,8 +30,8 @@ export const BACKLOG_SQL = `
               WHERE status = 'pending' AND next_attempt_at <= now()), 0)::float8 AS deliveries_overdue_seconds,
     (SELECT count(*) FROM scoring_queue WHERE due_at <= now())::int AS scoring_due,
     coalesce((SELECT extract(epoch FROM now() - min(due_at)) FROM scoring_queue WHERE due_at <= now()), 0)::float8 AS scoring_oldest_due_seconds,
-    (SELECT count(*) FROM scoring_requests)::int AS scoring_requests_pending,
-    coalesce((SELECT extract(epoch FROM now() - min(due_at)) FROM scoring_requests WHERE due_at <= now()), 0)::float8 AS scoring_requests_oldest_seconds`;
+    (SELECT count(*) FROM (SELECT 1 FROM scoring_requests LIMIT ${REQUESTS_COUNTED}) r)::int AS scoring_requests_pending,
+    greatest(0, coalesce((SELECT extract(epoch FROM now() - due_at) FROM scoring_requests ORDER BY id LIMIT 1), 0))::float8 AS scoring_requests_oldest_seconds`;
 
 const GAUGES: [keyof Backlog, string][] = [
   ['inbox_pending', 'Inbound events stored but not yet processed'],
@@ -38,7 +42,10 @@ const GAUGES: [keyof Backlog, string][] = [
   ['deliveries_overdue_seconds', 'How late the most overdue outbound attempt is'],
   ['scoring_due', 'Customers due for a score recomputation'],
   ['scoring_oldest_due_seconds', 'How long the longest-waiting customer has been due'],
-  ['scoring_requests_pending', 'Requests to recompute customers not yet collected into the scoring queue'],
+  [
+    'scoring_requests_pending',
+    `Requests to recompute customers not yet collected into the scoring queue (counted up to ${REQUESTS_COUNTED})`,
+  ],
   ['scoring_requests_oldest_seconds', 'How long the oldest request to recompute has been due without being collected'],
 ];
 

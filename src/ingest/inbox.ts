@@ -60,7 +60,9 @@ const MAX_GROUP = 200;
 const MAX_GROUP_BYTES = 4 * 1024 * 1024;
 /**
  * The rows an UPDATE of inbox rows changes: those meeting `condition`, locked in id order first, as every
- * statement changing several inbox rows locks them (docs/concurrency.md).
+ * statement changing several inbox rows locks them (docs/concurrency.md). The bookkeeping of publishing only
+ * touches rows still to apply: one already applied may be held by an erasure emptying its body, which holds
+ * the tenant's lock a batch holding a row still to apply may be waiting for.
  */
 const inOrder = (condition: string) => `id IN (SELECT id FROM inbox_events WHERE ${condition} ORDER BY id FOR UPDATE)`;
 /** Gives up the claims of the events still to be applied that `condition` names: the sweeper then publishes them. */
@@ -112,7 +114,10 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
     while (confirmed.length) {
       const ids = confirmed.splice(0, 1000);
       await pool
-        .query(`UPDATE inbox_events SET published_at = now() WHERE ${inOrder('id = ANY($1::uuid[]) AND published_at IS NULL')}`, [ids])
+        .query(
+          `UPDATE inbox_events SET published_at = now() WHERE ${inOrder("id = ANY($1::uuid[]) AND published_at IS NULL AND status = 'received'")}`,
+          [ids],
+        )
         .catch((err) => log.warn({ err }, 'could not record published inbox events; the sweeper will publish them again'));
     }
     flushing = null;
@@ -407,7 +412,9 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
       if (ids.length && !unpublished.length) brokerDownUntil = 0;
       // Unclaim what did not make it; the next sweep tries again.
       if (unpublished.length)
-        await pool.query(`UPDATE inbox_events SET published_at = NULL WHERE ${inOrder('id = ANY($1::uuid[])')}`, [unpublished]);
+        await pool.query(`UPDATE inbox_events SET published_at = NULL WHERE ${inOrder("id = ANY($1::uuid[]) AND status = 'received'")}`, [
+          unpublished,
+        ]);
       const published = ids.length - unpublished.length;
       return published;
     },

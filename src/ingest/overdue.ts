@@ -5,6 +5,8 @@ import { invoiceEvent, type InvoiceRecord } from '../outbox/events/payloads.ts';
 import { recordSignals } from '../services/signals.ts';
 import { lockObjects, lockTenants } from '../db/locks.ts';
 
+const PER_TRANSACTION = 100;
+
 interface Row extends InvoiceRecord {
   total_minor: string;
   account_id: string | null;
@@ -23,10 +25,21 @@ export async function markOverdueInvoices(pool: pg.Pool, now = new Date(), limit
     `SELECT tenant_id, provider, external_id FROM invoices WHERE status IN ('open', 'sent') AND due_at < $1 ORDER BY due_at LIMIT $2`,
     [now, limit],
   );
-  const byTenant = new Map<string, { provider: string; external_id: string }[]>();
-  for (const r of due) byTenant.set(r.tenant_id, [...(byTenant.get(r.tenant_id) ?? []), r]);
+  // One transaction per tenant and up to a hundred invoices: each invoice is one lock held to its end.
+  type Chunk = { tenantId: string; invoices: { provider: string; external_id: string }[] };
+  const chunks: Chunk[] = [];
+  const filling = new Map<string, Chunk>();
+  for (const r of due) {
+    let chunk = filling.get(r.tenant_id);
+    if (!chunk || chunk.invoices.length >= PER_TRANSACTION) {
+      chunk = { tenantId: r.tenant_id, invoices: [] };
+      filling.set(r.tenant_id, chunk);
+      chunks.push(chunk);
+    }
+    chunk.invoices.push(r);
+  }
   let marked = 0;
-  for (const [tenantId, invoices] of byTenant) {
+  for (const { tenantId, invoices } of chunks) {
     marked += await inTransaction(pool, async (sql) => {
       await lockTenants(sql, [{ tenantId, exclusive: false }]);
       await lockObjects(

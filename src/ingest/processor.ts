@@ -89,7 +89,7 @@ async function lockFor(sql: Sql, events: StoredEvent[]): Promise<void> {
   const objects: string[] = [];
   for (const e of events) {
     const objectsOf = isProvider(e.provider) ? PROVIDER_SPECS[e.provider].objectsOf : undefined;
-    for (const id of objectsOf?.(e) ?? []) objects.push(`${e.tenantId}:${e.provider}:${id}`);
+    for (const key of objectsOf?.(e) ?? []) objects.push(`${e.tenantId}:${key}`);
   }
   await lockTenants(
     sql,

@@ -8,7 +8,7 @@ import { onPg, type Sql } from '../db/sql.ts';
 // row itself, which leaves its only trace in deleted_workspaces: its id, plan and dates, no name and no person.
 // A pass that runs out of budget leaves the rest to the next; the order makes that safe. Each batch holds the
 // workspace's tenant lock exclusively (docs/concurrency.md): what is still being applied to the workspace
-// ends first, and no row a batch removes, or reaches through a cascade, is held by anyone else.
+// ends first, and rows another transaction holds are passed by (SKIP LOCKED) for a later batch.
 
 /**
  * Tables emptied one batch at a time, in this order, each on an index that starts with tenant_id.

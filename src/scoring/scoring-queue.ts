@@ -96,17 +96,6 @@ export async function dequeueCustomer(sql: Sql, customerId: string): Promise<voi
   await sql.query('DELETE FROM scoring_queue WHERE customer_id = $1', [customerId]);
 }
 
-/** Drops the requests that name only these customers, when whoever made them has computed them itself. */
-export async function dropRequests(sql: Sql, customerIds: string[]): Promise<void> {
-  await sql.query('DELETE FROM scoring_requests WHERE customer_ids <@ $1::uuid[]', [customerIds]);
-}
-
-/** Asks for these customers to be recomputed now. */
-export async function requestCustomers(sql: Sql, customerIds: string[]): Promise<void> {
-  if (customerIds.length === 0) return;
-  await sql.query(`INSERT INTO scoring_requests (customer_ids, due_at) VALUES ($1::uuid[], now())`, [customerIds]);
-}
-
 /** Asks for the customers `selected` (an SQL query yielding `id`) to be recomputed now, in requests of up to a thousand. */
 async function requestSelected(sql: Sql, selected: string, values: unknown[]): Promise<number> {
   const rows = await sql.query<{ n: number }>(

@@ -6,7 +6,6 @@ import { operator } from '../services/audit.ts';
 import { customerRows, identityRows } from '../services/customers.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { createScorer } from '../scoring/recompute.ts';
-import { dropRequests } from '../scoring/scoring-queue.ts';
 
 /** How a demo customer behaves over the last 90 days; the scoring engine makes the rest of it. */
 interface Profile {
@@ -251,7 +250,5 @@ export async function seedDemoTenant(db: Db, pool: pg.Pool, password: string, no
   const scorer = createScorer(pool);
   const claims = ids.map((customerId) => ({ customerId, version: 0 }));
   for (let d = HISTORY_DAYS; d >= 0; d--) await scorer.recompute(claims, new Date(now - d * DAY));
-  // Computed just now: what their inserts asked for is done.
-  await dropRequests(onPg(pool), ids);
   return { tenantId: tenant.id, apiKey: secret, email, password };
 }

@@ -8,7 +8,7 @@ import { customerCreated } from '../outbox/events/payloads.ts';
 import { EVENTS, type PayloadOf } from '../outbox/events/registry.ts';
 import type { Db } from '../db/prisma.ts';
 import type { Actor } from './audit.ts';
-import { exclusivelyForTenant } from '../db/locks.ts';
+import { exclusivelyForTenant, lockObjects, lockTenants } from '../db/locks.ts';
 import { eraseCustomer } from './customer-erasure.ts';
 import { PG, pgCode } from '../db/pg-errors.ts';
 
@@ -165,6 +165,16 @@ export async function attributePending(
   if (by.domain) await update('signals', 'email_domain = $3', [by.domain]);
 }
 
+/**
+ * The keys of the objects (db/locks.ts `lockObjects`, within a tenant) a customer is known by: each identity,
+ * and its domain. Whoever gives a customer one of them, or creates a customer found by one (a Stripe customer
+ * event), holds its lock first, so two of them never both find no customer and both create one.
+ */
+export const customerKeys = (by: AttributionKeys): string[] => [
+  ...by.identities.map((i) => `${i.provider}:${i.externalId}`),
+  ...(by.domain ? [`domain:${by.domain}`] : []),
+];
+
 /** Attributes what it can now and asks the worker to complete it (attributePending). Runs in the caller's transaction. */
 export async function attributeToCustomer(sql: Sql, tenantId: string, customerId: string, by: AttributionKeys): Promise<void> {
   if (by.identities.length === 0 && !by.domain) return;
@@ -181,39 +191,51 @@ export async function dropAttributionRequests(sql: Sql, tenantId: string, custom
 }
 
 /**
- * The worker's half of attribution: for each tenant with requests, in a transaction holding its lock
- * exclusively, attributes what each request names to its customer (if it still exists) and removes the
- * requests. Answers how many requests were completed.
+ * The worker's half of attribution: for each tenant with requests, oldest first, in a transaction holding its
+ * lock exclusively, attributes what each request names to its customer (if it still exists) and removes the
+ * requests. A tenant another worker is completing now is left to it (a lock only tried, never waited for).
+ * Answers how many requests were completed; a tenant whose transaction fails is tried again next time.
  */
-export async function attributeRequested(pool: pg.Pool, limit = 100): Promise<number> {
-  const tenants = await onPg(pool).query<{ tenant_id: string }>('SELECT DISTINCT tenant_id FROM attribution_requests LIMIT $1', [limit]);
+export async function attributeRequested(pool: pg.Pool, log?: { error: (o: object, m: string) => void }, limit = 100): Promise<number> {
+  const tenants = await onPg(pool).query<{ tenant_id: string }>(
+    'SELECT tenant_id FROM attribution_requests GROUP BY tenant_id ORDER BY min(id) LIMIT $1',
+    [limit],
+  );
   let done = 0;
   for (const { tenant_id: tenantId } of tenants) {
-    done += await exclusivelyForTenant(pool, tenantId, async (sql) => {
-      const requests = await sql.query<{
-        id: string;
-        customer_id: string;
-        providers: string[];
-        external_ids: string[];
-        domain: string | null;
-      }>(
-        `SELECT r.id, r.customer_id, r.providers, r.external_ids, r.domain FROM attribution_requests r
-         WHERE r.tenant_id = $1 ORDER BY r.id LIMIT $2`,
-        [tenantId, limit],
-      );
-      const present = new Set(
-        (await sql.query<{ id: string }>('SELECT id FROM customers WHERE id = ANY($1::uuid[])', [requests.map((r) => r.customer_id)])).map(
-          (r) => r.id,
-        ),
-      );
-      for (const r of requests) {
-        if (!present.has(r.customer_id)) continue;
-        const identities = r.providers.map((provider, i) => ({ provider, externalId: r.external_ids[i]! }));
-        await attributePending(sql, tenantId, r.customer_id, { identities, domain: r.domain }, { skipLocked: false });
-      }
-      await sql.query('DELETE FROM attribution_requests WHERE id = ANY($1::bigint[])', [requests.map((r) => r.id)]);
-      return requests.length;
-    });
+    try {
+      done += await inTransaction(pool, async (sql) => {
+        const [mine] = await sql.query<{ mine: boolean }>('SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS mine', [
+          `attribution:${tenantId}`,
+        ]);
+        if (!mine!.mine) return 0;
+        await lockTenants(sql, [{ tenantId, exclusive: true }]);
+        const requests = await sql.query<{
+          id: string;
+          customer_id: string;
+          providers: string[];
+          external_ids: string[];
+          domain: string | null;
+        }>('SELECT id, customer_id, providers, external_ids, domain FROM attribution_requests WHERE tenant_id = $1 ORDER BY id LIMIT $2', [
+          tenantId,
+          limit,
+        ]);
+        const present = new Set(
+          (
+            await sql.query<{ id: string }>('SELECT id FROM customers WHERE id = ANY($1::uuid[])', [requests.map((r) => r.customer_id)])
+          ).map((r) => r.id),
+        );
+        for (const r of requests) {
+          if (!present.has(r.customer_id)) continue;
+          const identities = r.providers.map((provider, i) => ({ provider, externalId: r.external_ids[i]! }));
+          await attributePending(sql, tenantId, r.customer_id, { identities, domain: r.domain }, { skipLocked: false });
+        }
+        await sql.query('DELETE FROM attribution_requests WHERE id = ANY($1::bigint[])', [requests.map((r) => r.id)]);
+        return requests.length;
+      });
+    } catch (err) {
+      log?.error({ err, tenantId }, 'attributing kept events failed; it will be tried again');
+    }
   }
   return done;
 }
@@ -231,19 +253,16 @@ export async function customerForProviderAccount(
   const identity = { provider: account.provider, externalId: account.externalId };
   const resolve = () =>
     resolveCustomer(sql, tenantId, { provider: account.provider, accountIds: [account.externalId], emailDomain: account.domain });
+  // The caller holds the locks of the account and its domain (customerKeys), as does the API giving either.
   let customerId = await resolve();
   if (!customerId) {
     const c = await customerRows.insert(sql, { tenantId, name: account.name, email: account.email, domain: account.domain });
-    if (await identityRows.insert(sql, tenantId, c.id, [identity], { ignoreTaken: true })) {
-      await enqueueEvents(sql, [customerCreated(c)]);
-      customerId = c.id;
-    } else {
-      // The API gave the account to a customer it created meanwhile (committed since): that one is the account's.
-      await sql.query('DELETE FROM customers WHERE id = $1', [c.id]);
-      customerId = (await resolve())!;
-    }
-  } else await identityRows.insert(sql, tenantId, customerId, [identity], { ignoreTaken: true });
-  await attributeToCustomer(sql, tenantId, customerId, { identities: [identity] });
+    customerId = c.id;
+    await enqueueEvents(sql, [customerCreated(c)]);
+  }
+  // Kept events are attributed only when the identity is new to the customer.
+  if (await identityRows.insert(sql, tenantId, customerId, [identity], { ignoreTaken: true }))
+    await attributeToCustomer(sql, tenantId, customerId, { identities: [identity] });
   return customerId;
 }
 
@@ -259,15 +278,17 @@ export function createCustomerService(deps: { pool: pg.Pool; prisma: Db }) {
   return {
     /** The new customer's id; events kept without a customer are attributed to it (attributeToCustomer). */
     async create(tenantId: string, input: Omit<NewCustomer, 'tenantId'> & { identities?: Identity[] | null }): Promise<string> {
-      const identities = [...(input.identities ?? [])].sort((a, b) =>
-        `${a.provider}:${a.externalId}` < `${b.provider}:${b.externalId}` ? -1 : 1,
-      );
+      const identities = input.identities ?? [];
       const seen = new Set(identities.map((i) => `${i.provider}:${i.externalId}`));
       if (seen.size !== identities.length) throw new DomainError('conflict', 'The same identity is listed twice.');
       try {
         return await inTransaction(pool, async (sql) => {
+          // The locks of what it will be known by, as a Stripe customer event takes them (customerKeys).
+          await lockObjects(
+            sql,
+            customerKeys({ identities, domain: input.domain }).map((k) => `${tenantId}:${k}`),
+          );
           const c = await customerRows.insert(sql, { ...input, tenantId });
-          // In one order, so two requests naming the same identities wait on each other only once.
           await identityRows.insert(sql, tenantId, c.id, identities);
           await attributeToCustomer(sql, tenantId, c.id, { identities, domain: input.domain });
           await enqueueEvents(sql, [customerCreated(c)]);
@@ -280,6 +301,11 @@ export function createCustomerService(deps: { pool: pg.Pool; prisma: Db }) {
     async update(tenantId: string, id: string, changes: CustomerChanges): Promise<void> {
       try {
         await inTransaction(pool, async (sql) => {
+          if (changes.domain)
+            await lockObjects(
+              sql,
+              customerKeys({ identities: [], domain: changes.domain }).map((k) => `${tenantId}:${k}`),
+            );
           const c = await customerRows.update(sql, tenantId, id, changes);
           if (!c) throw notFound(`Customer ${id}`);
           if (changes.domain) await attributeToCustomer(sql, tenantId, id, { identities: [], domain: changes.domain });

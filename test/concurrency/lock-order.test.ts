@@ -179,6 +179,82 @@ describe('writing paths over the same customers, in every interleaving drawn', (
     );
   });
 
+  it('a customer created with two Stripe accounts beside a batch of Stripe’s customer events for them, the other way round', async () => {
+    await fc.assert(
+      fc.asyncProperty(schedules, async (schedule) => {
+        const { tenantId } = await tenantWithKey(prisma);
+        const [a, b] = [`cus_a_${short()}`, `cus_b_${short()}`];
+        const ids = await storeGroup(pool, tenantId, [
+          p.stripeEvent('customer.created', p.stripeCustomer(b, `ap@${short()}.example`, 'Beta')),
+          p.stripeEvent('customer.created', p.stripeCustomer(a, `ap@${short()}.example`, 'Alpha')),
+        ]);
+        const run = await interleave(
+          url,
+          {
+            worker: (gated) =>
+              processInboxBatch(
+                gated,
+                ids.map((id) => ({ id })),
+              ),
+            api: (gated) =>
+              createCustomerService({ pool: gated, prisma })
+                .create(tenantId, {
+                  name: 'Both',
+                  identities: [
+                    { provider: 'stripe', externalId: a },
+                    { provider: 'stripe', externalId: b },
+                  ],
+                })
+                .catch((e: { code?: string }) => (e.code === 'conflict' ? 'taken' : Promise.reject(e))),
+          },
+          schedule,
+        );
+        expect(errorCodes(run), explain(run)).toEqual([]);
+        // Each account belongs to one customer, whichever claimed it first.
+        const { rows } = await pool.query('SELECT external_id FROM customer_identities WHERE tenant_id = $1', [tenantId]);
+        expect(rows.map((r) => r.external_id).sort()).toEqual([a, b].sort());
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('two batches each applying Stripe’s customer.created for accounts of one company make one customer', async () => {
+    await fc.assert(
+      fc.asyncProperty(schedules, async (schedule) => {
+        const { tenantId } = await tenantWithKey(prisma);
+        const domain = `${short()}.example`;
+        const [first, second] = [
+          await storeGroup(pool, tenantId, [
+            p.stripeEvent('customer.created', p.stripeCustomer(`cus_${short()}`, `ap@${domain}`, 'Initech')),
+          ]),
+          await storeGroup(pool, tenantId, [
+            p.stripeEvent('customer.created', p.stripeCustomer(`cus_${short()}`, `it@${domain}`, 'Initech')),
+          ]),
+        ];
+        const run = await interleave(
+          url,
+          {
+            one: (gated) =>
+              processInboxBatch(
+                gated,
+                first.map((id) => ({ id })),
+              ),
+            other: (gated) =>
+              processInboxBatch(
+                gated,
+                second.map((id) => ({ id })),
+              ),
+          },
+          schedule,
+        );
+        expect(errorCodes(run), explain(run)).toEqual([]);
+        const { rows } = await pool.query('SELECT id FROM customers WHERE tenant_id = $1', [tenantId]);
+        expect(rows).toHaveLength(1);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
   it('a customer created with a Stripe account beside a batch applying that account’s invoices', async () => {
     await fc.assert(
       fc.asyncProperty(schedules, async (schedule) => {

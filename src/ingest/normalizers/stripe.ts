@@ -1,7 +1,7 @@
 import { currencyCode, formatAmount } from '../../contract/money.ts';
 import { eventOf, invoiceEvent, type InvoiceRecord } from '../../outbox/events/payloads.ts';
 import { churnOutcomeRows } from '../../services/churn.ts';
-import { customerForProviderAccount, customerOf, resolveCustomer } from '../../services/customers.ts';
+import { customerForProviderAccount, customerKeys, customerOf, resolveCustomer } from '../../services/customers.ts';
 import { companyDomain } from '../email-domain.ts';
 import { canMove, EVENT_FOR_STATUS, type InvoiceStatus } from '../invoice-state.ts';
 import { recordSignals, type SignalInput } from '../../services/signals.ts';
@@ -79,10 +79,16 @@ interface PaymentOfInvoice {
 const paymentsOf = (tenantId: string, invoiceExternalId: string, paymentIds: string[]): PaymentOfInvoice[] =>
   paymentIds.map((paymentId) => ({ tenantId, invoiceExternalId, paymentId }));
 
-/** Remembers which invoice each payment belongs to, in one statement; the first invoice to name a payment keeps it. */
+/**
+ * Remembers which invoice each payment belongs to, in one statement; the first invoice to name a payment
+ * keeps it. Inserted in payment order: a payment two invoices name may be written by two transactions at
+ * once (each holding only its own invoice's lock), and they then meet on its key in the same order.
+ */
 async function rememberPayments(sql: Sql, payments: PaymentOfInvoice[]) {
   const seen = new Set<string>();
-  const first = payments.filter((p) => !seen.has(`${p.tenantId}:${p.paymentId}`) && seen.add(`${p.tenantId}:${p.paymentId}`));
+  const first = payments
+    .filter((p) => !seen.has(`${p.tenantId}:${p.paymentId}`) && seen.add(`${p.tenantId}:${p.paymentId}`))
+    .sort((a, b) => (a.tenantId + a.paymentId < b.tenantId + b.paymentId ? -1 : 1));
   if (first.length === 0) return;
   await sql.query(
     `INSERT INTO invoice_payments (id, tenant_id, provider, payment_id, invoice_external_id)
@@ -627,19 +633,24 @@ async function subscriptionChanged(ctx: NormalizeContext, o: any, deleted: boole
 }
 
 /**
- * The Stripe objects whose rows an event's handler may write, by their Stripe ids (which carry their kind:
- * cus_, in_, sub_, ch_, pi_): a customer account, a subscription, an invoice with the payments it names
- * (invoice_payments), a charge with its payment intent and the invoice it names.
+ * The objects whose rows an event's handler may write (the provider's objectsOf): a customer account, and
+ * the customer its email's domain stands for (customerKeys), which may be created; a subscription; an
+ * invoice, with the payments it names; a charge, with the invoice it names. Stripe's ids carry their kind
+ * (cus_, sub_, in_, ch_). A payment is remembered only under the lock of an invoice that names it.
  */
 export function objectsOfStripeEvent(event: StoredEvent): string[] {
   const type = String(event.body?.type ?? '');
   const o = event.body?.data?.object;
-  const ids: (string | null)[] = [];
-  if (type === 'customer.created' || type === 'customer.updated' || type.startsWith('customer.subscription.')) ids.push(str(o?.id));
-  else if (Object.hasOwn(INVOICE_EVENTS, type) || type === 'invoice.payment_failed') ids.push(str(o?.id), ...paymentsOfInvoice(o));
-  else if (type === 'invoice_payment.paid') ids.push(idOf(o?.invoice), paymentOfInvoicePayment(o));
-  else if (type === 'charge.refunded') ids.push(str(o?.id), idOf(o?.invoice), idOf(o?.payment_intent));
-  return ids.filter((id): id is string => id !== null);
+  const key = (id: string | null) => (id === null ? [] : [`${PROVIDER}:${id}`]);
+  if (type === 'customer.created' || type === 'customer.updated') {
+    const account = str(o?.id);
+    return account ? customerKeys({ identities: [{ provider: PROVIDER, externalId: account }], domain: companyDomain(o?.email) }) : [];
+  }
+  if (type.startsWith('customer.subscription.')) return key(str(o?.id));
+  if (Object.hasOwn(INVOICE_EVENTS, type) || type === 'invoice.payment_failed') return key(str(o?.id));
+  if (type === 'invoice_payment.paid') return key(idOf(o?.invoice));
+  if (type === 'charge.refunded') return [...key(str(o?.id)), ...key(idOf(o?.invoice))];
+  return [];
 }
 
 /** What applies a Stripe event of this type; none for the types kept but not used, which touch nothing. */

@@ -43,10 +43,11 @@ export interface ProviderSpec {
    */
   prepare?(events: StoredEvent[]): Map<string, unknown>;
   /**
-   * The provider's ids of every object whose rows the event's normalizer may write (an invoice and the
-   * payments it names, a subscription, a customer account): their locks are taken, in key order, before
-   * any event of the transaction is applied (ingest/locks.ts). Unset: the provider's events write no
-   * object of their own (only signals, which no one else locks).
+   * The keys, within the event's tenant, of every object whose rows the event's normalizer may write (an
+   * invoice and its payments, a subscription, a customer account, the customer a domain stands for,
+   * services/customers.ts `customerKeys`): their locks are taken, in key order, before any event of the
+   * transaction is applied (db/locks.ts `lockObjects`). Unset: the provider's events write no object of
+   * their own (only signals, which no one else locks).
    */
   objectsOf?(event: StoredEvent): string[];
   /** The signature headers the provider would send for `body` under `secret` at unix time `now`, to replay recorded requests. */

@@ -6,6 +6,15 @@ import { nextAttemptAt } from './retry-schedule.ts';
 import { signatureHeader } from './signing.ts';
 
 const BUSY_DELAY_MS = 250;
+/**
+ * Attempts in flight to an endpoint that has not answered well lately (no success in PROVEN_MS, or failing
+ * since its last attempt): a receiver that hangs holds its sockets for the whole timeout, and at the full cap
+ * one such endpoint held every slot its tenant has (and, with a few of them, every slot of the process), so
+ * due retries to the tenant's healthy endpoints waited for the timeouts. It gets its full cap back with its
+ * first success.
+ */
+const UNPROVEN_CONCURRENCY = 2;
+const PROVEN_MS = 5 * 60_000;
 
 export interface AttemptOutcome {
   status: 'succeeded' | 'retrying' | 'failed' | 'skipped' | 'busy';
@@ -17,8 +26,9 @@ export interface AttemptOutcome {
 /**
  * Attempts one delivery: claims it with a lease (a crashed worker's lease expires and another takes
  * over, with the same X-Webhook-Id), sends the signed body, records the attempt and schedules what
- * comes next. A per-endpoint cap keeps one slow receiver from holding every slot, and a per-tenant cap
- * one tenant's many slow receivers (up to 20 endpoints, each within its own cap).
+ * comes next. A per-endpoint cap keeps one slow receiver from holding every slot (two only, until it has
+ * answered well lately), and a per-tenant cap one tenant's many slow receivers (up to 20 endpoints, each
+ * within its own cap).
  */
 export function createDeliverer(deps: {
   /** Where delivery state lives; see `createDeliveryStore` for why it may commit asynchronously. */
@@ -51,7 +61,9 @@ export function createDeliverer(deps: {
       await store.failDisabled(d.id);
       return { status: 'failed', error: 'endpoint disabled' };
     }
-    if (inFlight(d.endpoint_id) >= cap || inFlight(d.tenant_id) >= tenantCap) {
+    const proven = d.failing_since === null && d.last_success_at !== null && now().getTime() - d.last_success_at.getTime() < PROVEN_MS;
+    const endpointCap = proven ? cap : Math.min(cap, UNPROVEN_CONCURRENCY);
+    if (inFlight(d.endpoint_id) >= endpointCap || inFlight(d.tenant_id) >= tenantCap) {
       await store.release(d.id, BUSY_DELAY_MS / 1000);
       return { status: 'busy' };
     }
