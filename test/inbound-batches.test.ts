@@ -209,12 +209,42 @@ describe('the order events are applied in', () => {
         inbox.accept({ tenantId, provider: 'stripe', dedupKey: e.id, eventType: e.type, rawBody: Buffer.from(JSON.stringify(e)) }),
       ),
     );
-    expect(published.map((m) => m.ids)).toEqual([stored.map((r) => r.id)]);
+    expect(published.map((m) => ({ ids: m.ids, tenant: m.tenant }))).toEqual([{ ids: stored.map((r) => r.id), tenant: tenantId }]);
     await inbox.close();
   });
 });
 
 describe('batches in flight together', () => {
+  /** The transaction that last changed each inbox row (it set the row's status). */
+  const appliedBy = async (ids: string[]) =>
+    new Set(
+      (await t.pool.query<{ x: string }>('SELECT xmin::text AS x FROM inbox_events WHERE id = ANY($1::uuid[])', [ids])).rows.map(
+        (r) => r.x,
+      ),
+    );
+
+  it('hold one tenant’s events each: messages naming their tenants, arriving together, are applied apart', async () => {
+    const [a, b] = [(await stripeTenant()).tenantId, (await stripeTenant()).tenantId];
+    const [ofA, ofB] = [
+      await storeRow(t.pool, a, `in_a_${randomUUID().slice(0, 8)}`),
+      await storeRow(t.pool, b, `in_b_${randomUUID().slice(0, 8)}`),
+    ];
+    await Promise.all([
+      t.queue.publish('inbound.events', { ids: [ofA], tenant: a }),
+      t.queue.publish('inbound.events', { ids: [ofB], tenant: b }),
+    ]);
+    for (const id of [ofA, ofB]) await expect.poll(async () => (await statusOf(id))?.status, { timeout: 10_000 }).toBe('processed');
+    expect((await appliedBy([ofA, ofB])).size).toBe(2);
+    // Naming no tenant (as the sweeper publishes), the same two go in one batch.
+    const [againA, againB] = [
+      await storeRow(t.pool, a, `in_a_${randomUUID().slice(0, 8)}`),
+      await storeRow(t.pool, b, `in_b_${randomUUID().slice(0, 8)}`),
+    ];
+    await Promise.all([t.queue.publish('inbound.events', { ids: [againA] }), t.queue.publish('inbound.events', { ids: [againB] })]);
+    for (const id of [againA, againB]) await expect.poll(async () => (await statusOf(id))?.status, { timeout: 10_000 }).toBe('processed');
+    expect((await appliedBy([againA, againB])).size).toBe(1);
+  });
+
   it('find an invoice another transaction created while they waited for it, and change it', async () => {
     const { tenantId } = await stripeTenant();
     const x = `in_x_${randomUUID().slice(0, 8)}`;

@@ -77,4 +77,38 @@ describe('groups', () => {
     const settled = await Promise.allSettled([groups.add('a', 'x'), groups.add('a', 'y')]);
     expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected']);
   });
+
+  it('runs at most the total over all keys, and gives a freed slot to the key that waited longest', async () => {
+    const runs: string[][] = [];
+    const releases: (() => void)[] = [];
+    const groups = createGroups<string, string>({
+      maxRunning: 2,
+      maxRunningTotal: 2,
+      maxCount: 10,
+      maxBytes: 1000,
+      sizeOf: () => 1,
+      run: async (items) => {
+        runs.push(items);
+        await new Promise<void>((r) => releases.push(r));
+        return items;
+      },
+    });
+    const settle = () => new Promise((r) => setImmediate(r));
+    const all = [groups.add('a', 'a1'), groups.add('b', 'b1')];
+    await settle();
+    all.push(groups.add('c', 'c1'), groups.add('a', 'a2'));
+    await settle();
+    expect(runs).toEqual([['a1'], ['b1']]);
+    releases.shift()!();
+    await settle();
+    await settle();
+    // c waited before a's second group: it goes first.
+    expect(runs).toEqual([['a1'], ['b1'], ['c1']]);
+    releases.shift()!();
+    await settle();
+    await settle();
+    expect(runs).toEqual([['a1'], ['b1'], ['c1'], ['a2']]);
+    while (releases.length) releases.shift()!();
+    expect(await Promise.all(all)).toEqual(['a1', 'b1', 'c1', 'a2']);
+  });
 });

@@ -4,7 +4,8 @@
  * once; while that many are in flight, items wait and go together in the run that starts as the next one
  * ends. So a lone item never waits for a timer, and under load the groups grow by themselves with the
  * time a run takes. A group is also closed when full (by count or by bytes). Groups of different keys run
- * separately, so one key's slow group never holds back another's items.
+ * separately, so one key's slow group never holds back another's items; with `maxRunningTotal`, at most
+ * that many run at once over all keys, and a slot that frees goes to the key that has waited longest.
  */
 export interface Groups<T, R> {
   /** Resolves with this item's own result of its group's run, or rejects with the run's error. */
@@ -14,6 +15,8 @@ export interface Groups<T, R> {
 export function createGroups<T, R>(opts: {
   /** Runs of one key in flight at once. */
   maxRunning: number;
+  /** Runs in flight at once over all keys; unset, no bound but each key's. */
+  maxRunningTotal?: number;
   maxCount: number;
   /** An item that would take its group past this starts a new one; a larger item runs alone. */
   maxBytes: number;
@@ -34,12 +37,21 @@ export function createGroups<T, R>(opts: {
   }
   const lanes = new Map<string, Lane>();
   const full = (g: Group) => g.items.length >= opts.maxCount || g.bytes >= opts.maxBytes;
+  let running = 0;
+  const totalFree = () => running < (opts.maxRunningTotal ?? Infinity);
+  /** Keys with groups waiting for a slot of the total, longest waiting first. */
+  const starved = new Set<string>();
 
   const pump = (key: string, lane: Lane) => {
     lane.scheduled = false;
     while (lane.running < opts.maxRunning && lane.waiting.length > 0) {
+      if (!totalFree()) {
+        starved.add(key);
+        return;
+      }
       const g = lane.waiting.shift()!;
       lane.running++;
+      running++;
       Promise.resolve()
         .then(() => opts.run(g.items))
         .then(
@@ -48,9 +60,17 @@ export function createGroups<T, R>(opts: {
         )
         .finally(() => {
           lane.running--;
-          // What gathered meanwhile runs now, as one group.
+          running--;
+          // The slot of the total goes to the key that has waited longest; then this key's next group,
+          // what gathered meanwhile, runs as one.
+          for (const k of starved) {
+            if (!totalFree()) break;
+            starved.delete(k);
+            const l = lanes.get(k);
+            if (l) pump(k, l);
+          }
           if (lane.waiting.length > 0) pump(key, lane);
-          else if (lane.running === 0 && !lane.scheduled) lanes.delete(key);
+          else if (lane.running === 0 && !lane.scheduled && !starved.has(key)) lanes.delete(key);
         });
     }
   };

@@ -22,6 +22,11 @@ export interface InboxMessage {
    * the storing transaction holds until it ends. A consumer that does not find a row waits on it.
    */
   lock?: number;
+  /**
+   * The tenant whose events the message names, when they are all one tenant's (a group's or an event's
+   * published on acceptance): the worker applies one tenant's events per transaction (processor.ts).
+   */
+  tenant?: string;
 }
 
 export interface Inbox {
@@ -137,9 +142,9 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
 
   // Publishes stored ids with a confirm; the answer is the ids that were not confirmed in time. A group's
   // ids go as one message: one publish, one confirm and one delivery for the lot, rather than one each.
-  const publish = async (ids: string[], lock?: number): Promise<Set<string>> => {
+  const publish = async (tenant: string, ids: string[], lock?: number): Promise<Set<string>> => {
     if (ids.length === 0) return new Set();
-    const body: InboxMessage = lock === undefined && ids.length === 1 ? { id: ids[0] } : { ids, lock };
+    const body: InboxMessage = lock === undefined && ids.length === 1 ? { id: ids[0], tenant } : { ids, lock, tenant };
     try {
       await queue.publish('inbound.events', body, { messageId: ids[0], timeoutMs: ACCEPT_CONFIRM_TIMEOUT_MS });
       return new Set();
@@ -267,7 +272,7 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
       );
       await statement.first;
       // In the order the events were accepted (the rows go in sorted by key), which the worker keeps.
-      if (publishNow) publishing = publish(ids, lock);
+      if (publishNow) publishing = publish(events[0]!.tenantId, ids, lock);
       rows = await statement.rows;
       await statement.committed;
     } catch (err) {
@@ -388,7 +393,7 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
       const id = inserted[0]!.id;
       // Stored is what matters for the provider (202 means stored durably): if the broker is down or does
       // not confirm promptly, the sweeper publishes the event later.
-      if (!brokerDown()) published([id], await publish([id]));
+      if (!brokerDown()) published([id], await publish(tenantId, [id]));
       return { id, duplicate: false };
     },
     async sweep({ olderThanMs = 5000, staleAfterMs = 15 * 60_000, limit = 500 } = {}) {

@@ -15,7 +15,11 @@ import { PG, pgCode } from '../db/pg-errors.ts';
 export const MAX_ATTEMPTS = 5;
 /** Events applied in one transaction at most. */
 export const MAX_BATCH = 128;
-/** Batch transactions one consumer has in flight at once (events arriving meanwhile gather for the next): with two, one worker drained below the accept rate. */
+/**
+ * Batch transactions one consumer has in flight at once (events arriving meanwhile gather for the next):
+ * with two, one worker drained below the accept rate. Batches hold one tenant's events each (a message
+ * names its tenant), up to this many of one tenant and of all together.
+ */
 const BATCHES_IN_FLIGHT = 4;
 
 type Result = 'processed' | 'ignored' | 'already_done';
@@ -26,6 +30,9 @@ export interface EventRef {
   id: string;
   lock?: number;
 }
+
+/** The tenant a message names, or '' when it names none (or a malformed one). */
+const tenantOf = (m: InboxMessage): string => (typeof m.tenant === 'string' && m.tenant.length <= 64 ? m.tenant : '');
 
 /** The events a message names; a malformed lock is no lock. */
 export function eventsOf(m: InboxMessage): EventRef[] {
@@ -256,6 +263,7 @@ export function startInboxConsumer(
   type Answer = { failed?: unknown; pending?: true };
   const batches = createGroups<EventRef[], Answer[]>({
     maxRunning: BATCHES_IN_FLIGHT,
+    maxRunningTotal: BATCHES_IN_FLIGHT,
     maxCount: MAX_BATCH,
     maxBytes: MAX_BATCH,
     sizeOf: (events) => events.length,
@@ -310,14 +318,18 @@ export function startInboxConsumer(
         return;
       }
       if (events.length === 0) return;
-      const results = await batches.add('', events);
+      // One tenant per batch: a batch then holds one tenant's lock, so a transaction waiting for a tenant's
+      // lock exclusively (an erasure, say) waits for that tenant's batches only, not for batches of other
+      // tenants that wait in turn. Messages naming no tenant (the sweeper's) go in batches of their own.
+      const key = tenantOf(body);
+      const results = await batches.add(key, events);
       let failed = results.find((r) => r.failed)?.failed;
       const pending = events.filter((_, i) => results[i]!.pending);
       if (pending.length > 0) {
         await accepted(pending);
         // Their accept has ended: their rows are there, or will never be.
         const again = await batches.add(
-          '',
+          key,
           pending.map((e) => ({ id: e.id })),
         );
         failed ??= again.find((r) => r.failed)?.failed;

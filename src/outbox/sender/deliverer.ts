@@ -7,14 +7,22 @@ import { signatureHeader } from './signing.ts';
 
 const BUSY_DELAY_MS = 250;
 /**
- * Attempts in flight to an endpoint that has not answered well lately (no success in PROVEN_MS, or failing
- * since its last attempt): a receiver that hangs holds its sockets for the whole timeout, and at the full cap
- * one such endpoint held every slot its tenant has (and, with a few of them, every slot of the process), so
- * due retries to the tenant's healthy endpoints waited for the timeouts. It gets its full cap back with its
- * first success.
+ * How long a delivery given back waits when its endpoint is held to CAUTIOUS_CONCURRENCY: a slot frees only
+ * when a slow attempt ends, and given back every 250 ms its deliveries would crowd the queue ahead of every
+ * other endpoint's, each costing a claim and a release. Spread by up to a fifth, so they do not come back as one.
  */
-const UNPROVEN_CONCURRENCY = 2;
-const PROVEN_MS = 5 * 60_000;
+const CAUTIOUS_BUSY_DELAY_MS = 5_000;
+/**
+ * Attempts in flight to an endpoint whose last attempt from this process was slow (`slowMs` or more:
+ * answered late, or not at all before the timeout), or that this process has not tried yet: a receiver that hangs holds its
+ * sockets for the whole timeout, and at the full cap one such endpoint held every slot its tenant has (and,
+ * with a few of them, every slot of the process), so due retries to the tenant's other endpoints waited for
+ * the timeouts. One that ends its attempts promptly, even with an error, holds a slot a moment and has its
+ * full cap.
+ */
+const CAUTIOUS_CONCURRENCY = 2;
+/** Endpoints whose last attempt's speed this process remembers; the oldest is forgotten past this. */
+const REMEMBERED_ENDPOINTS = 10_000;
 
 export interface AttemptOutcome {
   status: 'succeeded' | 'retrying' | 'failed' | 'skipped' | 'busy';
@@ -38,11 +46,14 @@ export function createDeliverer(deps: {
   perEndpointConcurrency?: number;
   perTenantConcurrency?: number;
   leaseSeconds?: number;
+  /** An attempt this long or longer is slow (CAUTIOUS_CONCURRENCY); a third of the send timeout by default. */
+  slowMs?: number;
   now?: () => Date;
 }) {
   const { box, sender } = deps;
   const cap = deps.perEndpointConcurrency ?? 16;
   const tenantCap = deps.perTenantConcurrency ?? 16;
+  const slowMs = deps.slowMs ?? 5_000;
   const now = deps.now ?? (() => new Date());
   // Attempts in flight by endpoint id and by tenant id (the two kinds of id never collide).
   const active = new Map<string, number>();
@@ -53,6 +64,13 @@ export function createDeliverer(deps: {
     else active.delete(key);
   };
   const store = createDeliveryStore(deps.pool, { leaseSeconds: deps.leaseSeconds ?? 60 });
+  // Endpoint id → whether its last attempt from this process was answered promptly.
+  const prompt = new Map<string, boolean>();
+  const remember = (endpointId: string, durationMs: number | undefined) => {
+    prompt.delete(endpointId);
+    prompt.set(endpointId, durationMs !== undefined && durationMs < slowMs);
+    if (prompt.size > REMEMBERED_ENDPOINTS) prompt.delete(prompt.keys().next().value!);
+  };
 
   async function attempt(deliveryId: string): Promise<AttemptOutcome> {
     const d = await store.claim(deliveryId);
@@ -61,17 +79,20 @@ export function createDeliverer(deps: {
       await store.failDisabled(d.id);
       return { status: 'failed', error: 'endpoint disabled' };
     }
-    const proven = d.failing_since === null && d.last_success_at !== null && now().getTime() - d.last_success_at.getTime() < PROVEN_MS;
-    const endpointCap = proven ? cap : Math.min(cap, UNPROVEN_CONCURRENCY);
+    const cautious = !prompt.get(d.endpoint_id);
+    const endpointCap = cautious ? Math.min(cap, CAUTIOUS_CONCURRENCY) : cap;
     if (inFlight(d.endpoint_id) >= endpointCap || inFlight(d.tenant_id) >= tenantCap) {
-      await store.release(d.id, BUSY_DELAY_MS / 1000);
+      const delayMs = cautious && inFlight(d.endpoint_id) >= endpointCap ? CAUTIOUS_BUSY_DELAY_MS * (1 + Math.random() / 5) : BUSY_DELAY_MS;
+      await store.release(d.id, delayMs / 1000);
       return { status: 'busy' };
     }
     count(d.endpoint_id, 1);
     count(d.tenant_id, 1);
+    let outcome: AttemptOutcome | undefined;
     try {
-      return await send(d);
+      return (outcome = await send(d));
     } finally {
+      remember(d.endpoint_id, outcome?.durationMs);
       count(d.endpoint_id, -1);
       count(d.tenant_id, -1);
     }

@@ -24,7 +24,6 @@ export interface ClaimedDelivery {
   previous_secret: string | null;
   previous_expires_at: Date | null;
   failing_since: Date | null;
-  last_success_at: Date | null;
 }
 
 /** One finished attempt, as recorded. */
@@ -67,7 +66,7 @@ export function createDeliveryStore(pool: pg.Pool, opts: { leaseSeconds: number 
          -- A workspace whose owner asked for its deletion sends nothing (docs/data-lifecycle.md).
          AND NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = d.tenant_id AND t.deletion_requested_at IS NOT NULL)
        RETURNING d.id, d.tenant_id, d.endpoint_id, d.event_type, d.envelope, d.is_test, d.attempts,
-                 e.url, e.enabled, e.secret, e.previous_secret, e.previous_expires_at, e.failing_since, e.last_success_at`,
+                 e.url, e.enabled, e.secret, e.previous_secret, e.previous_expires_at, e.failing_since`,
       [ids, opts.leaseSeconds],
     );
     // Two jobs for one delivery can land in one batch (a requeued job next to its original): one lease, one holder.

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import { createDeliverer } from './deliverer.ts';
-import { createSender } from './http-send.ts';
+import { createSender, DELIVERY_TIMEOUT_MS } from './http-send.ts';
 
 /** The outbound delivery parts, built once per process and shared by the API (Test, resend) and the worker. */
 export function createOutbound(deps: {
@@ -18,6 +18,7 @@ export function createOutbound(deps: {
 }) {
   const sender = createSender({ allowPrivateTargets: deps.allowPrivateTargets, timeoutMs: deps.timeoutMs, ca: deps.ca });
   const deliverer = createDeliverer({
+    slowMs: (deps.timeoutMs ?? DELIVERY_TIMEOUT_MS) / 3,
     pool: deps.deliveryPool,
     box: deps.box,
     sender,
