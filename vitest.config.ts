@@ -7,8 +7,10 @@ export default defineConfig({
   test: {
     // Integration tests in test/; unit tests of pure modules beside them in src/.
     include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
-    // The fault suite restarts PostgreSQL; it runs on its own with `npm run test:faults`.
-    exclude: ['test/faults/**', '**/node_modules/**'],
+    // The fault suite restarts PostgreSQL; it runs on its own with `npm run test:faults`. The mixed
+    // workload loads both cores for a minute and measures itself, so it runs after the rest, alone
+    // (vitest.mixed.config.ts, the second half of `npm test`).
+    exclude: ['test/faults/**', 'test/concurrency/mixed-workload.test.ts', '**/node_modules/**'],
     globalSetup: ['test/support/global-setup.ts'],
     // Every answer a test receives is checked against the OpenAPI description (test/support/contract.ts).
     setupFiles: ['test/support/contract-setup.ts'],

@@ -31,6 +31,13 @@ const statusOf = async (id: string) =>
   (await t.pool.query<{ status: string }>('SELECT status::text AS status FROM inbox_events WHERE id = $1', [id])).rows[0]?.status;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The customer of an invoice, and of the tenant's invoice_paid signals. */
+async function ownersOf(tenantId: string, invoiceId: string) {
+  const invoice = await t.prisma.invoice.findFirstOrThrow({ where: { tenantId, externalId: invoiceId } });
+  const signals = await t.prisma.signal.findMany({ where: { tenantId, kind: 'billing.invoice_paid' }, select: { customerId: true } });
+  return { invoice: invoice.customerId, signals: signals.map((s) => s.customerId) };
+}
+
 const invoiceCreated = (invoiceId: string, cus = `cus_${invoiceId}`) =>
   p.stripeEvent('invoice.created', p.stripeInvoice(invoiceId, cus, 1000));
 const invoicePaid = (invoiceId: string, cus = `cus_${invoiceId}`) =>
@@ -68,17 +75,7 @@ describe('a customer created by a batch', () => {
       const customer = await t.prisma.customerIdentity.findFirstOrThrow({ where: { tenantId, provider: 'stripe', externalId: cus } });
       // Applied before the customer was committed, the invoice is attributed by the worker once both batches ended.
       await expect
-        .poll(
-          async () => {
-            const invoice = await t.prisma.invoice.findFirstOrThrow({ where: { tenantId, externalId: y } });
-            const signals = await t.prisma.signal.findMany({
-              where: { tenantId, kind: 'billing.invoice_paid' },
-              select: { customerId: true },
-            });
-            return { invoice: invoice.customerId, signals: signals.map((s) => s.customerId) };
-          },
-          { timeout: 10_000 },
-        )
+        .poll(() => ownersOf(tenantId, y), { timeout: 10_000 })
         .toEqual({ invoice: customer.customerId, signals: [customer.customerId] });
     },
   );
@@ -113,19 +110,7 @@ describe('a customer created by a batch', () => {
     for (const e of ids) await expect.poll(() => statusOf(e), { timeout: 20_000 }).toBe('processed');
     // Kept without a customer by the batch open while the customer was created: the worker attributes it
     // once that batch has ended.
-    await expect
-      .poll(
-        async () => {
-          const invoice = await t.prisma.invoice.findFirstOrThrow({ where: { tenantId, externalId: y } });
-          const signals = await t.prisma.signal.findMany({
-            where: { tenantId, kind: 'billing.invoice_paid' },
-            select: { customerId: true },
-          });
-          return { invoice: invoice.customerId, signals: signals.map((s) => s.customerId) };
-        },
-        { timeout: 10_000 },
-      )
-      .toEqual({ invoice: id, signals: [id] });
+    await expect.poll(() => ownersOf(tenantId, y), { timeout: 10_000 }).toEqual({ invoice: id, signals: [id] });
   });
 });
 

@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool, createPrisma, type Db } from '../../src/db/prisma.ts';
+import { markOverdueInvoices } from '../../src/ingest/overdue.ts';
 import { processInboxBatch } from '../../src/ingest/processor.ts';
 import { operator } from '../../src/services/audit.ts';
 import { attributeRequested, createCustomerService } from '../../src/services/customers.ts';
@@ -250,6 +251,40 @@ describe('writing paths over the same customers, in every interleaving drawn', (
         expect(errorCodes(run), explain(run)).toEqual([]);
         const { rows } = await pool.query('SELECT id FROM customers WHERE tenant_id = $1', [tenantId]);
         expect(rows).toHaveLength(1);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('the overdue pass beside erasing the customer of the invoices it marks', async () => {
+    await fc.assert(
+      fc.asyncProperty(schedules, async (schedule) => {
+        const c = await twoCustomers();
+        const due = new Date(Date.now() - 86_400_000);
+        for (const who of [c.first, c.second])
+          await pool.query(
+            `INSERT INTO invoices (id, tenant_id, provider, external_id, account_id, customer_id, status, total_minor, currency, due_at, created_at, updated_at)
+             VALUES (gen_random_uuid(), $1, 'stripe', $2, $3, $4, 'open', 1000, 'usd', $5, now(), now())`,
+            [c.tenantId, `in_${short()}`, who.account, who.id, due],
+          );
+        const run = await interleave(
+          url,
+          {
+            overdue: (gated) => markOverdueInvoices(gated),
+            api: (gated) => createCustomerService({ pool: gated, prisma }).erase(operator(c.tenantId), c.second.id),
+          },
+          schedule,
+        );
+        expect(errorCodes(run), explain(run)).toEqual([]);
+        // Both invoices are overdue (no longer anyone's, for the erased customer's), whichever went first.
+        const { rows } = await pool.query<{ status: string; customer_id: string | null }>(
+          `SELECT status::text AS status, customer_id FROM invoices WHERE tenant_id = $1 ORDER BY customer_id NULLS LAST`,
+          [c.tenantId],
+        );
+        expect(rows).toEqual([
+          { status: 'overdue', customer_id: c.first.id },
+          { status: 'overdue', customer_id: null },
+        ]);
       }),
       { numRuns: RUNS },
     );

@@ -5,15 +5,16 @@ import { inject } from 'vitest';
 let url: Promise<string> | undefined;
 
 /**
- * A database of this test file's own, cloned from the migrated template the global setup made.
- * Files that run background workers (relay, sweepers) then never act on another file's rows.
+ * A database cloned from the migrated template the global setup made, named like every clone of the run
+ * (`<template>_<8 hex>`), so the run's teardown drops it; `drop` drops it sooner.
  */
-export function fileDatabaseUrl(): Promise<string> {
-  url ??= (async () => {
-    const template = new URL(inject('databaseUrl'));
-    const name = `${template.pathname.slice(1)}_${randomUUID().slice(0, 8)}`;
-    const admin = new pg.Client({ connectionString: Object.assign(new URL(template), { pathname: '/postgres' }).toString() });
-    await admin.connect();
+export async function cloneTemplate(): Promise<{ url: string; drop(): Promise<void> }> {
+  const template = new URL(inject('databaseUrl'));
+  const name = `${template.pathname.slice(1)}_${randomUUID().slice(0, 8)}`;
+  const adminUrl = Object.assign(new URL(template), { pathname: '/postgres' }).toString();
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
     // Cloning needs the template idle; files create their clones one after another.
     for (let i = 0; ; i++) {
       try {
@@ -24,9 +25,29 @@ export function fileDatabaseUrl(): Promise<string> {
         await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
       }
     }
+  } finally {
     await admin.end();
-    return Object.assign(new URL(template), { pathname: `/${name}` }).toString();
-  })();
+  }
+  return {
+    url: Object.assign(new URL(template), { pathname: `/${name}` }).toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      try {
+        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}
+
+/**
+ * A database of this test file's own, cloned from the migrated template the global setup made.
+ * Files that run background workers (relay, sweepers) then never act on another file's rows.
+ */
+export function fileDatabaseUrl(): Promise<string> {
+  url ??= cloneTemplate().then((c) => c.url);
   return url;
 }
 

@@ -1,10 +1,9 @@
 // What must hold after a mixed workload (mixed-workload.ts), whatever the interleaving: each check reads
 // the database, the run's records and the healthy receiver's hits, and says what it found.
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { inject } from 'vitest';
 import { createPool, createPrisma } from '../../src/db/prisma.ts';
 import { processInboxEvent } from '../../src/ingest/processor.ts';
+import { cloneTemplate } from './database.ts';
 import type { Hit } from './receiver.ts';
 import { seedCustomers, type MixedReport, type TenantPlan } from './mixed-workload.ts';
 
@@ -234,37 +233,6 @@ async function usageExactlyOnce({ report, pool, plans }: Input): Promise<CheckRe
 }
 
 // (e) -------------------------------------------------------------------------------------------------
-
-/** A database of its own, cloned from the migrated template; named like the test files' clones, so the run's teardown drops it too. */
-async function cloneTemplate(): Promise<{ url: string; drop(): Promise<void> }> {
-  const template = new URL(inject('databaseUrl'));
-  const name = `${template.pathname.slice(1)}_${randomUUID().slice(0, 8)}`;
-  const adminUrl = Object.assign(new URL(template), { pathname: '/postgres' }).toString();
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    for (let i = 0; ; i++) {
-      try {
-        await admin.query(`CREATE DATABASE ${name} TEMPLATE ${template.pathname.slice(1)}`);
-        break;
-      } catch (e) {
-        if (i > 50 || !/being accessed/.test(String(e))) throw e;
-        await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
-      }
-    }
-  } finally {
-    await admin.end();
-  }
-  return {
-    url: Object.assign(new URL(template), { pathname: `/${name}` }).toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
 
 /**
  * The stored Stripe events of the live tenants, applied one at a time in the order they were accepted

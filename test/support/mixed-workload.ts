@@ -1047,24 +1047,10 @@ class Load {
         return;
       }
       case 'intercom': {
-        const payload = {
-          type: 'notification_event',
-          app_id: 'app1',
-          id: `notif_${randomUUID()}`,
-          topic: 'conversation.user.created',
-          created_at: p.nowS(),
-          data: {
-            type: 'notification_event_data',
-            item: {
-              type: 'conversation',
-              id: rid(),
-              state: 'open',
-              source: { author: { type: 'user', email }, body: '<p>The export is broken and I am frustrated</p>' },
-              contacts: { contacts: [{ id: `ct_${rid().slice(0, 6)}` }] },
-              ...(orphan ? {} : { companies: { companies: [{ company_id: c.accounts.intercom }] } }),
-            },
-          },
-        };
+        const payload = p.intercomConversation('conversation.user.created', email, {
+          contacts: { contacts: [{ id: `ct_${rid().slice(0, 6)}` }] },
+          ...(orphan ? {} : { companies: { companies: [{ company_id: c.accounts.intercom }] } }),
+        });
         await this.deliver(s, 'intercom', payload, 'conversation.user.created', null);
         return;
       }
