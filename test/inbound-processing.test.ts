@@ -64,7 +64,7 @@ describe('stripe invoices', () => {
     expect((await outbox(tenantId)).map((e) => e.type)).toEqual(['invoice.created', 'invoice.sent', 'invoice.paid']);
   });
 
-  it('never moves an invoice backwards when events arrive out of order', async () => {
+  it('never moves an invoice backwards when the provider sends its events out of order, and announces it created once', async () => {
     const { tenantId, secret } = await setup('stripe');
     const inv = p.stripeInvoice('in_3', 'cus_3', 990);
     await send('stripe', tenantId, p.signStripe(secret, p.stripeEvent('invoice.paid', inv)));
@@ -73,7 +73,12 @@ describe('stripe invoices', () => {
     await send('stripe', tenantId, p.signStripe(secret, p.stripeEvent('invoice.sent', inv)));
     await settled(tenantId);
     expect((await t.prisma.invoice.findFirstOrThrow({ where: { tenantId } })).status).toBe('paid');
-    expect((await outbox(tenantId)).map((e) => e.type)).toEqual(['invoice.paid']);
+    // First heard of as paid: announced created (as it then was) and paid; the late created and sent announce nothing.
+    const events = await outbox(tenantId);
+    expect(events.map((e) => e.type).sort()).toEqual(['invoice.created', 'invoice.paid']);
+    expect(events.find((e) => e.type === 'invoice.created')!.payload).toMatchObject({ status: 'paid' });
+    const statuses = await t.prisma.inboxEvent.findMany({ where: { tenantId }, select: { eventType: true, status: true } });
+    expect(statuses.filter((e) => e.eventType !== 'invoice.paid').map((e) => e.status)).toEqual(['ignored', 'ignored']);
   });
 
   it('marks an invoice overdue once when its due date passes', async () => {

@@ -142,7 +142,8 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
         );
       }
       const hashBody = spec.dedupKeySigned === false;
-      const { id, duplicate } = await deps.inbox.accept({ tenantId, provider, dedupKey, eventType, rawBody, hashBody });
+      const orderKey = spec.orderKeyOf?.(body) ?? null;
+      const { id, duplicate } = await deps.inbox.accept({ tenantId, provider, dedupKey, eventType, rawBody, hashBody, orderKey });
       // Stored first, then whatever the provider expects back instead of our receipt (Discord).
       const answer = spec.answer?.(body, inbound);
       if (answer) return reply.code(answer.status).send(answer.body ?? undefined);

@@ -41,6 +41,8 @@ export interface Inbox {
     eventType: string;
     rawBody: Buffer;
     hashBody?: boolean;
+    /** The provider object the event is about, when its events are applied in order (ProviderSpec.orderKeyOf). */
+    orderKey?: string | null;
   }): Promise<{ id: string; duplicate: boolean }>;
   /** Publishes what was stored but never confirmed (broker down, process killed); safe on several workers. */
   sweep(opts?: { olderThanMs?: number; staleAfterMs?: number; limit?: number }): Promise<number>;
@@ -85,7 +87,10 @@ interface NewEvent {
   /** The body's size as received. */
   bytes: number;
   bodyHash: string | null;
+  orderKey: string | null;
 }
+/** An order key is an index entry: a longer one is cut, which at worst orders two objects' events together. */
+const MAX_ORDER_KEY = 200;
 const compareKeys = (a: NewEvent, b: NewEvent) =>
   a.provider < b.provider ? -1 : a.provider > b.provider ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 
@@ -212,6 +217,7 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
   // the publishing of its rows (published_at, accepted_by), so a confirm costs no write; a publish that
   // is not confirmed gives the claim up, and the sweeper recovers the claims of a process that ended.
   const storeGroup = async (events: NewEvent[]): Promise<Stored[]> => {
+    // Stored in key order (below), numbered (seq) in the order accepted.
     const order = events.map((_, i) => i).sort((x, y) => compareKeys(events[x]!, events[y]!));
     const sorted = order.map((i) => events[i]!);
     // Each event's row id is chosen here, so each inserted row answers exactly its own event: an event
@@ -244,11 +250,15 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
       // back before the commit.
       const statement = rowsBeforeCommit<{ id: string; claimed: boolean }>(
         client,
-        `INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body, body_sha256, published_at, accepted_by)
-         SELECT e.id, e.tenant_id, e.provider, e.dedup_key, e.event_type, e.body, e.body_sha256,
+        `INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body, body_sha256, order_key, seq, published_at, accepted_by)
+         SELECT e.id, e.tenant_id, e.provider, e.dedup_key, e.event_type, e.body, e.body_sha256, e.order_key, e.seq,
            CASE WHEN a.key IS NOT NULL THEN now() END, a.key
-         FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
-           WITH ORDINALITY AS e(id, tenant_id, provider, dedup_key, event_type, body, body_sha256, n)
+         FROM (
+           SELECT r.*, nextval('inbox_events_seq_seq') AS seq FROM (
+             SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $9::text[], $10::int[])
+               WITH ORDINALITY AS e(id, tenant_id, provider, dedup_key, event_type, body, body_sha256, order_key, accepted, n)
+             ORDER BY e.accepted) r
+         ) e
          LEFT JOIN inbox_acceptors a ON a.key = $8::int
          ORDER BY e.n
          ON CONFLICT DO NOTHING
@@ -262,6 +272,8 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
           sorted.map((e) => e.body),
           sorted.map((e) => e.bodyHash),
           acceptorKey,
+          sorted.map((e) => e.orderKey),
+          order,
         ],
         {
           name: 'inbox-store-group',
@@ -341,7 +353,7 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
   };
 
   return {
-    async accept({ tenantId, provider, dedupKey, eventType, rawBody, hashBody = false }) {
+    async accept({ tenantId, provider, dedupKey, eventType, rawBody, hashBody = false, orderKey = null }) {
       // Hashed only where it is used: as the key, or for providers whose key is not signed.
       const bodyHash = !dedupKey || hashBody ? createHash('sha256').update(rawBody).digest('hex') : null;
       // Providers that give an event no id of its own are keyed by the bytes they signed.
@@ -354,14 +366,15 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
         body: rawBody.toString('utf8'),
         bytes: rawBody.length,
         bodyHash: hashBody ? bodyHash : null,
+        orderKey: orderKey?.slice(0, MAX_ORDER_KEY) ?? null,
       };
       const insert = () =>
         sql.query<{ id: string }>(
-          `INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body, body_sha256)
-           VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6)
+          `INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body, body_sha256, order_key)
+           VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7)
            ON CONFLICT DO NOTHING
            RETURNING id`,
-          [event.tenantId, event.provider, event.key, event.eventType, event.body, event.bodyHash],
+          [event.tenantId, event.provider, event.key, event.eventType, event.body, event.bodyHash, event.orderKey],
         );
       const insertAlone = async () => {
         try {

@@ -22,7 +22,8 @@ export const MAX_BATCH = 128;
  */
 const BATCHES_IN_FLIGHT = 4;
 
-type Result = 'processed' | 'ignored' | 'already_done';
+/** 'behind': not applied, as an event about the same object accepted earlier is still to apply (awaitPredecessors). */
+type Result = 'processed' | 'ignored' | 'already_done' | 'behind';
 /** An event a batch did not apply: 'alone' to be applied on its own, 'pending' once its accept has ended. */
 type BatchResult = Result | 'alone' | 'pending';
 /** One event of a message, with the lock of the transaction that stored it, if the message names one. */
@@ -51,6 +52,51 @@ interface Row {
   received_at: Date;
 }
 const ROW_COLUMNS = 'id, tenant_id, provider, event_type, body, status::text AS status, received_at';
+
+/**
+ * The earliest event still to apply about the same object as `e` (the inbox row aliased `e`) and accepted
+ * before it, if any: what `e` waits behind (docs/inbound-webhooks.md, "Order"). Read by the partial index
+ * of events still to apply.
+ */
+const earliestBefore = (e: string) =>
+  `(SELECT b.id FROM inbox_events b WHERE ${e}.order_key IS NOT NULL AND b.tenant_id = ${e}.tenant_id AND b.order_key = ${e}.order_key
+      AND b.status = 'received' AND b.seq < ${e}.seq ORDER BY b.seq LIMIT 1)`;
+/** Events accepted earlier about the objects of a batch's events that the batch applies first, per object at most. */
+const EARLIER_PER_OBJECT = MAX_BATCH;
+/**
+ * How long a message whose events wait behind earlier ones keeps trying (awaitPredecessors, then its batch
+ * again) before it is retried through the queue: an earlier event that failed is retried there too, and
+ * its successors wait until it is applied or parked.
+ */
+const BEHIND_ROUNDS = 8;
+
+/** An event waited behind an earlier one about the same object for BEHIND_ROUNDS: its message is retried. */
+export class EventBehind extends Error {}
+
+/**
+ * Waits, outside any other transaction, until the earliest earlier event about each of these events' objects
+ * is no longer held by a transaction applying it (a batch or an event applied alone): a row lock wait,
+ * bounded, on inbox rows only, holding nothing else (docs/concurrency.md, step 1).
+ */
+export async function awaitPredecessors(pool: pg.Pool, ids: string[], waitMs = ACCEPT_WAIT_MS): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(`SET LOCAL lock_timeout = ${Math.round(waitMs)}`);
+    await client.query(
+      `SELECT 1 FROM inbox_events WHERE id IN (SELECT ${earliestBefore('e')} FROM inbox_events e WHERE e.id = ANY($1::uuid[]))
+       ORDER BY id FOR SHARE`,
+      [ids],
+    );
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    // Still held past the wait: the caller tries again, or has the message retried.
+    if (pgCode(err) !== PG.lockNotAvailable) throw err;
+  } finally {
+    client.release();
+  }
+}
 
 /**
  * How long a worker waits for the transaction storing a message's events (below). That transaction is one
@@ -161,8 +207,13 @@ export async function processInboxEvent(pool: pg.Pool, id: string): Promise<Resu
   return inTransaction(
     pool,
     async (sql) => {
-      const [row] = await sql.query<Row>(`SELECT ${ROW_COLUMNS} FROM inbox_events WHERE id = $1 FOR UPDATE`, [id]);
+      const [row] = await sql.query<Row & { behind: string | null }>(
+        `SELECT ${ROW_COLUMNS}, ${earliestBefore('i')} AS behind FROM inbox_events i WHERE id = $1 FOR UPDATE OF i`,
+        [id],
+      );
       if (!row || row.status !== 'received') return 'already_done';
+      // Applied on its own, an event never applies another: one about its object accepted earlier goes first.
+      if (row.behind !== null) return 'behind';
       const event = storedEvent(row);
       await lockFor(sql, [event]);
       const outbox: OutboxInput[] = [];
@@ -206,22 +257,43 @@ export function processInboxBatch(pool: pg.Pool, messages: EventRef[]): Promise<
       const ids = [...new Set(ready.map((m) => m.id))];
       // Only rows still to apply are locked (with SKIP LOCKED, so never waited for): a row already applied,
       // named again by a repeated message, is left to whoever needs it (an erasure emptying its body).
-      const rows = await sql.query<Row>(
-        `SELECT ${ROW_COLUMNS} FROM inbox_events WHERE id = ANY($1::uuid[]) AND status = 'received' FOR UPDATE SKIP LOCKED`,
+      // With them, the events still to apply about the same objects and accepted before them, so that an
+      // object's events are applied in the order they were accepted whatever order their messages come in
+      // (their own messages then find them done); but not one that failed before, which is retried alone and
+      // waited for. An event is left 'behind' while an earlier one about its object is still to apply and
+      // not in this batch (held by another transaction, failed before, or past the per-object bound).
+      const rows = await sql.query<Row & { seq: string; behind: string | null }>(
+        `WITH named AS (
+           SELECT tenant_id, order_key, max(seq) AS upto FROM inbox_events
+           WHERE id = ANY($1::uuid[]) AND status = 'received' AND order_key IS NOT NULL GROUP BY tenant_id, order_key),
+         earlier AS (
+           SELECT p.id FROM named n CROSS JOIN LATERAL (
+             SELECT id FROM inbox_events e
+             WHERE e.tenant_id = n.tenant_id AND e.order_key = n.order_key AND e.status = 'received' AND e.seq < n.upto AND e.attempts = 0
+             ORDER BY e.seq LIMIT ${EARLIER_PER_OBJECT}) p),
+         locked AS (
+           SELECT ${ROW_COLUMNS}, order_key, seq FROM inbox_events
+           WHERE (id = ANY($1::uuid[]) OR id IN (SELECT id FROM earlier)) AND status = 'received'
+           FOR UPDATE SKIP LOCKED)
+         SELECT l.*, (SELECT b.id FROM inbox_events b
+             WHERE l.order_key IS NOT NULL AND b.tenant_id = l.tenant_id AND b.order_key = l.order_key AND b.status = 'received'
+               AND b.seq < l.seq AND b.id NOT IN (SELECT id FROM locked) ORDER BY b.seq LIMIT 1) AS behind
+         FROM locked l ORDER BY l.seq`,
         [ids],
       );
-      if (rows.length < ids.length) {
+      const named = new Set(ids);
+      if (rows.filter((r) => named.has(r.id)).length < ids.length) {
         const taken = new Set(rows.map((r) => r.id));
         const done = await sql.query<{ id: string }>(`SELECT id FROM inbox_events WHERE id = ANY($1::uuid[]) AND status <> 'received'`, [
           ids.filter((id) => !taken.has(id)),
         ]);
         for (const { id } of done) results.set(id, 'already_done');
       }
-      // Oldest first; the events one group stored share their received_at (its transaction's start), and
-      // among those the order of the batch is the order they were accepted in (their message's, inbox.ts).
-      const position = new Map(ids.map((id, i) => [id, i]));
-      rows.sort((a, b) => a.received_at.getTime() - b.received_at.getTime() || position.get(a.id)! - position.get(b.id)!);
-      const events = rows.map(storedEvent);
+      // In the order they were accepted (seq; a group's events are numbered in its order, inbox.ts). What
+      // waits behind an earlier event waits for it with everything after it about the same object.
+      const applied = rows.filter((r) => r.behind === null);
+      for (const r of rows) if (r.behind !== null) results.set(r.id, 'behind');
+      const events = applied.map(storedEvent);
       await lockFor(sql, events);
       const prepared = prepareBatch(events);
       const outbox: OutboxInput[] = [];
@@ -244,9 +316,9 @@ export function startInboxConsumer(
   queue: Queue,
   opts: { prefetch: number; log: { error: (o: object, m: string) => void; warn: (o: object, m: string) => void } },
 ): Consumer {
-  const alone = async (m: EventRef, attempt: number) => {
+  const alone = async (m: EventRef, attempt: number): Promise<Result> => {
     try {
-      await processInboxEvent(pool, m.id);
+      return await processInboxEvent(pool, m.id);
     } catch (err) {
       opts.log.error({ err, inboxEventId: m.id, attempt }, 'inbound event failed; it will be retried');
       await pool
@@ -260,7 +332,7 @@ export function startInboxConsumer(
   // A message's events go into one batch whole, never split across two: batches run side by side, so the
   // events of one group split between two would no longer be applied in the order they were accepted. A
   // message larger than a batch (a group holds up to 200 events) runs as a batch of its own.
-  type Answer = { failed?: unknown; pending?: true };
+  type Answer = { failed?: unknown; pending?: true; behind?: true };
   const batches = createGroups<EventRef[], Answer[]>({
     maxRunning: BATCHES_IN_FLIGHT,
     maxRunningTotal: BATCHES_IN_FLIGHT,
@@ -282,11 +354,12 @@ export function startInboxConsumer(
         const r = results?.get(m.id);
         // Not known to be past its accept: waited for by its message's handler, outside this run.
         if (r === 'pending' || (results === undefined && m.lock !== undefined)) answers.push({ pending: true });
+        else if (r === 'behind') answers.push({ behind: true });
         else if (r !== undefined && r !== 'alone') answers.push({});
         else
           answers.push(
             await alone(m, 1).then(
-              () => ({}),
+              (r): Answer => (r === 'behind' ? { behind: true } : {}),
               (failed: unknown) => ({ failed }),
             ),
           );
@@ -295,10 +368,33 @@ export function startInboxConsumer(
       return groups.map((events) => answers.slice(at, (at += events.length)));
     },
   });
+  /**
+   * Events that wait behind an earlier event about their object: once that one is no longer held, they go
+   * into a batch again (which applies the earlier one first if no one else has); after BEHIND_ROUNDS the
+   * message is retried through the queue. Answers the first failure, if any.
+   */
+  const afterPredecessors = async (key: string, behind: EventRef[]): Promise<unknown> => {
+    let failed: unknown;
+    for (let round = 0; behind.length > 0; round++) {
+      if (round === BEHIND_ROUNDS)
+        throw new EventBehind(`${behind.length} inbound event(s) still wait behind earlier events about the same objects`);
+      await awaitPredecessors(pool, behind.map((e) => e.id));
+      // An earlier event that failed is not held but retried elsewhere: give it time.
+      if (round > 0) await new Promise((r) => setTimeout(r, Math.min(50 * 2 ** round, 1000)));
+      const again = await batches.add(
+        key,
+        behind.map((e) => ({ id: e.id })),
+      );
+      failed ??= again.find((r) => r.failed)?.failed;
+      behind = behind.filter((_, i) => again[i]!.behind);
+    }
+    return failed;
+  };
   return queue.consume<InboxMessage>(
     'inbound.events',
     async ({ body, attempt }) => {
       const events = eventsOf(body);
+      const key = tenantOf(body);
       const accepted = async (pending: EventRef[]) => {
         try {
           await awaitAccepting(pool, pending);
@@ -313,17 +409,22 @@ export function startInboxConsumer(
       if (attempt > 1) {
         await accepted(events);
         let failed: unknown;
-        for (const e of events) await alone(e, attempt).catch((err: unknown) => (failed ??= err));
-        if (failed) throw failed;
+        const behind: EventRef[] = [];
+        for (const e of events) {
+          const r = await alone(e, attempt).catch((err: unknown) => void (failed ??= err));
+          if (r === 'behind') behind.push(e);
+        }
+        const after = await afterPredecessors(key, behind);
+        if (failed ?? after) throw failed ?? after;
         return;
       }
       if (events.length === 0) return;
       // One tenant per batch: a batch then holds one tenant's lock, so a transaction waiting for a tenant's
       // lock exclusively (an erasure, say) waits for that tenant's batches only, not for batches of other
       // tenants that wait in turn. Messages naming no tenant (the sweeper's) go in batches of their own.
-      const key = tenantOf(body);
       const results = await batches.add(key, events);
       let failed = results.find((r) => r.failed)?.failed;
+      const behind = events.filter((_, i) => results[i]!.behind);
       const pending = events.filter((_, i) => results[i]!.pending);
       if (pending.length > 0) {
         await accepted(pending);
@@ -333,18 +434,23 @@ export function startInboxConsumer(
           pending.map((e) => ({ id: e.id })),
         );
         failed ??= again.find((r) => r.failed)?.failed;
+        behind.push(...pending.filter((_, i) => again[i]!.behind));
       }
+      failed ??= await afterPredecessors(key, behind);
       if (failed) throw failed;
     },
     {
       prefetch: opts.prefetch,
       maxAttempts: MAX_ATTEMPTS,
-      // Parked for a human: the event stays in the inbox with its error, marked failed.
+      // Parked for a human: the event stays in the inbox with its error, marked failed. One that only
+      // waited behind an earlier event about its object is not parked: it stays to apply, and the sweeper
+      // publishes it again once its publishing is stale (inbox.ts).
       onDead: async (b) => {
         const ids = eventsOf(b as InboxMessage).map((e) => e.id);
         await pool.query(
           `UPDATE inbox_events SET status = 'failed'
-           WHERE id IN (SELECT id FROM inbox_events WHERE id = ANY($1::uuid[]) AND status = 'received' ORDER BY id FOR UPDATE)`,
+           WHERE id IN (SELECT id FROM inbox_events i WHERE id = ANY($1::uuid[]) AND status = 'received' AND ${earliestBefore('i')} IS NULL
+                        ORDER BY id FOR UPDATE)`,
           [ids],
         );
       },

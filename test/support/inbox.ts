@@ -3,8 +3,12 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { ACCEPT_LOCK_SPACE } from '../../src/db/locks.ts';
+import { orderKeyOfStripeEvent } from '../../src/ingest/normalizers/stripe.ts';
 
-/** Stores Stripe events as one accepting group does: one transaction (one received_at), ids in the order given. */
+/**
+ * Stores Stripe events as one accepting group does: one transaction (one received_at), ids and numbers (seq)
+ * in the order given, each with the object it is about.
+ */
 export async function storeGroup(pool: pg.Pool, tenantId: string, events: { type: string }[]): Promise<string[]> {
   const client = await pool.connect();
   const ids = events.map(() => randomUUID());
@@ -12,8 +16,8 @@ export async function storeGroup(pool: pg.Pool, tenantId: string, events: { type
     await client.query('BEGIN');
     for (const [i, e] of events.entries()) {
       await client.query(
-        `INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body) VALUES ($1, $2, 'stripe', $3, $4, $5)`,
-        [ids[i], tenantId, `evt_${randomUUID().replaceAll('-', '')}`, e.type, JSON.stringify(e)],
+        `INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body, order_key) VALUES ($1, $2, 'stripe', $3, $4, $5, $6)`,
+        [ids[i], tenantId, `evt_${randomUUID().replaceAll('-', '')}`, e.type, JSON.stringify(e), orderKeyOfStripeEvent(e)],
       );
     }
     await client.query('COMMIT');

@@ -255,9 +255,12 @@ async function applyTransitions(sql: Sql, outbox: OutboxInput[], wave: Transitio
   const signals: SignalInput[] = [];
   for (const { t, invoice, created, update } of moves) {
     const current = update ? moved.get(invoice.id)! : invoice;
-    // invoice.created announces a draft that came into being here; later statuses announce themselves.
+    // invoice.created announces every invoice once, when it comes into being here, whatever event made it:
+    // one first heard of as paid is announced created (its payload as it now is: paid), then paid. The
+    // provider's invoice.created arriving after that changes nothing and announces nothing again.
+    if (created) outbox.push(invoiceEvent('invoice.created', current));
     const type = EVENT_FOR_STATUS[t.target];
-    if (type && (t.target !== 'draft' || created)) outbox.push(invoiceEvent(type, current));
+    if (type && t.target !== 'draft') outbox.push(invoiceEvent(type, current));
     if (t.target === 'paid' || t.target === 'overdue')
       signals.push({
         tenantId: t.event.tenantId,
@@ -380,7 +383,9 @@ async function paymentFailed(ctx: NormalizeContext, o: any): Promise<Outcome> {
   const tenantId = ctx.event.tenantId;
   if (!str(o?.id)) return 'ignored';
   const initial = (['draft', 'open', 'paid', 'void', 'uncollectible'].includes(o?.status) ? o.status : 'open') as InvoiceStatus;
-  const { invoice } = await invoiceRow(ctx.sql, ctx.event, invoiceInput(o, initial));
+  const { invoice, created } = await invoiceRow(ctx.sql, ctx.event, invoiceInput(o, initial));
+  // First heard of by its failed payment: announced created before the failure (applyTransitions).
+  if (created) ctx.outbox.push(invoiceEvent('invoice.created', invoice));
   const named = paymentsOfInvoice(o);
   await rememberPayments(ctx.sql, paymentsOf(tenantId, str(o.id)!, named));
   // A current-version invoice names no payment; one paid before (invoice_payment.paid) may be remembered.
@@ -651,6 +656,21 @@ export function objectsOfStripeEvent(event: StoredEvent): string[] {
   if (type === 'invoice_payment.paid') return key(idOf(o?.invoice));
   if (type === 'charge.refunded') return [...key(str(o?.id)), ...key(idOf(o?.invoice))];
   return [];
+}
+
+/**
+ * The object whose events are applied in the order they were accepted (the provider's orderKeyOf): the
+ * invoice of an invoice, payment or refund event (else the charge), the subscription, the customer account.
+ */
+export function orderKeyOfStripeEvent(body: any): string | null {
+  const type = String(body?.type ?? '');
+  const o = body?.data?.object;
+  if (type === 'customer.created' || type === 'customer.updated' || type === 'customer.deleted') return str(o?.id);
+  if (type.startsWith('customer.subscription.')) return str(o?.id);
+  if (Object.hasOwn(INVOICE_EVENTS, type) || type === 'invoice.payment_failed') return str(o?.id);
+  if (type === 'invoice_payment.paid') return idOf(o?.invoice);
+  if (type === 'charge.refunded') return idOf(o?.invoice) ?? str(o?.id);
+  return null;
 }
 
 /** What applies a Stripe event of this type; none for the types kept but not used, which touch nothing. */

@@ -13,6 +13,9 @@ export const intercom: ProviderSpec = {
   },
   handshake: (body) => (body?.topic === 'ping' ? { status: 200, body: { ok: true } } : null),
   describe: (body) => ({ dedupKey: String(body?.id ?? ''), eventType: String(body?.topic ?? 'unknown') }),
+  // A conversation's events in the order accepted: opened, replied, closed.
+  orderKeyOf: (body) =>
+    String(body?.topic ?? '').startsWith('conversation.') && body?.data?.item?.id != null ? `conversation:${String(body.data.item.id)}` : null,
   openapi: {
     label: 'Intercom',
     headers: { 'x-hub-signature': '`sha1=<hex HMAC-SHA1 of the body>`.' },

@@ -1,4 +1,4 @@
-import { normalizeStripe, objectsOfStripeEvent, prepareStripe } from '../normalizers/stripe.ts';
+import { normalizeStripe, objectsOfStripeEvent, orderKeyOfStripeEvent, prepareStripe } from '../normalizers/stripe.ts';
 import { hexEqual, hmacHex } from './hmac.ts';
 import { header, type ProviderSpec, TOLERANCE_SECONDS } from './types.ts';
 
@@ -19,6 +19,7 @@ export const stripe: ProviderSpec = {
   normalize: normalizeStripe,
   prepare: prepareStripe,
   objectsOf: objectsOfStripeEvent,
+  orderKeyOf: orderKeyOfStripeEvent,
   sign: (secret, body, now) => ({ 'stripe-signature': `t=${now},v1=${hmacHex('sha256', secret, `${now}.`, body)}` }),
   name: 'stripe',
   verify({ headers, rawBody, now }, secrets) {

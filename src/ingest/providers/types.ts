@@ -50,6 +50,12 @@ export interface ProviderSpec {
    * their own (only signals, which no one else locks).
    */
   objectsOf?(event: StoredEvent): string[];
+  /**
+   * The provider object an event is about, whose events are applied in the order they were accepted
+   * (an invoice, a subscription, a customer account, a conversation), read from the body on acceptance.
+   * Unset or null: the event may be applied beside any other (docs/inbound-webhooks.md, "Order").
+   */
+  orderKeyOf?(body: any): string | null;
   /** The signature headers the provider would send for `body` under `secret` at unix time `now`, to replay recorded requests. */
   sign(secret: string, body: string, now: number): Record<string, string>;
   /** How /openapi.json describes the provider's requests (src/ingest/inbound-openapi.ts). */
