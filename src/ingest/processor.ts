@@ -262,10 +262,12 @@ export function processInboxBatch(pool: pg.Pool, messages: EventRef[]): Promise<
       // (their own messages then find them done); but not one that failed before, which is retried alone and
       // waited for. An event is left 'behind' while an earlier one about its object is still to apply and
       // not in this batch (held by another transaction, failed before, or past the per-object bound).
+      // Each step by its index, by id or by object, never by status: the plan is generic (APPLYING), and an
+      // index over the status would lead it through every event still to apply, a whole backlog.
       const rows = await sql.query<Row & { seq: string; behind: string | null }>(
         `WITH named AS (
            SELECT tenant_id, order_key, max(seq) AS upto FROM inbox_events
-           WHERE id = ANY($1::uuid[]) AND status = 'received' AND order_key IS NOT NULL GROUP BY tenant_id, order_key),
+           WHERE id = ANY($1::uuid[]) AND order_key IS NOT NULL GROUP BY tenant_id, order_key),
          earlier AS (
            SELECT p.id FROM named n CROSS JOIN LATERAL (
              SELECT id FROM inbox_events e
@@ -273,7 +275,7 @@ export function processInboxBatch(pool: pg.Pool, messages: EventRef[]): Promise<
              ORDER BY e.seq LIMIT ${EARLIER_PER_OBJECT}) p),
          locked AS (
            SELECT ${ROW_COLUMNS}, order_key, seq FROM inbox_events
-           WHERE (id = ANY($1::uuid[]) OR id IN (SELECT id FROM earlier)) AND status = 'received'
+           WHERE id IN (SELECT unnest($1::uuid[]) UNION SELECT id FROM earlier) AND status = 'received'
            FOR UPDATE SKIP LOCKED)
          SELECT l.*, (SELECT b.id FROM inbox_events b
              WHERE l.order_key IS NOT NULL AND b.tenant_id = l.tenant_id AND b.order_key = l.order_key AND b.status = 'received'
