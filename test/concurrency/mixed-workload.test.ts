@@ -41,6 +41,10 @@ describe('every writing path at once over the same customers', () => {
     expectHolds(report.checks.inboundExactlyOnce);
   });
 
+  it('the events about one invoice or subscription, each sent after the one before was accepted, are applied in that order', () => {
+    expectHolds(report.checks.inboundInOrder);
+  });
+
   it('every accepted usage event is stored exactly once, a repeated Idempotency-Key included', () => {
     expectHolds(report.checks.usageExactlyOnce);
   });

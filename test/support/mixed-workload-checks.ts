@@ -18,6 +18,7 @@ export interface Checks {
   noDeadlocks: CheckResult;
   drained: CheckResult;
   inboundExactlyOnce: CheckResult;
+  inboundInOrder: CheckResult;
   usageExactlyOnce: CheckResult;
   serialEquivalence: CheckResult;
   outboundDelivered: CheckResult;
@@ -50,6 +51,7 @@ export async function runChecks(input: Input): Promise<Checks> {
     noDeadlocks: await guard('noDeadlocks', () => noDeadlocks(input)),
     drained: await guard('drained', () => drained(input)),
     inboundExactlyOnce: await guard('inboundExactlyOnce', () => inboundExactlyOnce(input)),
+    inboundInOrder: await guard('inboundInOrder', () => inboundInOrder(input)),
     usageExactlyOnce: await guard('usageExactlyOnce', () => usageExactlyOnce(input)),
     serialEquivalence: await guard('serialEquivalence', () => serialEquivalence(input)),
     outboundDelivered: await guard('outboundDelivered', () => outboundDelivered(input)),
@@ -186,6 +188,33 @@ async function inboundExactlyOnce({ report, pool, plans }: Input): Promise<Check
       ...wrongCount.slice(0, 5).map((r) => ({ signals: r.signals, event: accepted.get(r.id) })),
       ...report.duplicateMismatches.slice(0, 5).map((d) => ({ redelivery: d })),
     ],
+  );
+}
+
+/**
+ * The harness sends the events about one invoice or subscription each once the one before was accepted: the
+ * service applies them in that order, so none is applied after a later one and found out of date (ignored),
+ * but those an erasure emptied.
+ */
+async function inboundInOrder({ report, pool, plans }: Input): Promise<CheckResult> {
+  const live = new Set(liveTenants(plans));
+  const ordered = report.accepted.filter((a) => live.has(a.tenantId) && a.object !== null);
+  const { rows } = await pool.query<{ id: string }>(
+    `SELECT id FROM inbox_events WHERE id = ANY($1::uuid[]) AND status = 'ignored' AND body <> ''`,
+    [ordered.map((a) => a.id)],
+  );
+  const byId = new Map(ordered.map((a) => [a.id, a]));
+  const late: Record<string, number> = {};
+  for (const { id } of rows) {
+    const a = byId.get(id)!;
+    late[a.type] = (late[a.type] ?? 0) + 1;
+  }
+  const objects = new Set(ordered.map((a) => a.object)).size;
+  return result(
+    rows.length === 0,
+    `${ordered.length} events about ${objects} invoices and subscriptions, each sent after the one before was accepted: ` +
+      `${rows.length} applied after a later one (${JSON.stringify(late)})`,
+    rows.slice(0, 10).map(({ id }) => ({ outOfOrder: byId.get(id) })),
   );
 }
 
