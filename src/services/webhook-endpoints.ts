@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/prisma.ts';
 import { DomainError, notFound, validationFailed } from '../errors.ts';
+import { sequenceSubject } from '../contract/sequence-subject.ts';
+import { forgetSequences } from '../outbox/events/sequences.ts';
 import { EVENT_NAMES, isEventName } from '../outbox/events/registry.ts';
 import { onPrisma } from '../db/sql.ts';
 import { changedFields, recordAudit, type Actor } from './audit.ts';
@@ -107,6 +109,8 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
           targetId: id,
           changes: { url: e.url },
         });
+        // The numbering of its endpoint.disabled events goes with it, last (the counters are the last lock).
+        await forgetSequences(onPrisma(tx), actor.tenantId, [sequenceSubject('endpoint', id)]);
       });
     },
     async rotateSecret(actor: Actor, id: string) {

@@ -1,0 +1,201 @@
+// Outbound events numbered per sequence subject (docs/receiving-webhooks.md, "Order and sequence numbers"),
+// against the real database.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inTransaction, onPg, type Sql } from '../src/db/sql.ts';
+import { enqueueEvents, type OutboxInput } from '../src/outbox/events/enqueue.ts';
+import { EVENTS, sequenceSubjectOf } from '../src/outbox/events/registry.ts';
+import { runRetention } from '../src/lifecycle/retention.ts';
+import { createTestApp, type TestApp } from './support/app.ts';
+import { tenantWithKey } from './support/factories.ts';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+const api = (key: string) => ({
+  get: (url: string) => t.app.inject({ method: 'GET', url, headers: { 'x-api-key': key } }),
+  post: (url: string, payload?: object) =>
+    t.app.inject({ method: 'POST', url, headers: { 'x-api-key': key }, ...(payload ? { payload } : {}) }),
+  patch: (url: string, payload: object) => t.app.inject({ method: 'PATCH', url, headers: { 'x-api-key': key }, payload }),
+  del: (url: string) => t.app.inject({ method: 'DELETE', url, headers: { 'x-api-key': key } }),
+  gql: async (query: string, variables: object = {}) =>
+    (await t.app.inject({ method: 'POST', url: '/graphql', headers: { 'x-api-key': key }, payload: { query, variables } })).json(),
+});
+
+/** An alert about the customer: numbered under `customer:<id>`. */
+const alertOf = (tenantId: string, customerId: string, dedupKey = `alert:${randomUUID()}`): OutboxInput => ({
+  tenantId,
+  type: 'alert.created',
+  payload: { ...EVENTS['alert.created'].example, tenant_id: tenantId, id: randomUUID(), customer_id: customerId },
+  dedupKey,
+});
+/** An invoice event: numbered under `invoice:<id>`. */
+const invoiceOf = (tenantId: string, invoiceId: string): OutboxInput => ({
+  tenantId,
+  type: 'invoice.created',
+  payload: { ...EVENTS['invoice.created'].example, tenant_id: tenantId, invoice_id: invoiceId },
+  dedupKey: `invoice:${randomUUID()}`,
+});
+
+const write = (events: OutboxInput[]) => inTransaction(t.pool, (sql) => enqueueEvents(sql, events));
+
+/** The subject's numbers in the outbox, by dedup key, in number order. */
+async function numbersOf(tenantId: string, subject: string): Promise<{ dedup_key: string; sequence: number }[]> {
+  const { rows } = await t.pool.query(
+    'SELECT dedup_key, sequence FROM outbox_events WHERE tenant_id = $1 AND sequence_subject = $2 ORDER BY sequence',
+    [tenantId, subject],
+  );
+  return rows;
+}
+const counterOf = async (tenantId: string, subject: string) =>
+  (await t.pool.query('SELECT last_sequence FROM outbox_sequences WHERE tenant_id = $1 AND subject = $2', [tenantId, subject])).rows[0]
+    ?.last_sequence as number | undefined;
+
+describe('numbering outbound events per subject', () => {
+  it('numbers each customer’s and each invoice’s events 1, 2, 3 apart from each other', async () => {
+    const { tenantId } = await tenantWithKey(t.prisma);
+    const [a, b, inv] = [randomUUID(), randomUUID(), randomUUID()];
+    await write([alertOf(tenantId, a, 'a1'), invoiceOf(tenantId, inv), alertOf(tenantId, b, 'b1')]);
+    await write([alertOf(tenantId, a, 'a2'), alertOf(tenantId, a, 'a3')]);
+    await write([invoiceOf(tenantId, inv)]);
+    expect(await numbersOf(tenantId, `customer:${a}`)).toEqual([
+      { dedup_key: 'a1', sequence: 1 },
+      { dedup_key: 'a2', sequence: 2 },
+      { dedup_key: 'a3', sequence: 3 },
+    ]);
+    expect((await numbersOf(tenantId, `customer:${b}`)).map((r) => r.sequence)).toEqual([1]);
+    expect((await numbersOf(tenantId, `invoice:${inv}`)).map((r) => r.sequence)).toEqual([1, 2]);
+    expect(await counterOf(tenantId, `customer:${a}`)).toBe(3);
+  });
+
+  it('numbers another tenant’s events of the same customer id on their own', async () => {
+    const [one, two] = [await tenantWithKey(t.prisma), await tenantWithKey(t.prisma)];
+    const c = randomUUID();
+    await write([alertOf(one.tenantId, c), alertOf(one.tenantId, c)]);
+    await write([alertOf(two.tenantId, c)]);
+    expect((await numbersOf(one.tenantId, `customer:${c}`)).map((r) => r.sequence)).toEqual([1, 2]);
+    expect((await numbersOf(two.tenantId, `customer:${c}`)).map((r) => r.sequence)).toEqual([1]);
+  });
+
+  it('numbers without a gap or a repeat when several transactions write one customer’s events at once, each transaction’s in its order', async () => {
+    const { tenantId } = await tenantWithKey(t.prisma);
+    const c = randomUUID();
+    const writers = 6;
+    const pause = (sql: Sql) => sql.query('SELECT 1 AS slept FROM (SELECT pg_sleep($1::float8)) AS s', [Math.random() * 0.03]);
+    await Promise.all(
+      Array.from({ length: writers }, (_, w) =>
+        inTransaction(t.pool, async (sql) => {
+          await pause(sql);
+          await enqueueEvents(
+            sql,
+            [0, 1, 2].map((i) => alertOf(tenantId, c, `w${w}:${i}`)),
+          );
+          // Holding the counter a moment longer, so the other writers queue on it.
+          await pause(sql);
+        }),
+      ),
+    );
+    const numbers = await numbersOf(tenantId, `customer:${c}`);
+    expect(numbers.map((r) => r.sequence)).toEqual(Array.from({ length: writers * 3 }, (_, i) => i + 1));
+    for (let w = 0; w < writers; w++) {
+      const mine = numbers.filter((r) => r.dedup_key.startsWith(`w${w}:`));
+      expect(mine.map((r) => r.dedup_key)).toEqual([`w${w}:0`, `w${w}:1`, `w${w}:2`]);
+      expect(mine[2]!.sequence - mine[0]!.sequence).toBe(2);
+    }
+  });
+
+  it('gives a rolled-back transaction’s number back to the transaction that waited for it', async () => {
+    const { tenantId } = await tenantWithKey(t.prisma);
+    const c = randomUUID();
+    const first = await t.pool.connect();
+    try {
+      await first.query('BEGIN');
+      await enqueueEvents(onPg(first), [alertOf(tenantId, c, 'rolled-back')]);
+      const second = write([alertOf(tenantId, c, 'committed')]);
+      // The second waits on the customer's counter row, which the first holds.
+      await expect
+        .poll(
+          async () =>
+            (
+              await t.pool.query(
+                `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+              )
+            ).rows[0].n,
+        )
+        .toBeGreaterThan(0);
+      await first.query('ROLLBACK');
+      await second;
+    } finally {
+      first.release();
+    }
+    expect(await numbersOf(tenantId, `customer:${c}`)).toEqual([{ dedup_key: 'committed', sequence: 1 }]);
+    await write([alertOf(tenantId, c, 'next')]);
+    expect((await numbersOf(tenantId, `customer:${c}`)).map((r) => r.sequence)).toEqual([1, 2]);
+  });
+
+  it('takes no number for a duplicate, alone or beside a new event', async () => {
+    const { tenantId } = await tenantWithKey(t.prisma);
+    const c = randomUUID();
+    await write([alertOf(tenantId, c, 'once')]);
+    await write([alertOf(tenantId, c, 'once')]);
+    await write([alertOf(tenantId, c, 'once'), alertOf(tenantId, c, 'new')]);
+    expect(await numbersOf(tenantId, `customer:${c}`)).toEqual([
+      { dedup_key: 'once', sequence: 1 },
+      { dedup_key: 'new', sequence: 2 },
+    ]);
+    expect(await counterOf(tenantId, `customer:${c}`)).toBe(2);
+  });
+
+  it('numbers a payment under its invoice, else its customer, else the payment, and a trial extension under its customer, else its subscription', () => {
+    const [inv, c, sub] = [randomUUID(), randomUUID(), randomUUID()];
+    const payment = { ...EVENTS['payment.refunded'].example, payment_id: 'ch_3P/x y' };
+    expect(sequenceSubjectOf('payment.refunded', { ...payment, invoice_id: inv, customer_id: c })).toBe(`invoice:${inv}`);
+    expect(sequenceSubjectOf('payment.failed', { ...payment, invoice_id: null, customer_id: c })).toBe(`customer:${c}`);
+    expect(sequenceSubjectOf('payment.refunded', { ...payment, invoice_id: null, customer_id: null })).toBe('payment:ch_3P%2Fx%20y');
+    const trial = EVENTS['subscription.trial_extended'].example;
+    expect(sequenceSubjectOf('subscription.trial_extended', { ...trial, customer_id: c })).toBe(`customer:${c}`);
+    expect(sequenceSubjectOf('subscription.trial_extended', { ...trial, subscription_id: sub, customer_id: null })).toBe(
+      `subscription:${sub}`,
+    );
+    const prediction = EVENTS['churn_prediction.updated'].example;
+    expect(sequenceSubjectOf('churn_prediction.updated', { ...prediction, customer_id: c })).toBe(`customer:${c}`);
+    expect(sequenceSubjectOf('customer.deleted', { tenant_id: randomUUID(), id: c, external_id: null })).toBe(`customer:${c}`);
+  });
+
+  it('numbers an erased customer’s customer.deleted after its last event, then forgets its counter', async () => {
+    const { tenantId, apiKey } = await tenantWithKey(t.prisma);
+    const created = await api(apiKey).post('/api/v1/customers', { name: 'Erased Co' });
+    const c = created.json().id as string;
+    await write([alertOf(tenantId, c), alertOf(tenantId, c)]);
+    expect(await counterOf(tenantId, `customer:${c}`)).toBe(3);
+    expect((await api(apiKey).del(`/api/v1/customers/${c}`)).statusCode).toBe(200);
+    const { rows } = await t.pool.query('SELECT type, sequence FROM outbox_events WHERE tenant_id = $1 AND sequence_subject = $2', [
+      tenantId,
+      `customer:${c}`,
+    ]);
+    expect(rows).toEqual([{ type: 'customer.deleted', sequence: 4 }]);
+    expect(await counterOf(tenantId, `customer:${c}`)).toBeUndefined();
+  });
+
+  it('keeps counting after retention removed every event of the subject', async () => {
+    const { tenantId } = await tenantWithKey(t.prisma);
+    const c = randomUUID();
+    await write([alertOf(tenantId, c), alertOf(tenantId, c)]);
+    await agedPastRetention(tenantId);
+    await runRetention(t.pool, { batchSize: 100, maxBatches: 10 });
+    expect(await numbersOf(tenantId, `customer:${c}`)).toEqual([]);
+    await write([alertOf(tenantId, c, 'after')]);
+    expect(await numbersOf(tenantId, `customer:${c}`)).toEqual([{ dedup_key: 'after', sequence: 3 }]);
+  });
+});
+
+/** The tenant's events relayed two days ago, past a one-day retention of its deliveries. */
+async function agedPastRetention(tenantId: string) {
+  await t.pool.query('UPDATE tenants SET delivery_retention_days = 1 WHERE id = $1', [tenantId]);
+  await t.pool.query(`UPDATE outbox_events SET dispatched_at = now() - interval '2 days' WHERE tenant_id = $1`, [tenantId]);
+}
