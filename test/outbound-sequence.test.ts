@@ -1,19 +1,29 @@
-// Outbound events numbered per sequence subject (docs/receiving-webhooks.md, "Order and sequence numbers"),
-// against the real database.
+// Outbound events numbered per sequence subject and the numbers in every delivery (docs/receiving-webhooks.md,
+// "Order and sequence numbers"), against the real database.
+// Deliveries are attempted by hand here, one at a time, so each test decides what happens when.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inTransaction, onPg, type Sql } from '../src/db/sql.ts';
 import { enqueueEvents, type OutboxInput } from '../src/outbox/events/enqueue.ts';
 import { EVENTS, sequenceSubjectOf } from '../src/outbox/events/registry.ts';
+import { relayOutbox } from '../src/outbox/events/relay.ts';
+import { verifyWebhookSignature } from '../src/outbox/sender/verify.ts';
 import { runRetention } from '../src/lifecycle/retention.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { tenantWithKey } from './support/factories.ts';
+import { type Hit, startReceiver, testCertificate, verifiesWithStripe } from './support/receiver.ts';
 
+const tls = testCertificate();
 let t: TestApp;
+let rx: Awaited<ReturnType<typeof startReceiver>>;
+/** Deliveries the receiver answers 401 to (a failed attempt), by X-Webhook-Id. */
+const refused = new Set<string>();
 beforeAll(async () => {
-  t = await createTestApp();
+  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }, ca: tls.cert, deliveryTimeoutMs: 1500 });
+  rx = await startReceiver(tls, { accept: (hit) => !refused.has(String(hit.headers['x-webhook-id'])) });
 });
 afterAll(async () => {
+  rx.close();
   await t.close();
 });
 
@@ -55,6 +65,26 @@ async function numbersOf(tenantId: string, subject: string): Promise<{ dedup_key
 const counterOf = async (tenantId: string, subject: string) =>
   (await t.pool.query('SELECT last_sequence FROM outbox_sequences WHERE tenant_id = $1 AND subject = $2', [tenantId, subject])).rows[0]
     ?.last_sequence as number | undefined;
+
+async function endpointFor(apiKey: string) {
+  const res = await api(apiKey).post('/api/v1/webhook-endpoints', { url: rx.url, events: ['alert.created', 'invoice.created'] });
+  expect(res.statusCode).toBe(201);
+  return res.json() as { id: string; secret: string };
+}
+
+/** The delivery of each event (by dedup key) to the endpoint, in the order the keys are given. */
+async function deliveriesOf(endpointId: string, dedupKeys: string[]): Promise<string[]> {
+  const { rows } = await t.pool.query<{ id: string; dedup_key: string }>(
+    `SELECT d.id, o.dedup_key FROM webhook_deliveries d JOIN outbox_events o ON o.id = d.outbox_event_id WHERE d.endpoint_id = $1`,
+    [endpointId],
+  );
+  const byKey = new Map(rows.map((r) => [r.dedup_key, r.id]));
+  return dedupKeys.map((k) => byKey.get(k)!);
+}
+const hitsOf = (deliveryId: string): Hit[] => rx.hits.filter((h) => h.headers['x-webhook-id'] === deliveryId);
+const attempt = (id: string) => t.outbound.deliverer.attempt(id).then((o) => o.status);
+/** Makes a delivery waiting for its retry due now, as time passing would. */
+const dueNow = (id: string) => t.pool.query('UPDATE webhook_deliveries SET next_attempt_at = now() WHERE id = $1', [id]);
 
 describe('numbering outbound events per subject', () => {
   it('numbers each customer’s and each invoice’s events 1, 2, 3 apart from each other', async () => {
@@ -199,3 +229,75 @@ async function agedPastRetention(tenantId: string) {
   await t.pool.query('UPDATE tenants SET delivery_retention_days = 1 WHERE id = $1', [tenantId]);
   await t.pool.query(`UPDATE outbox_events SET dispatched_at = now() - interval '2 days' WHERE tenant_id = $1`, [tenantId]);
 }
+
+describe('the number in every delivery', () => {
+  it('sends X-Webhook-Sequence and X-Webhook-Sequence-Subject, the same on a retry, under a signature that still verifies', async () => {
+    const { tenantId, apiKey } = await tenantWithKey(t.prisma);
+    const endpoint = await endpointFor(apiKey);
+    const c = randomUUID();
+    await write([alertOf(tenantId, c, 'h1'), alertOf(tenantId, c, 'h2')]);
+    await relayOutbox(t.pool, t.queue);
+    const [d1, d2] = await deliveriesOf(endpoint.id, ['h1', 'h2']);
+    refused.add(d2!);
+    expect([await attempt(d1!), await attempt(d2!)]).toEqual(['succeeded', 'retrying']);
+    refused.delete(d2!);
+    await dueNow(d2!);
+    expect(await attempt(d2!)).toBe('succeeded');
+
+    const [h1] = hitsOf(d1!);
+    expect(h1!.headers).toMatchObject({ 'x-webhook-sequence': '1', 'x-webhook-sequence-subject': `customer:${c}` });
+    const retried = hitsOf(d2!);
+    expect(retried).toHaveLength(2);
+    for (const h of retried) {
+      expect(h.headers).toMatchObject({ 'x-webhook-sequence': '2', 'x-webhook-sequence-subject': `customer:${c}` });
+    }
+    for (const h of [h1!, ...retried]) {
+      expect(verifyWebhookSignature({ secret: endpoint.secret, headers: h.headers, rawBody: h.raw })).toBe(true);
+      expect(verifiesWithStripe(endpoint.secret, h)).toBe(true);
+    }
+  });
+
+  it('shows the number and subject in the delivery log over REST and GraphQL, and in the envelope as CloudEvents sequence attributes', async () => {
+    const { tenantId, apiKey } = await tenantWithKey(t.prisma);
+    const endpoint = await endpointFor(apiKey);
+    const inv = randomUUID();
+    await write([invoiceOf(tenantId, inv)]);
+    await write([invoiceOf(tenantId, inv)]);
+    await relayOutbox(t.pool, t.queue);
+
+    // Both were relayed in one statement, at one time: the log's order between them is the ids'.
+    const log = (await api(apiKey).get(`/api/v1/webhook-endpoints/${endpoint.id}/deliveries`)).json();
+    const rest = (log.data as { sequence: number; sequence_subject: string }[]).map((d) => [d.sequence, d.sequence_subject]);
+    expect(rest.sort()).toEqual([
+      [1, `invoice:${inv}`],
+      [2, `invoice:${inv}`],
+    ]);
+    const gql = await api(apiKey).gql(
+      'query($e: UUID!) { webhookDeliveries(endpointId: $e) { nodes { sequence sequenceSubject envelope } } }',
+      {
+        e: endpoint.id,
+      },
+    );
+    const nodes = (
+      gql.data.webhookDeliveries.nodes as { sequence: number; sequenceSubject: string; envelope: Record<string, unknown> }[]
+    ).sort((x, y) => x.sequence - y.sequence);
+    expect(nodes.map((n) => [n.sequence, n.sequenceSubject])).toEqual([
+      [1, `invoice:${inv}`],
+      [2, `invoice:${inv}`],
+    ]);
+    expect(nodes[0]!.envelope).toMatchObject({ type: 'invoice.created', sequence: '0000000001', sequencesubject: `invoice:${inv}` });
+    expect(nodes[1]!.envelope).toMatchObject({ sequence: '0000000002', sequencesubject: `invoice:${inv}` });
+  });
+
+  it('sends no sequence with a Test delivery, which no event numbers', async () => {
+    const { apiKey } = await tenantWithKey(t.prisma);
+    const endpoint = await endpointFor(apiKey);
+    const res = (await api(apiKey).post(`/api/v1/webhook-endpoints/${endpoint.id}/test`, { event: 'alert.created' })).json();
+    expect(res.success).toBe(true);
+    const [hit] = hitsOf(res.delivery_id);
+    expect(hit!.headers['x-webhook-sequence']).toBeUndefined();
+    expect(hit!.headers['x-webhook-sequence-subject']).toBeUndefined();
+    const log = (await api(apiKey).get(`/api/v1/webhook-endpoints/${endpoint.id}/deliveries`)).json();
+    expect(log.data[0]).toMatchObject({ id: res.delivery_id, test: true, sequence: null, sequence_subject: null });
+  });
+});

@@ -147,6 +147,11 @@ export const webhookEndpoint = z.object({
   updated_at: time,
 });
 
+const sequence = int.min(1).describe('The event’s number among the tenant’s events of its sequence subject: 1, 2, 3, … with no gap.');
+const sequenceSubject = str.describe(
+  'What the event is numbered under: `customer:<id>`, `invoice:<id>`, `subscription:<id>`, `endpoint:<id>` or `payment:<provider id>`.',
+);
+
 export const webhookDelivery = z.object({
   id: uuid.describe('The X-Webhook-Id, the same on every attempt.'),
   endpoint_id: uuid,
@@ -157,6 +162,8 @@ export const webhookDelivery = z.object({
   next_attempt_at: time.nullable(),
   last_status_code: int.nullable(),
   last_error: str.nullable(),
+  sequence: sequence.nullable().describe('Sent as X-Webhook-Sequence; null for a Test delivery.'),
+  sequence_subject: sequenceSubject.nullable().describe('Sent as X-Webhook-Sequence-Subject; null for a Test delivery.'),
   created_at: time,
   attempt_log: z.array(
     z.object({

@@ -84,6 +84,16 @@ const WebhookDelivery = builder.prismaObject('WebhookDelivery', {
     nextAttemptAt: t.expose('nextAttemptAt', { type: 'DateTime', nullable: true }),
     lastStatusCode: t.exposeInt('lastStatusCode', { nullable: true }),
     lastError: t.exposeString('lastError', { nullable: true }),
+    sequence: t.exposeInt('sequence', {
+      nullable: true,
+      description:
+        'The event’s number among the tenant’s events of its sequence subject, sent as X-Webhook-Sequence; null for a Test delivery.',
+    }),
+    sequenceSubject: t.exposeString('sequenceSubject', {
+      nullable: true,
+      description:
+        'What the event is numbered under (`customer:<id>`, `invoice:<id>`, …), sent as X-Webhook-Sequence-Subject; null for a Test delivery.',
+    }),
     envelope: t.expose('envelope', { type: 'JSON', description: 'The CloudEvents envelope; the body sent is data.payload.' }),
     attemptLog: t.relation('attemptLog', { query: { orderBy: { attempt: 'asc' } } }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),

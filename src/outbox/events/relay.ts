@@ -39,6 +39,8 @@ const ENVELOPE = envelopeSql({
   subject: 'c.subject',
   time: 'c.created_at',
   payload: 'c.payload',
+  sequenceSubject: 'c.sequence_subject',
+  sequence: 'c.sequence',
 });
 
 export async function relayOutbox(pool: pg.Pool, queue: Queue, limit = 500): Promise<number> {
@@ -46,10 +48,11 @@ export async function relayOutbox(pool: pg.Pool, queue: Queue, limit = 500): Pro
     `WITH claimed AS (
        UPDATE outbox_events SET dispatched_at = now()
        WHERE id IN (SELECT id FROM outbox_events WHERE dispatched_at IS NULL ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-       RETURNING id, tenant_id, type, subject, payload, created_at)
-     INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, outbox_event_id, event_type, envelope, status, next_attempt_at, queued_at, created_at, updated_at)
+       RETURNING id, tenant_id, type, subject, payload, created_at, sequence_subject, sequence)
+     INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, outbox_event_id, event_type, envelope, sequence_subject, sequence,
+                                     status, next_attempt_at, queued_at, created_at, updated_at)
      SELECT gen_random_uuid(), c.tenant_id, e.id, c.id, c.type,
-            ${ENVELOPE},
+            ${ENVELOPE}, c.sequence_subject, c.sequence,
             'pending', now(), now(), now(), now()
      FROM claimed c JOIN webhook_endpoints e ON e.tenant_id = c.tenant_id AND e.enabled AND c.type = ANY(e.events)
      ON CONFLICT (outbox_event_id, endpoint_id) DO NOTHING

@@ -18,6 +18,9 @@ export interface ClaimedDelivery {
   envelope: { data: { payload: unknown } };
   is_test: boolean;
   attempts: number;
+  /** The event's sequence subject and number; null for Test deliveries. */
+  sequence_subject: string | null;
+  sequence: number | null;
   url: string;
   enabled: boolean;
   secret: string;
@@ -65,7 +68,7 @@ export function createDeliveryStore(pool: pg.Pool, opts: { leaseSeconds: number 
          AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= now() + interval '1 second')
          -- A workspace whose owner asked for its deletion sends nothing (docs/data-lifecycle.md).
          AND NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = d.tenant_id AND t.deletion_requested_at IS NOT NULL)
-       RETURNING d.id, d.tenant_id, d.endpoint_id, d.event_type, d.envelope, d.is_test, d.attempts,
+       RETURNING d.id, d.tenant_id, d.endpoint_id, d.event_type, d.envelope, d.is_test, d.attempts, d.sequence_subject, d.sequence,
                  e.url, e.enabled, e.secret, e.previous_secret, e.previous_expires_at, e.failing_since`,
       [ids, opts.leaseSeconds],
     );
