@@ -1,5 +1,5 @@
-// Outbound events numbered per sequence subject and the numbers in every delivery (docs/receiving-webhooks.md,
-// "Order and sequence numbers"), against the real database.
+// Outbound events numbered per sequence subject, the numbers in every delivery and the catch-up read
+// (docs/receiving-webhooks.md, "Order and sequence numbers"), against the real database.
 // Deliveries are attempted by hand here, one at a time, so each test decides what happens when.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -299,5 +299,94 @@ describe('the number in every delivery', () => {
     expect(hit!.headers['x-webhook-sequence-subject']).toBeUndefined();
     const log = (await api(apiKey).get(`/api/v1/webhook-endpoints/${endpoint.id}/deliveries`)).json();
     expect(log.data[0]).toMatchObject({ id: res.delivery_id, test: true, sequence: null, sequence_subject: null });
+  });
+});
+
+describe('catching up on a subject', () => {
+  /** Five events of customer c and one of another customer, for a new tenant. */
+  async function fiveEvents() {
+    const tenant = await tenantWithKey(t.prisma);
+    const c = randomUUID();
+    const events = Array.from({ length: 5 }, (_, i) => alertOf(tenant.tenantId, c, `c${i + 1}`));
+    await write(events.slice(0, 3));
+    await write([alertOf(tenant.tenantId, randomUUID()), ...events.slice(3)]);
+    return { ...tenant, c, events };
+  }
+
+  it('returns the events after a number in number order, page by page, with the payloads deliveries send', async () => {
+    const { apiKey, c, events } = await fiveEvents();
+    const url = `/api/v1/webhook-events?subject=customer:${c}&after_sequence=1&limit=2`;
+    const first = await api(apiKey).get(url);
+    expect(first.statusCode).toBe(200);
+    const one = first.json();
+    expect(one.data.map((e: { sequence: number }) => e.sequence)).toEqual([2, 3]);
+    expect(one).toMatchObject({ has_more: true, first_available_sequence: 1, last_sequence: 5 });
+    expect(one.data[0]).toMatchObject({ type: 'alert.created', sequence_subject: `customer:${c}`, payload: events[1]!.payload });
+    const two = (await api(apiKey).get(`${url}&cursor=${one.next_cursor}`)).json();
+    expect(two.data.map((e: { sequence: number }) => e.sequence)).toEqual([4, 5]);
+    expect(two).toMatchObject({ has_more: false, next_cursor: null });
+    // From the start by default, and an upper-case UUID names the same subject.
+    const all = (await api(apiKey).get(`/api/v1/webhook-events?subject=customer:${c.toUpperCase()}`)).json();
+    expect(all.data.map((e: { sequence: number }) => e.sequence)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('returns the same over GraphQL', async () => {
+    const { apiKey, c } = await fiveEvents();
+    const query = `query($s: String!, $a: Int, $after: String) {
+      webhookEvents(subject: $s, afterSequence: $a, first: 2, after: $after) {
+        nodes { sequence sequenceSubject type } pageInfo { hasNextPage endCursor } totalCount firstAvailableSequence lastSequence } }`;
+    const one = (await api(apiKey).gql(query, { s: `customer:${c}`, a: 1 })).data.webhookEvents;
+    expect(one).toMatchObject({ totalCount: 4, firstAvailableSequence: 1, lastSequence: 5, pageInfo: { hasNextPage: true } });
+    expect(one.nodes).toEqual([
+      { sequence: 2, sequenceSubject: `customer:${c}`, type: 'alert.created' },
+      { sequence: 3, sequenceSubject: `customer:${c}`, type: 'alert.created' },
+    ]);
+    const two = (await api(apiKey).gql(query, { s: `customer:${c}`, a: 1, after: one.pageInfo.endCursor })).data.webhookEvents;
+    expect(two.nodes.map((n: { sequence: number }) => n.sequence)).toEqual([4, 5]);
+    expect(two.pageInfo).toEqual({ hasNextPage: false, endCursor: null });
+  });
+
+  it.each([
+    ['a subject of an unknown kind', `subject=person:${randomUUID()}`, 'subject'],
+    ['a subject whose id is not a UUID', 'subject=customer:42', 'subject'],
+    ['a negative number', `subject=customer:${randomUUID()}&after_sequence=-1`, 'after_sequence'],
+    ['a number that is not whole', `subject=customer:${randomUUID()}&after_sequence=1.5`, 'after_sequence'],
+  ])('answers 400 problem+json to %s over REST', async (_name, query, path) => {
+    const { apiKey } = await tenantWithKey(t.prisma);
+    const res = await api(apiKey).get(`/api/v1/webhook-events?${query}`);
+    expect(res.statusCode).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.json()).toMatchObject({ code: 'validation_failed', errors: [expect.objectContaining({ path })] });
+  });
+
+  it.each([
+    ['a subject of an unknown kind', { s: `person:${randomUUID()}` }, 'subject'],
+    ['a payment id that is not percent-encoded as we send it', { s: 'payment:ch_1%2f' }, 'subject'],
+    ['a negative number', { s: `customer:${randomUUID()}`, a: -1 }, 'afterSequence'],
+  ])('answers validation_failed to %s over GraphQL', async (_name, variables, path) => {
+    const { apiKey } = await tenantWithKey(t.prisma);
+    const body = await api(apiKey).gql(
+      'query($s: String!, $a: Int) { webhookEvents(subject: $s, afterSequence: $a) { lastSequence } }',
+      variables,
+    );
+    expect(body.errors[0].extensions).toMatchObject({ code: 'validation_failed', status: 400 });
+    expect(body.errors[0].extensions.errors).toEqual([expect.objectContaining({ path })]);
+  });
+
+  it('reads only the caller’s tenant’s events', async () => {
+    const { c } = await fiveEvents();
+    const other = await tenantWithKey(t.prisma);
+    const res = (await api(other.apiKey).get(`/api/v1/webhook-events?subject=customer:${c}`)).json();
+    expect(res).toEqual({ data: [], has_more: false, next_cursor: null, first_available_sequence: null, last_sequence: null });
+  });
+
+  it('starts at the oldest kept event once retention removed older ones, and says which that is', async () => {
+    const { tenantId, apiKey, c } = await fiveEvents();
+    await agedPastRetention(tenantId);
+    await runRetention(t.pool, { batchSize: 100, maxBatches: 10 });
+    await write([alertOf(tenantId, c, 'c6')]);
+    const res = (await api(apiKey).get(`/api/v1/webhook-events?subject=customer:${c}&after_sequence=2`)).json();
+    expect(res.data.map((e: { sequence: number }) => e.sequence)).toEqual([6]);
+    expect(res).toMatchObject({ first_available_sequence: 6, last_sequence: 6 });
   });
 });

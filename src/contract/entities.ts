@@ -19,6 +19,7 @@ import {
 import type { SourceOf } from './serialize.ts';
 import { RETENTION_KEYS, RETENTION_SETTINGS, type RetentionKey, retentionField } from './retention.ts';
 import { component, jsonObject, listedText, probability, score, time, uuid } from './wire.ts';
+import { SEQUENCE_SUBJECT_EXAMPLE } from './sequence-subject.ts';
 
 const str = z.string();
 const num = z.number();
@@ -177,6 +178,16 @@ export const webhookDelivery = z.object({
   ),
 });
 
+/** An outbound event as the catch-up read returns it. */
+export const webhookEvent = z.object({
+  id: uuid.describe('The event’s id, the `id` of the CloudEvents envelope in the delivery log.'),
+  type: str.describe('The event type, as in X-Webhook-Event.'),
+  sequence,
+  sequence_subject: sequenceSubject.meta({ examples: [SEQUENCE_SUBJECT_EXAMPLE] }),
+  created_at: time,
+  payload: jsonObject.describe('The body every delivery of the event sends.'),
+});
+
 const dimensionNumbers = z.object(
   Object.fromEntries(DIMENSIONS.map((k) => [k, num.nullable()])) as Record<(typeof DIMENSIONS)[number], z.ZodNullable<z.ZodNumber>>,
 );
@@ -282,6 +293,7 @@ export const COMPONENTS = {
   alert: component('Alert', alert),
   webhookEndpoint: component('WebhookEndpoint', webhookEndpoint),
   webhookDelivery: component('WebhookDelivery', webhookDelivery),
+  webhookEvent: component('WebhookEvent', webhookEvent),
   auditEvent: component('AuditEvent', auditEvent),
   workspace: component('Workspace', workspace),
   retention: component('RetentionSettings', retention),

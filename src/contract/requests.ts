@@ -17,6 +17,7 @@ import {
 import { identity } from './entities.ts';
 import { RETENTION_KEYS, RETENTION_SETTINGS, type RetentionKey, retentionField } from './retention.ts';
 import { time, uuid } from './wire.ts';
+import { MAX_SEQUENCE_SUBJECT_LENGTH, SEQUENCE_SUBJECT_PATTERN } from './sequence-subject.ts';
 
 /** The most usage events one request may carry. */
 export const MAX_USAGE_EVENTS = 500;
@@ -84,6 +85,21 @@ export const endpointUpdate = (eventNames: readonly string[]) =>
     .meta({ minProperties: 1 });
 
 export const endpointTest = z.strictObject({ event: z.string().optional() }).nullable();
+
+export const webhookEventQuery = pageQuery.extend({
+  subject: z
+    .string()
+    .max(MAX_SEQUENCE_SUBJECT_LENGTH)
+    .regex(new RegExp(SEQUENCE_SUBJECT_PATTERN))
+    .describe('The sequence subject, as X-Webhook-Sequence-Subject names it, e.g. `customer:<id>`.'),
+  after_sequence: z
+    .number()
+    .int()
+    .min(0)
+    .max(2_147_483_647)
+    .describe('Only events numbered after this one: the last number you processed (default 0, from the first).')
+    .optional(),
+});
 export const replayInput = z.strictObject({ since: time });
 
 export const usageEventsInput = z.strictObject({

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { EVENT_NAMES, EVENTS, payloadJsonSchema } from '../outbox/events/registry.ts';
-import type { WebhookDelivery as WebhookDeliveryRow } from '../generated/prisma/client.ts';
+import type { OutboxEvent as OutboxEventRow, WebhookDelivery as WebhookDeliveryRow } from '../generated/prisma/client.ts';
 import { builder } from './builder.ts';
 import { actorOf, requireCapability } from './guards.ts';
-import { connectionOf, DEFAULT_PAGE_SIZE, keysetPage, MAX_PAGE_SIZE } from './pagination.ts';
+import { connectionOf, DEFAULT_PAGE_SIZE, keysetPage, MAX_PAGE_SIZE, type Page, PageInfo, type Sort } from './pagination.ts';
 import { parseInput } from './validate.ts';
 
 interface EventTypeView {
@@ -101,6 +101,46 @@ const WebhookDelivery = builder.prismaObject('WebhookDelivery', {
 });
 const DeliveryConnection = connectionOf('WebhookDelivery', WebhookDelivery);
 
+const WebhookEvent = builder.prismaObject('OutboxEvent', {
+  name: 'WebhookEvent',
+  description: 'An outbound event as every delivery of it sends it, with its place among its subject’s events.',
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID', description: 'The event’s id, the `id` of the CloudEvents envelope in the delivery log.' }),
+    type: t.exposeString('type'),
+    sequence: t.int({
+      description: 'Its number among the tenant’s events of its sequence subject: 1, 2, 3, … with no gap.',
+      // The read selects numbered events only (`sequence > afterSequence`).
+      resolve: (e) => e.sequence!,
+    }),
+    sequenceSubject: t.string({ description: 'What it is numbered under, e.g. `customer:<id>`.', resolve: (e) => e.sequenceSubject! }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    payload: t.expose('payload', { type: 'JSON', description: 'The body every delivery of the event sends.' }),
+  }),
+});
+
+type EventPage = Page<OutboxEventRow> & { firstAvailableSequence: number | null; lastSequence: number | null };
+const EventPageRef = builder.objectRef<EventPage>('WebhookEventConnection').implement({
+  description: 'A subject’s events in number order, a page at a time, and where its numbering stands.',
+  fields: (t) => ({
+    nodes: t.field({ type: [WebhookEvent], resolve: (p) => p.nodes }),
+    pageInfo: t.field({ type: PageInfo, resolve: (p) => p.pageInfo }),
+    totalCount: t.int({ description: 'The events after `afterSequence`; costs a count query.', resolve: (p) => p.totalCount() }),
+    firstAvailableSequence: t.int({
+      nullable: true,
+      description:
+        'The lowest number among the subject’s events still kept (older ones are removed by retention); null when none is. When it is above `afterSequence` + 1, the events between were removed and cannot be read again.',
+      resolve: (p) => p.firstAvailableSequence,
+    }),
+    lastSequence: t.int({
+      nullable: true,
+      description: 'The last number given under the subject; null when none was.',
+      resolve: (p) => p.lastSequence,
+    }),
+  }),
+});
+
+const IN_SEQUENCE: Sort = { field: 'sequence', direction: 'asc', kind: 'integer' };
+
 const TestResult = builder
   .objectRef<{ deliveryId: string; event: string; status: string; statusCode?: number | null; error?: string | null; durationMs?: number }>(
     'WebhookTestResult',
@@ -154,6 +194,27 @@ builder.queryFields((t) => ({
       await ctx.services.webhookEndpoints.owned(p.tenantId, args.endpointId);
       const where = { tenantId: p.tenantId, endpointId: args.endpointId };
       return keysetPage<WebhookDeliveryRow>(ctx.prisma.webhookDelivery, where, args, { context: ctx, info });
+    },
+  }),
+  webhookEvents: t.field({
+    type: EventPageRef,
+    description:
+      'A sequence subject’s outbound events after a number, in number order: what a receiver missed, read back (docs/receiving-webhooks.md, "Catching up").',
+    args: {
+      subject: t.arg.string({ description: 'The sequence subject, as X-Webhook-Sequence-Subject names it, e.g. `customer:<id>`.' }),
+      afterSequence: t.arg.int({ required: false, description: 'Only events numbered after this one (default 0: from the first).' }),
+      first: t.arg.int({ required: false, description: `Page size, 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}).` }),
+      after: t.arg.string({ required: false }),
+    },
+    resolve: async (_r, args, ctx, info) => {
+      const p = requireCapability(ctx, 'read');
+      const { subject, afterSequence } = ctx.services.webhookEvents.parse(args);
+      const where = ctx.services.webhookEvents.where(p.tenantId, subject, afterSequence);
+      const [page, bounds] = await Promise.all([
+        keysetPage<OutboxEventRow>(ctx.prisma.outboxEvent, where, args, { context: ctx, info }, IN_SEQUENCE),
+        ctx.services.webhookEvents.bounds(p.tenantId, subject),
+      ]);
+      return { ...page, firstAvailableSequence: bounds.firstAvailable, lastSequence: bounds.last };
     },
   }),
 }));
