@@ -1,14 +1,16 @@
-// Outbound events numbered per sequence subject, the numbers in every delivery and the catch-up read
-// (docs/receiving-webhooks.md, "Order and sequence numbers"), against the real database.
+// Outbound events numbered per sequence subject, the numbers in every delivery, the catch-up read and
+// ordered delivery (docs/receiving-webhooks.md, "Order and sequence numbers"), against the real database.
 // Deliveries are attempted by hand here, one at a time, so each test decides what happens when.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inTransaction, onPg, type Sql } from '../src/db/sql.ts';
 import { enqueueEvents, type OutboxInput } from '../src/outbox/events/enqueue.ts';
 import { EVENTS, sequenceSubjectOf } from '../src/outbox/events/registry.ts';
-import { relayOutbox } from '../src/outbox/events/relay.ts';
+import { queueDue, relayOutbox } from '../src/outbox/events/relay.ts';
+import { MAX_ATTEMPTS } from '../src/outbox/sender/retry-schedule.ts';
 import { verifyWebhookSignature } from '../src/outbox/sender/verify.ts';
 import { runRetention } from '../src/lifecycle/retention.ts';
+import type { Queue } from '../src/queue/queue.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { tenantWithKey } from './support/factories.ts';
 import { type Hit, startReceiver, testCertificate, verifiesWithStripe } from './support/receiver.ts';
@@ -66,10 +68,14 @@ const counterOf = async (tenantId: string, subject: string) =>
   (await t.pool.query('SELECT last_sequence FROM outbox_sequences WHERE tenant_id = $1 AND subject = $2', [tenantId, subject])).rows[0]
     ?.last_sequence as number | undefined;
 
-async function endpointFor(apiKey: string) {
-  const res = await api(apiKey).post('/api/v1/webhook-endpoints', { url: rx.url, events: ['alert.created', 'invoice.created'] });
+async function endpointFor(apiKey: string, opts: { events?: string[]; ordered?: boolean } = {}) {
+  const res = await api(apiKey).post('/api/v1/webhook-endpoints', {
+    url: rx.url,
+    events: opts.events ?? ['alert.created', 'invoice.created'],
+    ...(opts.ordered === undefined ? {} : { ordered: opts.ordered }),
+  });
   expect(res.statusCode).toBe(201);
-  return res.json() as { id: string; secret: string };
+  return res.json() as { id: string; secret: string; ordered: boolean };
 }
 
 /** The delivery of each event (by dedup key) to the endpoint, in the order the keys are given. */
@@ -388,5 +394,116 @@ describe('catching up on a subject', () => {
     const res = (await api(apiKey).get(`/api/v1/webhook-events?subject=customer:${c}&after_sequence=2`)).json();
     expect(res.data.map((e: { sequence: number }) => e.sequence)).toEqual([6]);
     expect(res).toMatchObject({ first_available_sequence: 6, last_sequence: 6 });
+  });
+});
+
+describe('ordered delivery', () => {
+  it('is off unless asked for, and is set on creation and by an update, over REST and GraphQL', async () => {
+    const { apiKey } = await tenantWithKey(t.prisma);
+    expect((await endpointFor(apiKey)).ordered).toBe(false);
+    const ordered = await endpointFor(apiKey, { ordered: true });
+    expect(ordered.ordered).toBe(true);
+    expect((await api(apiKey).patch(`/api/v1/webhook-endpoints/${ordered.id}`, { ordered: false })).json().ordered).toBe(false);
+    expect((await api(apiKey).patch(`/api/v1/webhook-endpoints/${ordered.id}`, { ordered: 'yes' })).statusCode).toBe(400);
+    const created = await api(apiKey).gql(
+      'mutation($i: WebhookEndpointInput!) { createWebhookEndpoint(input: $i) { endpoint { id ordered } } }',
+      { i: { url: rx.url, events: ['alert.created'], ordered: true } },
+    );
+    const id = created.data.createWebhookEndpoint.endpoint.id as string;
+    expect(created.data.createWebhookEndpoint.endpoint.ordered).toBe(true);
+    const updated = await api(apiKey).gql(
+      'mutation($id: UUID!) { updateWebhookEndpoint(id: $id, input: { ordered: false }) { ordered } }',
+      {
+        id,
+      },
+    );
+    expect(updated.data.updateWebhookEndpoint.ordered).toBe(false);
+    expect((await api(apiKey).get(`/api/v1/webhook-endpoints/${id}`)).json().ordered).toBe(false);
+  });
+
+  /** An endpoint, and three events relayed to it: customer a's first and second, customer b's first. */
+  async function threeEvents(ordered: boolean) {
+    const { tenantId, apiKey } = await tenantWithKey(t.prisma);
+    const endpoint = await endpointFor(apiKey, { ordered, events: ['alert.created'] });
+    const [a, b] = [randomUUID(), randomUUID()];
+    await write([alertOf(tenantId, a, 'a1'), alertOf(tenantId, a, 'a2'), alertOf(tenantId, b, 'b1')]);
+    await relayOutbox(t.pool, t.queue);
+    const [a1, a2, b1] = await deliveriesOf(endpoint.id, ['a1', 'a2', 'b1']);
+    return { tenantId, endpoint, a1: a1!, a2: a2!, b1: b1! };
+  }
+  /** What the due-delivery pass queues now. */
+  async function queuedNow(): Promise<string[]> {
+    const published: string[] = [];
+    const watched: Queue = { ...t.queue, publish: async (_topic, body) => void published.push((body as { id: string }).id) };
+    await t.pool.query(`UPDATE webhook_deliveries SET queued_at = NULL WHERE status = 'pending'`);
+    await queueDue(t.pool, watched);
+    return published;
+  }
+
+  it('holds a subject’s later event behind its failing earlier one until that succeeds, while another subject goes out', async () => {
+    const { a1, a2, b1 } = await threeEvents(true);
+    refused.add(a1);
+    expect(await attempt(a1)).toBe('retrying');
+    expect(await attempt(a2)).toBe('skipped');
+    expect(await attempt(b1)).toBe('succeeded');
+    // The due-delivery pass does not queue it either, and it is not leased.
+    expect(await queuedNow()).not.toContain(a2);
+    expect((await t.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: a2 } })).lockedUntil).toBeNull();
+    // A retry that fails again keeps it waiting.
+    await dueNow(a1);
+    expect(await attempt(a1)).toBe('retrying');
+    expect(await attempt(a2)).toBe('skipped');
+    refused.delete(a1);
+    await dueNow(a1);
+    expect(await attempt(a1)).toBe('succeeded');
+    expect(await queuedNow()).toContain(a2);
+    expect(await attempt(a2)).toBe('succeeded');
+    expect(hitsOf(a2)).toHaveLength(1);
+    expect(hitsOf(a2)[0]!.at).toBeGreaterThanOrEqual(hitsOf(a1).at(-1)!.at);
+  });
+
+  it('releases the later event once the earlier one is given up', async () => {
+    const { a1, a2 } = await threeEvents(true);
+    refused.add(a1);
+    for (let i = 0; i < MAX_ATTEMPTS; i++) {
+      await dueNow(a1);
+      expect(await attempt(a2)).toBe('skipped');
+      await attempt(a1);
+    }
+    expect((await t.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: a1 } })).status).toBe('failed');
+    expect(await attempt(a2)).toBe('succeeded');
+    expect(hitsOf(a2)[0]!.headers['x-webhook-sequence']).toBe('2');
+  });
+
+  it('holds nothing for an endpoint that did not ask for order', async () => {
+    const { a1, a2 } = await threeEvents(false);
+    refused.add(a1);
+    expect(await attempt(a1)).toBe('retrying');
+    expect(await attempt(a2)).toBe('succeeded');
+  });
+
+  it('does not send an event before an earlier event of its subject is relayed, which another relay may still be doing', async () => {
+    const { tenantId, apiKey } = await tenantWithKey(t.prisma);
+    const endpoint = await endpointFor(apiKey, { ordered: true, events: ['alert.created'] });
+    const c = randomUUID();
+    await write([alertOf(tenantId, c, 'first')]);
+    await write([alertOf(tenantId, c, 'second')]);
+    // Another relay holds the first event, about to fan it out: this one takes the second alone.
+    const other = await t.pool.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query(`SELECT 1 FROM outbox_events WHERE tenant_id = $1 AND dedup_key = 'first' FOR UPDATE`, [tenantId]);
+      await relayOutbox(t.pool, t.queue);
+      const [second] = await deliveriesOf(endpoint.id, ['second']);
+      expect(second).toBeDefined();
+      expect(await attempt(second!)).toBe('skipped');
+      await other.query('COMMIT');
+    } finally {
+      other.release();
+    }
+    await relayOutbox(t.pool, t.queue);
+    const [first, second] = await deliveriesOf(endpoint.id, ['first', 'second']);
+    expect(await attempt(first!)).toBe('succeeded');
+    expect(await attempt(second!)).toBe('succeeded');
   });
 });

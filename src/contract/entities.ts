@@ -144,6 +144,11 @@ export const webhookEndpoint = z.object({
   events: z.array(str),
   enabled: z.boolean(),
   disabled_reason: str.nullable(),
+  ordered: z
+    .boolean()
+    .describe(
+      'Ordered delivery: an event is sent only once the one before it of the same sequence subject was delivered or given up; other subjects go out meanwhile.',
+    ),
   created_at: time,
   updated_at: time,
 });

@@ -68,6 +68,10 @@ const endpointFields = {
   url: z.string().max(2048).describe('An https:// URL.'),
   events: z.array(z.string()).max(50),
   description: z.string().max(500).nullable().optional(),
+  ordered: z
+    .boolean()
+    .describe('Send an event only once the one before it of the same sequence subject was delivered or given up (default false).')
+    .optional(),
 };
 /** `events` names the event types; the description lists them (src/outbox/events/registry.ts). */
 export const endpointCreate = (eventNames: readonly string[]) =>
@@ -81,6 +85,7 @@ export const endpointUpdate = (eventNames: readonly string[]) =>
       events: endpointFields.events.describe(`Any of: ${eventNames.join(', ')}.`).optional(),
       description: endpointFields.description,
       enabled: z.boolean().optional(),
+      ordered: endpointFields.ordered,
     })
     .meta({ minProperties: 1 });
 

@@ -43,6 +43,10 @@ export const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
     events: t.exposeStringList('events'),
     enabled: t.exposeBoolean('enabled'),
     disabledReason: t.exposeString('disabledReason', { nullable: true }),
+    ordered: t.exposeBoolean('ordered', {
+      description:
+        'Ordered delivery: an event is sent only once the one before it of the same sequence subject was delivered or given up; other subjects go out meanwhile.',
+    }),
     previousSecretValidUntil: t.field({
       type: 'DateTime',
       nullable: true,
@@ -225,6 +229,10 @@ const EndpointInput = builder.inputType('WebhookEndpointInput', {
     events: t.stringList({ required: false }),
     description: t.string({ required: false }),
     enabled: t.boolean({ required: false }),
+    ordered: t.boolean({
+      required: false,
+      description: 'Send an event only once the one before it of the same sequence subject was delivered or given up (default false).',
+    }),
   }),
 });
 
@@ -232,6 +240,7 @@ const createInput = z.object({
   url: z.string().max(2048),
   events: z.array(z.string()).max(50),
   description: z.string().max(500).nullish(),
+  ordered: z.boolean().optional(),
 });
 const updateInput = z
   .object({
@@ -239,6 +248,7 @@ const updateInput = z
     events: z.array(z.string()).max(50).optional(),
     description: z.string().max(500).nullish(),
     enabled: z.boolean().optional(),
+    ordered: z.boolean().optional(),
   })
   .refine((v) => Object.values(v).some((x) => x !== undefined), { message: 'set at least one field' });
 const defined = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
@@ -253,6 +263,7 @@ builder.mutationFields((t) => ({
         url: args.input.url ?? undefined,
         events: args.input.events ?? undefined,
         description: args.input.description,
+        ordered: args.input.ordered ?? undefined,
       });
       return ctx.services.webhookEndpoints.create(actorOf(ctx, p), input);
     },
@@ -269,6 +280,7 @@ builder.mutationFields((t) => ({
           url: args.input.url ?? undefined,
           events: args.input.events ?? undefined,
           enabled: args.input.enabled ?? undefined,
+          ordered: args.input.ordered ?? undefined,
         }),
       );
       return ctx.services.webhookEndpoints.update(actorOf(ctx, p), args.id, input);

@@ -40,7 +40,7 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
   };
   return {
     owned,
-    async create(actor: Actor, input: { url: string; events: string[]; description?: string | null }) {
+    async create(actor: Actor, input: { url: string; events: string[]; description?: string | null; ordered?: boolean }) {
       const { tenantId } = actor;
       await validUrl(input.url, opts.allowPrivateTargets);
       validEvents(input.events);
@@ -57,6 +57,7 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
             url: input.url,
             events: [...new Set(input.events)],
             description: input.description ?? null,
+            ordered: input.ordered ?? false,
             secret: box.seal(secret),
           },
         });
@@ -64,13 +65,17 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
           action: 'webhook_endpoint.created',
           targetType: 'webhook_endpoint',
           targetId: created.id,
-          changes: { url: created.url, events: created.events, description: created.description },
+          changes: { url: created.url, events: created.events, description: created.description, ordered: created.ordered },
         });
         return created;
       });
       return { endpoint, secret };
     },
-    async update(actor: Actor, id: string, input: { url?: string; events?: string[]; description?: string | null; enabled?: boolean }) {
+    async update(
+      actor: Actor,
+      id: string,
+      input: { url?: string; events?: string[]; description?: string | null; enabled?: boolean; ordered?: boolean },
+    ) {
       const before = await owned(actor.tenantId, id);
       if (input.url !== undefined) await validUrl(input.url, opts.allowPrivateTargets);
       if (input.events !== undefined) validEvents(input.events);
@@ -80,7 +85,13 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
           action: 'webhook_endpoint.updated',
           targetType: 'webhook_endpoint',
           targetId: id,
-          changes: changedFields(before, { url: input.url, events, description: input.description, enabled: input.enabled }),
+          changes: changedFields(before, {
+            url: input.url,
+            events,
+            description: input.description,
+            enabled: input.enabled,
+            ordered: input.ordered,
+          }),
         });
         return tx.webhookEndpoint.update({
           where: { id },
@@ -88,6 +99,7 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
             ...(input.url !== undefined ? { url: input.url } : {}),
             ...(input.events !== undefined ? { events: [...new Set(input.events)] } : {}),
             ...(input.description !== undefined ? { description: input.description } : {}),
+            ...(input.ordered !== undefined ? { ordered: input.ordered } : {}),
             // Re-enabling clears the reason and gives the endpoint a fresh five days.
             ...(input.enabled === true ? { enabled: true, disabledReason: null, failingSince: null } : {}),
             ...(input.enabled === false ? { enabled: false, disabledReason: 'disabled by the tenant' } : {}),
