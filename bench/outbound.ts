@@ -8,7 +8,7 @@ import https from 'node:https';
 import { join } from 'node:path';
 import { createPrisma } from '../src/db/prisma.ts';
 import { createPool } from '../src/db/prisma.ts';
-import { onPg } from '../src/db/sql.ts';
+import { inTransaction } from '../src/db/sql.ts';
 import { enqueueEvents } from '../src/outbox/events/enqueue.ts';
 import { makeTestCertificate } from '../test/support/receiver.ts';
 import { BENCH_ENCRYPTION_KEY as ENCRYPTION_KEY, freshDatabase, report, ROOT, startProcess } from './lib.ts';
@@ -52,22 +52,24 @@ for (let i = 0; i < ENDPOINTS; i++) {
 }
 const pool = createPool(url, 2);
 for (let i = 0; i < EVENTS; i += 500) {
-  await enqueueEvents(
-    onPg(pool),
-    Array.from({ length: Math.min(500, EVENTS - i) }, (_, j) => ({
-      tenantId: tenant.id,
-      type: 'invoice.created',
-      payload: {
-        tenant_id: tenant.id,
-        invoice_id: randomUUID(),
-        status: 'draft' as const,
-        total: `${i + j}.00`,
-        currency: 'usd',
-        customer_id: null,
-        due_at: null,
-      },
-      dedupKey: `b${i + j}`,
-    })),
+  await inTransaction(pool, (sql) =>
+    enqueueEvents(
+      sql,
+      Array.from({ length: Math.min(500, EVENTS - i) }, (_, j) => ({
+        tenantId: tenant.id,
+        type: 'invoice.created',
+        payload: {
+          tenant_id: tenant.id,
+          invoice_id: randomUUID(),
+          status: 'draft' as const,
+          total: `${i + j}.00`,
+          currency: 'usd',
+          customer_id: null,
+          due_at: null,
+        },
+        dedupKey: `b${i + j}`,
+      })),
+    ),
   );
 }
 

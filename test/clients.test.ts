@@ -89,6 +89,8 @@ export async function callEveryGet(baseUrl: string, apiKey: string, unknownTenan
   if (!endpoint?.id) throw new Error('no endpoint');
   seen.getWebhookEndpoint = (await c.GET('/api/v1/webhook-endpoints/{id}', { params: { path: { id: endpoint.id } } })).response.status;
   seen.listWebhookDeliveries = (await c.GET('/api/v1/webhook-endpoints/{id}/deliveries', { params: { path: { id: endpoint.id } } })).response.status;
+  const events = await c.GET('/api/v1/webhook-events', { params: { query: { subject: \`customer:\${customer.id}\`, after_sequence: 0 } } });
+  seen.listWebhookEvents = events.response.status;
   seen.getHealthWeights = (await c.GET('/api/v1/health-weights')).response.status;
   seen.getChurnModel = (await c.GET('/api/v1/churn-model')).response.status;
   seen.listAuditEvents = (await c.GET('/api/v1/audit-events', { params: { query: { limit: 5 } } })).response.status;
@@ -134,6 +136,7 @@ export async function callEveryGet(baseUrl: string, apiKey: string, unknownTenan
   if (!endpoint?.id) throw new Error('no endpoint');
   seen.getWebhookEndpoint = status(await sdk.getWebhookEndpoint({ client, path: { id: endpoint.id } }));
   seen.listWebhookDeliveries = status(await sdk.listWebhookDeliveries({ client, path: { id: endpoint.id } }));
+  seen.listWebhookEvents = status(await sdk.listWebhookEvents({ client, query: { subject: \`customer:\${customer.id}\`, after_sequence: 0 } }));
   seen.getHealthWeights = status(await sdk.getHealthWeights({ client }));
   seen.getChurnModel = status(await sdk.getChurnModel({ client }));
   seen.listAuditEvents = status(await sdk.listAuditEvents({ client, query: { limit: 5 } }));

@@ -192,6 +192,7 @@ describe('erasing a customer', () => {
       'audit_events.target_id',
       'outbox_events.dedup_key',
       'outbox_events.payload',
+      'outbox_events.sequence_subject',
       'outbox_events.subject',
     ]);
   });

@@ -159,6 +159,8 @@ describe('the webhooks section of /openapi.json', () => {
         'X-Webhook-Event',
         'X-Webhook-Timestamp',
         'X-Webhook-Signature',
+        'X-Webhook-Sequence',
+        'X-Webhook-Sequence-Subject',
       ]);
       const validate = ajv.compile(op.requestBody.content['application/json'].schema);
       expect(validate(EVENTS[name].example), `${name}: ${JSON.stringify(validate.errors)}`).toBe(true);

@@ -3,7 +3,7 @@
 // holds a socket until the delivery timeout (20 s here, as long as the default 15), and it has more
 // deliveries waiting than the tenant may have in flight.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onPg } from '../src/db/sql.ts';
+import { inTransaction } from '../src/db/sql.ts';
 import { enqueueEvents } from '../src/outbox/events/enqueue.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
 import { exampleEvent, tenantWithKey } from './support/factories.ts';
@@ -44,10 +44,12 @@ describe('a due retry', () => {
       });
       expect(res.statusCode).toBe(201);
     }
-    await enqueueEvents(onPg(t.pool), [
-      ...Array.from({ length: 40 }, (_, i) => exampleEvent(tenantId, 'invoice.created', `hang:${i}`)),
-      exampleEvent(tenantId, 'invoice.paid', 'recovers'),
-    ]);
+    await inTransaction(t.pool, (sql) =>
+      enqueueEvents(sql, [
+        ...Array.from({ length: 40 }, (_, i) => exampleEvent(tenantId, 'invoice.created', `hang:${i}`)),
+        exampleEvent(tenantId, 'invoice.paid', 'recovers'),
+      ]),
+    );
     await expect.poll(() => recovering.hits.length, { timeout: 15_000 }).toBe(1);
     recovering.set('ok');
     const failed = () => t.prisma.webhookDelivery.findFirstOrThrow({ where: { tenantId, eventType: 'invoice.paid' } });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onPg } from '../src/db/sql.ts';
+import { inTransaction } from '../src/db/sql.ts';
 import { enqueueEvents } from '../src/outbox/events/enqueue.ts';
 import pino from 'pino';
 import { openDatabase } from '../src/runtime/database.ts';
@@ -44,7 +44,7 @@ async function endpointFor(events = ['invoice.created', 'invoice.paid']) {
 
 /** Writes an outbox event as the domain would, fans it out, and returns the delivery id. */
 async function emit(tenantId: string, type: EventName = 'invoice.created') {
-  await enqueueEvents(onPg(t.pool), [exampleEvent(tenantId, type)]);
+  await inTransaction(t.pool, (sql) => enqueueEvents(sql, [exampleEvent(tenantId, type)]));
   await relayOutbox(t.pool, t.queue);
   const d = await t.prisma.webhookDelivery.findFirstOrThrow({
     where: { tenantId, eventType: type, isTest: false },
@@ -264,7 +264,7 @@ describe('deliveries', () => {
       data: { payload: { total: '123.45' } },
     });
     expect(hitsFor(id)[0]!.json).toEqual((d.envelope as { data: { payload: unknown } }).data.payload);
-    await enqueueEvents(onPg(t.pool), [exampleEvent(tenantId, 'payment.failed', 'pf-unsubscribed')]);
+    await inTransaction(t.pool, (sql) => enqueueEvents(sql, [exampleEvent(tenantId, 'payment.failed', 'pf-unsubscribed')]));
     await relayOutbox(t.pool, t.queue);
     expect(await t.prisma.webhookDelivery.count({ where: { endpointId: endpoint.id, eventType: 'payment.failed' } })).toBe(0);
   });
@@ -482,7 +482,7 @@ describe('delivering many at once', () => {
    */
   const answeredPromptly = async (...tenantIds: string[]) => {
     for (const tenantId of tenantIds) {
-      await enqueueEvents(onPg(t.pool), [exampleEvent(tenantId, 'invoice.created', `prompt:${randomUUID()}`)]);
+      await inTransaction(t.pool, (sql) => enqueueEvents(sql, [exampleEvent(tenantId, 'invoice.created', `prompt:${randomUUID()}`)]));
       await relayOutbox(t.pool, t.queue);
       const first = await t.prisma.webhookDelivery.findMany({ where: { tenantId, status: 'pending' }, select: { id: true } });
       for (const { id } of first) expect((await t.outbound.deliverer.attempt(id)).status).toBe('succeeded');
@@ -502,9 +502,11 @@ describe('delivering many at once', () => {
       tenants.push(k.tenantId);
       endpoints.push(res.json().id);
       await answeredPromptly(k.tenantId);
-      await enqueueEvents(
-        onPg(t.pool),
-        Array.from({ length: 15 }, (_, j) => exampleEvent(k.tenantId, 'invoice.created', `many:${j}`)),
+      await inTransaction(t.pool, (sql) =>
+        enqueueEvents(
+          sql,
+          Array.from({ length: 15 }, (_, j) => exampleEvent(k.tenantId, 'invoice.created', `many:${j}`)),
+        ),
       );
     }
     await relayOutbox(t.pool, t.queue);
@@ -524,9 +526,11 @@ describe('delivering many at once', () => {
     rx.set('ok');
     const { tenantId, endpoint } = await endpointFor(['invoice.created']);
     await answeredPromptly(tenantId);
-    await enqueueEvents(
-      onPg(t.pool),
-      Array.from({ length: 20 }, (_, i) => exampleEvent(tenantId, 'invoice.created', `cap:${i}`)),
+    await inTransaction(t.pool, (sql) =>
+      enqueueEvents(
+        sql,
+        Array.from({ length: 20 }, (_, i) => exampleEvent(tenantId, 'invoice.created', `cap:${i}`)),
+      ),
     );
     await relayOutbox(t.pool, t.queue);
     const ids = await pendingOf({ endpointId: endpoint.id });
@@ -550,10 +554,12 @@ describe('delivering many at once', () => {
     expect(second.statusCode).toBe(201);
     const other = await endpointFor(['invoice.created']);
     await answeredPromptly(tenantId, other.tenantId);
-    await enqueueEvents(onPg(t.pool), [
-      ...Array.from({ length: 12 }, (_, i) => exampleEvent(tenantId, 'invoice.created', `tenant-cap:${i}`)),
-      exampleEvent(other.tenantId, 'invoice.created', 'tenant-cap:other'),
-    ]);
+    await inTransaction(t.pool, (sql) =>
+      enqueueEvents(sql, [
+        ...Array.from({ length: 12 }, (_, i) => exampleEvent(tenantId, 'invoice.created', `tenant-cap:${i}`)),
+        exampleEvent(other.tenantId, 'invoice.created', 'tenant-cap:other'),
+      ]),
+    );
     await relayOutbox(t.pool, t.queue);
     const [mine, theirs] = [await pendingOf({ tenantId }), await pendingOf({ tenantId: other.tenantId })];
     expect(mine).toHaveLength(24);
@@ -568,9 +574,11 @@ describe('delivering many at once', () => {
   it('holds at most 2 attempts at once to an endpoint this process has not tried yet or last saw answer slowly', async () => {
     const { tenantId, endpoint } = await endpointFor(['invoice.created']);
     const attemptAll = async (tag: string) => {
-      await enqueueEvents(
-        onPg(t.pool),
-        Array.from({ length: 5 }, (_, i) => exampleEvent(tenantId, 'invoice.created', `${tag}:${i}`)),
+      await inTransaction(t.pool, (sql) =>
+        enqueueEvents(
+          sql,
+          Array.from({ length: 5 }, (_, i) => exampleEvent(tenantId, 'invoice.created', `${tag}:${i}`)),
+        ),
       );
       await relayOutbox(t.pool, t.queue);
       const outcomes = await Promise.all((await pendingOf({ endpointId: endpoint.id })).map((id) => t.outbound.deliverer.attempt(id)));

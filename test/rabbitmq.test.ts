@@ -12,7 +12,7 @@ import { exampleEvent, tenantWithKey } from './support/factories.ts';
 import * as p from './support/providers.ts';
 import { startReceiver, testCertificate } from './support/receiver.ts';
 import { join } from 'node:path';
-import { onPg } from '../src/db/sql.ts';
+import { inTransaction } from '../src/db/sql.ts';
 import { enqueueEvents } from '../src/outbox/events/enqueue.ts';
 import { startService, stop } from './support/spawn.ts';
 
@@ -194,9 +194,11 @@ describe('delivery faults', () => {
     return { tenantId, endpointId: res.json().id as string };
   }
   const emit = (tenantId: string, from: number, n: number) =>
-    enqueueEvents(
-      onPg(t.pool),
-      Array.from({ length: n }, (_, i) => exampleEvent(tenantId, 'invoice.paid', `paid:${from + i}`)),
+    inTransaction(t.pool, (sql) =>
+      enqueueEvents(
+        sql,
+        Array.from({ length: n }, (_, i) => exampleEvent(tenantId, 'invoice.paid', `paid:${from + i}`)),
+      ),
     );
   /** Every delivery succeeded, each reached the receiver, and any repeat carried the same id and bytes. */
   async function expectAllDelivered(endpointId: string, total: number) {

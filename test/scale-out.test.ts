@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onPg } from '../src/db/sql.ts';
+import { inTransaction } from '../src/db/sql.ts';
 import { createInboundSecretStore } from '../src/services/integrations.ts';
 import { enqueueEvents } from '../src/outbox/events/enqueue.ts';
 import { createPool, createPrisma } from '../src/db/prisma.ts';
@@ -115,9 +115,11 @@ describe('two API and two worker processes', () => {
     });
     expect(created.status).toBe(201);
     const endpointId = ((await created.json()) as { id: string }).id;
-    await enqueueEvents(
-      onPg(pool),
-      Array.from({ length: 60 }, (_, i) => exampleEvent(tenantId, 'invoice.paid', `scale:${i}`)),
+    await inTransaction(pool, (sql) =>
+      enqueueEvents(
+        sql,
+        Array.from({ length: 60 }, (_, i) => exampleEvent(tenantId, 'invoice.paid', `scale:${i}`)),
+      ),
     );
     await expect
       .poll(() => prisma.webhookDelivery.count({ where: { endpointId, status: 'succeeded' } }), { timeout: 60_000, interval: 250 })

@@ -191,6 +191,12 @@ describe('behind a validating proxy (Prism with --errors)', () => {
       await send('replayWebhookDeliveries', 'POST', `${e}/replay`, json(key, { since: new Date(Date.now() - 3_600_000).toISOString() })),
       202,
     );
+    // The customer created above was announced: its customer.created is number 1.
+    const events = await send('listWebhookEvents', 'GET', `/api/v1/webhook-events?subject=customer:${createdId}&after_sequence=0&limit=5`, {
+      headers: key,
+    });
+    expectStatus(events, 200);
+    expect(JSON.parse(events.body).data.map((e: { sequence: number }) => e.sequence)).toEqual([1]);
     expectStatus(await send('deleteWebhookEndpoint', 'DELETE', e, { headers: key }), 204);
     expectStatus(await send('getHealthWeights', 'GET', '/api/v1/health-weights', { headers: key }), 200);
     expectStatus(

@@ -1,10 +1,12 @@
 import { describe, expect } from 'vitest';
 import { purgeDueWorkspaces } from '../src/lifecycle/workspace-purge.ts';
+import { inTransaction } from '../src/db/sql.ts';
+import { enqueueEvents } from '../src/outbox/events/enqueue.ts';
 import { queueDue } from '../src/outbox/events/relay.ts';
 import { operator } from '../src/services/audit.ts';
 import { createInboundSecretStore } from '../src/services/integrations.ts';
 import { testWith } from './support/fixtures.ts';
-import { alert, customer, historyPoint, invoice, signals, spread, subscription, tenantWithKey } from './support/factories.ts';
+import { alert, customer, exampleEvent, historyPoint, invoice, signals, spread, subscription, tenantWithKey } from './support/factories.ts';
 import { stripeCustomer, stripeEvent, stripeSdkSigned } from './support/providers.ts';
 import { testSecretBox, type TestApp } from './support/app.ts';
 
@@ -161,6 +163,10 @@ describe('removing a workspace whose deletion is due', () => {
       for (let d = 1; d <= 5; d++) await historyPoint(app.prisma, tenantId, c.id, d, { score: 70 });
     }
     await pendingDelivery(app, tenantId);
+    // Outbound events, and with them their subjects' sequence counters.
+    await inTransaction(app.pool, (sql) =>
+      enqueueEvents(sql, [exampleEvent(tenantId, 'invoice.created'), exampleEvent(tenantId, 'alert.created')]),
+    );
     await app.pool.query(
       `INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body, status) VALUES (gen_random_uuid(), $1, 'stripe', 'evt_1', 'customer.created', '{}', 'processed')`,
       [tenantId],
@@ -179,6 +185,7 @@ describe('removing a workspace whose deletion is due', () => {
     await owner.send('POST', '/api/v1/workspace/deletion', { confirm_name: owner.name });
     // Within the window nothing goes.
     const mine = await rowsOf(app, tenant.tenantId);
+    expect(mine.outbox_sequences).toBe(2);
     await purgeDueWorkspaces(app.pool, { batchSize: 5, maxBatches: 1000 });
     expect(await rowsOf(app, tenant.tenantId)).toEqual(mine);
 

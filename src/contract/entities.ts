@@ -19,6 +19,7 @@ import {
 import type { SourceOf } from './serialize.ts';
 import { RETENTION_KEYS, RETENTION_SETTINGS, type RetentionKey, retentionField } from './retention.ts';
 import { component, jsonObject, listedText, probability, score, time, uuid } from './wire.ts';
+import { SEQUENCE_SUBJECT_EXAMPLE } from './sequence-subject.ts';
 
 const str = z.string();
 const num = z.number();
@@ -143,9 +144,19 @@ export const webhookEndpoint = z.object({
   events: z.array(str),
   enabled: z.boolean(),
   disabled_reason: str.nullable(),
+  ordered: z
+    .boolean()
+    .describe(
+      'Ordered delivery: an event is sent only once the one before it of the same sequence subject was delivered or given up; other subjects go out meanwhile.',
+    ),
   created_at: time,
   updated_at: time,
 });
+
+const sequence = int.min(1).describe('The event’s number among the tenant’s events of its sequence subject: 1, 2, 3, … with no gap.');
+const sequenceSubject = str.describe(
+  'What the event is numbered under: `customer:<id>`, `invoice:<id>`, `subscription:<id>`, `endpoint:<id>` or `payment:<provider id>`.',
+);
 
 export const webhookDelivery = z.object({
   id: uuid.describe('The X-Webhook-Id, the same on every attempt.'),
@@ -157,6 +168,8 @@ export const webhookDelivery = z.object({
   next_attempt_at: time.nullable(),
   last_status_code: int.nullable(),
   last_error: str.nullable(),
+  sequence: sequence.nullable().describe('Sent as X-Webhook-Sequence; null for a Test delivery.'),
+  sequence_subject: sequenceSubject.nullable().describe('Sent as X-Webhook-Sequence-Subject; null for a Test delivery.'),
   created_at: time,
   attempt_log: z.array(
     z.object({
@@ -168,6 +181,16 @@ export const webhookDelivery = z.object({
       response_body: str.nullable(),
     }),
   ),
+});
+
+/** An outbound event as the catch-up read returns it. */
+export const webhookEvent = z.object({
+  id: uuid.describe('The event’s id, the `id` of the CloudEvents envelope in the delivery log.'),
+  type: str.describe('The event type, as in X-Webhook-Event.'),
+  sequence,
+  sequence_subject: sequenceSubject.meta({ examples: [SEQUENCE_SUBJECT_EXAMPLE] }),
+  created_at: time,
+  payload: jsonObject.describe('The body every delivery of the event sends.'),
 });
 
 const dimensionNumbers = z.object(
@@ -275,6 +298,7 @@ export const COMPONENTS = {
   alert: component('Alert', alert),
   webhookEndpoint: component('WebhookEndpoint', webhookEndpoint),
   webhookDelivery: component('WebhookDelivery', webhookDelivery),
+  webhookEvent: component('WebhookEvent', webhookEvent),
   auditEvent: component('AuditEvent', auditEvent),
   workspace: component('Workspace', workspace),
   retention: component('RetentionSettings', retention),

@@ -17,6 +17,7 @@ import {
 import { identity } from './entities.ts';
 import { RETENTION_KEYS, RETENTION_SETTINGS, type RetentionKey, retentionField } from './retention.ts';
 import { time, uuid } from './wire.ts';
+import { MAX_SEQUENCE_SUBJECT_LENGTH, SEQUENCE_SUBJECT_PATTERN } from './sequence-subject.ts';
 
 /** The most usage events one request may carry. */
 export const MAX_USAGE_EVENTS = 500;
@@ -67,6 +68,10 @@ const endpointFields = {
   url: z.string().max(2048).describe('An https:// URL.'),
   events: z.array(z.string()).max(50),
   description: z.string().max(500).nullable().optional(),
+  ordered: z
+    .boolean()
+    .describe('Send an event only once the one before it of the same sequence subject was delivered or given up (default false).')
+    .optional(),
 };
 /** `events` names the event types; the description lists them (src/outbox/events/registry.ts). */
 export const endpointCreate = (eventNames: readonly string[]) =>
@@ -80,10 +85,26 @@ export const endpointUpdate = (eventNames: readonly string[]) =>
       events: endpointFields.events.describe(`Any of: ${eventNames.join(', ')}.`).optional(),
       description: endpointFields.description,
       enabled: z.boolean().optional(),
+      ordered: endpointFields.ordered,
     })
     .meta({ minProperties: 1 });
 
 export const endpointTest = z.strictObject({ event: z.string().optional() }).nullable();
+
+export const webhookEventQuery = pageQuery.extend({
+  subject: z
+    .string()
+    .max(MAX_SEQUENCE_SUBJECT_LENGTH)
+    .regex(new RegExp(SEQUENCE_SUBJECT_PATTERN))
+    .describe('The sequence subject, as X-Webhook-Sequence-Subject names it, e.g. `customer:<id>`.'),
+  after_sequence: z
+    .number()
+    .int()
+    .min(0)
+    .max(2_147_483_647)
+    .describe('Only events numbered after this one: the last number you processed (default 0, from the first).')
+    .optional(),
+});
 export const replayInput = z.strictObject({ since: time });
 
 export const usageEventsInput = z.strictObject({

@@ -21,6 +21,7 @@ const TABLES = [
   'webhook_deliveries',
   'webhook_endpoints',
   'outbox_events',
+  'outbox_sequences',
   'signals',
   'signal_rollups',
   'inbox_events',

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { EVENT_NAMES, EVENTS, payloadJsonSchema } from '../outbox/events/registry.ts';
-import type { WebhookDelivery as WebhookDeliveryRow } from '../generated/prisma/client.ts';
+import type { OutboxEvent as OutboxEventRow, WebhookDelivery as WebhookDeliveryRow } from '../generated/prisma/client.ts';
 import { builder } from './builder.ts';
 import { actorOf, requireCapability } from './guards.ts';
-import { connectionOf, DEFAULT_PAGE_SIZE, keysetPage, MAX_PAGE_SIZE } from './pagination.ts';
+import { connectionOf, DEFAULT_PAGE_SIZE, keysetPage, MAX_PAGE_SIZE, type Page, PageInfo, type Sort } from './pagination.ts';
 import { parseInput } from './validate.ts';
 
 interface EventTypeView {
@@ -43,6 +43,10 @@ export const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
     events: t.exposeStringList('events'),
     enabled: t.exposeBoolean('enabled'),
     disabledReason: t.exposeString('disabledReason', { nullable: true }),
+    ordered: t.exposeBoolean('ordered', {
+      description:
+        'Ordered delivery: an event is sent only once the one before it of the same sequence subject was delivered or given up; other subjects go out meanwhile.',
+    }),
     previousSecretValidUntil: t.field({
       type: 'DateTime',
       nullable: true,
@@ -84,12 +88,62 @@ const WebhookDelivery = builder.prismaObject('WebhookDelivery', {
     nextAttemptAt: t.expose('nextAttemptAt', { type: 'DateTime', nullable: true }),
     lastStatusCode: t.exposeInt('lastStatusCode', { nullable: true }),
     lastError: t.exposeString('lastError', { nullable: true }),
+    sequence: t.exposeInt('sequence', {
+      nullable: true,
+      description:
+        'The event’s number among the tenant’s events of its sequence subject, sent as X-Webhook-Sequence; null for a Test delivery.',
+    }),
+    sequenceSubject: t.exposeString('sequenceSubject', {
+      nullable: true,
+      description:
+        'What the event is numbered under (`customer:<id>`, `invoice:<id>`, …), sent as X-Webhook-Sequence-Subject; null for a Test delivery.',
+    }),
     envelope: t.expose('envelope', { type: 'JSON', description: 'The CloudEvents envelope; the body sent is data.payload.' }),
     attemptLog: t.relation('attemptLog', { query: { orderBy: { attempt: 'asc' } } }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });
 const DeliveryConnection = connectionOf('WebhookDelivery', WebhookDelivery);
+
+const WebhookEvent = builder.prismaObject('OutboxEvent', {
+  name: 'WebhookEvent',
+  description: 'An outbound event as every delivery of it sends it, with its place among its subject’s events.',
+  fields: (t) => ({
+    id: t.expose('id', { type: 'UUID', description: 'The event’s id, the `id` of the CloudEvents envelope in the delivery log.' }),
+    type: t.exposeString('type'),
+    sequence: t.int({
+      description: 'Its number among the tenant’s events of its sequence subject: 1, 2, 3, … with no gap.',
+      // The read selects numbered events only (`sequence > afterSequence`).
+      resolve: (e) => e.sequence!,
+    }),
+    sequenceSubject: t.string({ description: 'What it is numbered under, e.g. `customer:<id>`.', resolve: (e) => e.sequenceSubject! }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    payload: t.expose('payload', { type: 'JSON', description: 'The body every delivery of the event sends.' }),
+  }),
+});
+
+type EventPage = Page<OutboxEventRow> & { firstAvailableSequence: number | null; lastSequence: number | null };
+const EventPageRef = builder.objectRef<EventPage>('WebhookEventConnection').implement({
+  description: 'A subject’s events in number order, a page at a time, and where its numbering stands.',
+  fields: (t) => ({
+    nodes: t.field({ type: [WebhookEvent], resolve: (p) => p.nodes }),
+    pageInfo: t.field({ type: PageInfo, resolve: (p) => p.pageInfo }),
+    totalCount: t.int({ description: 'The events after `afterSequence`; costs a count query.', resolve: (p) => p.totalCount() }),
+    firstAvailableSequence: t.int({
+      nullable: true,
+      description:
+        'The lowest number among the subject’s events still kept (older ones are removed by retention); null when none is. When it is above `afterSequence` + 1, the events between were removed and cannot be read again.',
+      resolve: (p) => p.firstAvailableSequence,
+    }),
+    lastSequence: t.int({
+      nullable: true,
+      description: 'The last number given under the subject; null when none was.',
+      resolve: (p) => p.lastSequence,
+    }),
+  }),
+});
+
+const IN_SEQUENCE: Sort = { field: 'sequence', direction: 'asc', kind: 'integer' };
 
 const TestResult = builder
   .objectRef<{ deliveryId: string; event: string; status: string; statusCode?: number | null; error?: string | null; durationMs?: number }>(
@@ -146,6 +200,27 @@ builder.queryFields((t) => ({
       return keysetPage<WebhookDeliveryRow>(ctx.prisma.webhookDelivery, where, args, { context: ctx, info });
     },
   }),
+  webhookEvents: t.field({
+    type: EventPageRef,
+    description:
+      'A sequence subject’s outbound events after a number, in number order: what a receiver missed, read back (docs/receiving-webhooks.md, "Catching up").',
+    args: {
+      subject: t.arg.string({ description: 'The sequence subject, as X-Webhook-Sequence-Subject names it, e.g. `customer:<id>`.' }),
+      afterSequence: t.arg.int({ required: false, description: 'Only events numbered after this one (default 0: from the first).' }),
+      first: t.arg.int({ required: false, description: `Page size, 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}).` }),
+      after: t.arg.string({ required: false }),
+    },
+    resolve: async (_r, args, ctx, info) => {
+      const p = requireCapability(ctx, 'read');
+      const { subject, afterSequence } = ctx.services.webhookEvents.parse(args);
+      const where = ctx.services.webhookEvents.where(p.tenantId, subject, afterSequence);
+      const [page, bounds] = await Promise.all([
+        keysetPage<OutboxEventRow>(ctx.prisma.outboxEvent, where, args, { context: ctx, info }, IN_SEQUENCE),
+        ctx.services.webhookEvents.bounds(p.tenantId, subject),
+      ]);
+      return { ...page, firstAvailableSequence: bounds.firstAvailable, lastSequence: bounds.last };
+    },
+  }),
 }));
 
 const EndpointInput = builder.inputType('WebhookEndpointInput', {
@@ -154,6 +229,10 @@ const EndpointInput = builder.inputType('WebhookEndpointInput', {
     events: t.stringList({ required: false }),
     description: t.string({ required: false }),
     enabled: t.boolean({ required: false }),
+    ordered: t.boolean({
+      required: false,
+      description: 'Send an event only once the one before it of the same sequence subject was delivered or given up (default false).',
+    }),
   }),
 });
 
@@ -161,6 +240,7 @@ const createInput = z.object({
   url: z.string().max(2048),
   events: z.array(z.string()).max(50),
   description: z.string().max(500).nullish(),
+  ordered: z.boolean().optional(),
 });
 const updateInput = z
   .object({
@@ -168,6 +248,7 @@ const updateInput = z
     events: z.array(z.string()).max(50).optional(),
     description: z.string().max(500).nullish(),
     enabled: z.boolean().optional(),
+    ordered: z.boolean().optional(),
   })
   .refine((v) => Object.values(v).some((x) => x !== undefined), { message: 'set at least one field' });
 const defined = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
@@ -182,6 +263,7 @@ builder.mutationFields((t) => ({
         url: args.input.url ?? undefined,
         events: args.input.events ?? undefined,
         description: args.input.description,
+        ordered: args.input.ordered ?? undefined,
       });
       return ctx.services.webhookEndpoints.create(actorOf(ctx, p), input);
     },
@@ -198,6 +280,7 @@ builder.mutationFields((t) => ({
           url: args.input.url ?? undefined,
           events: args.input.events ?? undefined,
           enabled: args.input.enabled ?? undefined,
+          ordered: args.input.ordered ?? undefined,
         }),
       );
       return ctx.services.webhookEndpoints.update(actorOf(ctx, p), args.id, input);

@@ -219,8 +219,11 @@ export function createScorer(pool: pg.Pool): Scorer {
       const kept = new Set(present.map((r) => r.id));
       // Every statement below then meets the rows of the batch in customer order too.
       const batch = computed.filter((c) => kept.has(c.row.id)).sort((a, b) => (a.row.id < b.row.id ? -1 : 1));
-      Object.assign(result, await write(tx, batch, now));
+      const { events, ...counts } = await write(tx, batch, now);
+      Object.assign(result, counts, { events: events.length });
       await finishClaims(tx, claims);
+      // Last: the outbox's sequence counters are the last lock a transaction takes (docs/concurrency.md).
+      await enqueueEvents(tx, events);
       return batch.length;
     });
     result.computed = written;
@@ -240,8 +243,15 @@ const toExisting = (a: AlertRow): ExistingAlert => ({
   resolvedAt: a.resolvedAt,
 });
 
-/** Every write of a batch, set-based: a fixed number of statements whatever the batch size. */
-async function write(sql: Sql, batch: Computed[], now: Date): Promise<Omit<RecomputeResult, 'computed'>> {
+/**
+ * Every write of a batch, set-based: a fixed number of statements whatever the batch size. Answers the
+ * outbound events it makes, for the caller to write last.
+ */
+async function write(
+  sql: Sql,
+  batch: Computed[],
+  now: Date,
+): Promise<Omit<RecomputeResult, 'computed' | 'events'> & { events: OutboxInput[] }> {
   const events: OutboxInput[] = [];
   const col = <T>(f: (c: Computed) => T) => batch.map(f);
 
@@ -391,8 +401,7 @@ async function write(sql: Sql, batch: Computed[], now: Date): Promise<Omit<Recom
 
   const { created, resolved } = await writeAlerts(sql, batch, now);
   events.push(...created.map((a) => alertEvent('alert.created', a)), ...resolved.map((a) => alertEvent('alert.resolved', a)));
-  await enqueueEvents(sql, events);
-  return { alertsCreated: created.length, alertsResolved: resolved.length, events: events.length };
+  return { alertsCreated: created.length, alertsResolved: resolved.length, events };
 }
 
 async function writeAlerts(sql: Sql, batch: Computed[], now: Date) {

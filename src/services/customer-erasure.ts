@@ -1,6 +1,8 @@
 import type { Sql } from '../db/sql.ts';
 import { notFound } from '../errors.ts';
+import { sequenceSubject } from '../contract/sequence-subject.ts';
 import { enqueueEvents } from '../outbox/events/enqueue.ts';
+import { forgetSequences } from '../outbox/events/sequences.ts';
 import { recordAudit, type Actor } from './audit.ts';
 import { dequeueCustomer } from '../scoring/scoring-queue.ts';
 
@@ -119,15 +121,6 @@ export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string):
     outboxEvents: outbox.length,
     deliveries: deliveries.length,
   };
-  await enqueueEvents(sql, [
-    {
-      tenantId,
-      type: 'customer.deleted',
-      subject: customerId,
-      dedupKey: `customer.deleted:${customerId}`,
-      payload: { tenant_id: tenantId, id: customerId, external_id: c.external_id },
-    },
-  ]);
   // The record of the erasure names only the id and counts: nothing that identifies the person.
   await recordAudit(sql, actor, {
     action: 'customer.erased',
@@ -141,4 +134,23 @@ export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string):
     },
   });
   return erased;
+}
+
+/**
+ * Announces an erasure with customer.deleted, at the end of the erasing transaction: the outbox's sequence
+ * counters are the last lock a transaction takes (docs/concurrency.md). The event takes the customer's next
+ * number, the one after every event its receivers saw; then the counter goes with the customer, whose id no
+ * event will name again.
+ */
+export async function announceErasure(sql: Sql, tenantId: string, erased: Pick<Erased, 'id' | 'externalId'>): Promise<void> {
+  await enqueueEvents(sql, [
+    {
+      tenantId,
+      type: 'customer.deleted',
+      subject: erased.id,
+      dedupKey: `customer.deleted:${erased.id}`,
+      payload: { tenant_id: tenantId, id: erased.id, external_id: erased.externalId },
+    },
+  ]);
+  await forgetSequences(sql, tenantId, [sequenceSubject('customer', erased.id)]);
 }

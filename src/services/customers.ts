@@ -9,7 +9,7 @@ import { EVENTS, type PayloadOf } from '../outbox/events/registry.ts';
 import type { Db } from '../db/prisma.ts';
 import type { Actor } from './audit.ts';
 import { exclusivelyForTenant, lockObjects, lockTenants } from '../db/locks.ts';
-import { eraseCustomer } from './customer-erasure.ts';
+import { announceErasure, eraseCustomer } from './customer-erasure.ts';
 import { PG, pgCode } from '../db/pg-errors.ts';
 
 // The one home of the customers and customer_identities rows. Plain SQL over `Sql`: the API writes them in
@@ -258,6 +258,9 @@ export async function customerForProviderAccount(
   if (!customerId) {
     const c = await customerRows.insert(sql, { tenantId, name: account.name, email: account.email, domain: account.domain });
     customerId = c.id;
+    // Before the inbound transaction's other writes, unlike every other enqueueEvents (docs/concurrency.md,
+    // step 15): the one sequence counter this takes is the new customer's, which no other transaction can
+    // know of, let alone wait for, before this one commits.
     await enqueueEvents(sql, [customerCreated(c)]);
   }
   // Kept events are attributed only when the identity is new to the customer.
@@ -320,6 +323,7 @@ export function createCustomerService(deps: { pool: pg.Pool; prisma: Db }) {
       return exclusivelyForTenant(pool, actor.tenantId, async (sql) => {
         const erased = await eraseCustomer(sql, actor, id);
         await dropAttributionRequests(sql, actor.tenantId, id);
+        await announceErasure(sql, actor.tenantId, erased);
         return erased;
       });
     },

@@ -18,6 +18,7 @@ import { createIntegrationService } from './integrations.ts';
 import { createUsageEventService } from './usage-events.ts';
 import { createWebhookDeliveryService } from './webhook-deliveries.ts';
 import { createWebhookEndpointService } from './webhook-endpoints.ts';
+import { createWebhookEventService } from './webhook-events.ts';
 import { createWorkspaceService } from './workspace.ts';
 import { createExportService } from './exports.ts';
 
@@ -57,6 +58,7 @@ export function createServices(deps: ServiceDeps) {
     workspace: createWorkspaceService({ pool, deletionDelayDays: deps.workspaceDeletionDelayDays }),
     exports: createExportService({ pool }),
     webhookDeliveries: createWebhookDeliveryService({ pool, endpoints: webhookEndpoints, deliverer: deps.deliverer, queue: deps.queue }),
+    webhookEvents: createWebhookEventService({ pool }),
   };
 }
 

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/prisma.ts';
 import { DomainError, notFound, validationFailed } from '../errors.ts';
+import { sequenceSubject } from '../contract/sequence-subject.ts';
+import { forgetSequences } from '../outbox/events/sequences.ts';
 import { EVENT_NAMES, isEventName } from '../outbox/events/registry.ts';
 import { onPrisma } from '../db/sql.ts';
 import { changedFields, recordAudit, type Actor } from './audit.ts';
@@ -38,7 +40,7 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
   };
   return {
     owned,
-    async create(actor: Actor, input: { url: string; events: string[]; description?: string | null }) {
+    async create(actor: Actor, input: { url: string; events: string[]; description?: string | null; ordered?: boolean }) {
       const { tenantId } = actor;
       await validUrl(input.url, opts.allowPrivateTargets);
       validEvents(input.events);
@@ -55,6 +57,7 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
             url: input.url,
             events: [...new Set(input.events)],
             description: input.description ?? null,
+            ordered: input.ordered ?? false,
             secret: box.seal(secret),
           },
         });
@@ -62,13 +65,17 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
           action: 'webhook_endpoint.created',
           targetType: 'webhook_endpoint',
           targetId: created.id,
-          changes: { url: created.url, events: created.events, description: created.description },
+          changes: { url: created.url, events: created.events, description: created.description, ordered: created.ordered },
         });
         return created;
       });
       return { endpoint, secret };
     },
-    async update(actor: Actor, id: string, input: { url?: string; events?: string[]; description?: string | null; enabled?: boolean }) {
+    async update(
+      actor: Actor,
+      id: string,
+      input: { url?: string; events?: string[]; description?: string | null; enabled?: boolean; ordered?: boolean },
+    ) {
       const before = await owned(actor.tenantId, id);
       if (input.url !== undefined) await validUrl(input.url, opts.allowPrivateTargets);
       if (input.events !== undefined) validEvents(input.events);
@@ -78,7 +85,13 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
           action: 'webhook_endpoint.updated',
           targetType: 'webhook_endpoint',
           targetId: id,
-          changes: changedFields(before, { url: input.url, events, description: input.description, enabled: input.enabled }),
+          changes: changedFields(before, {
+            url: input.url,
+            events,
+            description: input.description,
+            enabled: input.enabled,
+            ordered: input.ordered,
+          }),
         });
         return tx.webhookEndpoint.update({
           where: { id },
@@ -86,6 +99,7 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
             ...(input.url !== undefined ? { url: input.url } : {}),
             ...(input.events !== undefined ? { events: [...new Set(input.events)] } : {}),
             ...(input.description !== undefined ? { description: input.description } : {}),
+            ...(input.ordered !== undefined ? { ordered: input.ordered } : {}),
             // Re-enabling clears the reason and gives the endpoint a fresh five days.
             ...(input.enabled === true ? { enabled: true, disabledReason: null, failingSince: null } : {}),
             ...(input.enabled === false ? { enabled: false, disabledReason: 'disabled by the tenant' } : {}),
@@ -107,6 +121,8 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
           targetId: id,
           changes: { url: e.url },
         });
+        // The numbering of its endpoint.disabled events goes with it, last (the counters are the last lock).
+        await forgetSequences(onPrisma(tx), actor.tenantId, [sequenceSubject('endpoint', id)]);
       });
     },
     async rotateSecret(actor: Actor, id: string) {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretBox } from '../../src/crypto/secret-box.ts';
 import { createPool, createPrisma } from '../../src/db/prisma.ts';
-import { onPg } from '../../src/db/sql.ts';
+import { inTransaction } from '../../src/db/sql.ts';
 import { createInboundSecretStore } from '../../src/services/integrations.ts';
 import { enqueueEvents } from '../../src/outbox/events/enqueue.ts';
 import { fileDatabaseUrl } from '../support/database.ts';
@@ -172,9 +172,11 @@ describe('process faults', () => {
     await stop(server.child);
     rx.set('ok', 100);
     const emit = (from: number, n: number) =>
-      enqueueEvents(
-        onPg(pool),
-        Array.from({ length: n }, (_, i) => exampleEvent(tenantId, 'invoice.paid', `fault:${from + i}`)),
+      inTransaction(pool, (sql) =>
+        enqueueEvents(
+          sql,
+          Array.from({ length: n }, (_, i) => exampleEvent(tenantId, 'invoice.paid', `fault:${from + i}`)),
+        ),
       );
     await emit(0, 40);
     await expect
@@ -208,9 +210,11 @@ describe('process faults', () => {
     const [slowTenant, fastTenant] = [await endpointFor(slow.url), await endpointFor(rx.url)];
     rx.set('ok', 0);
     const emit = (tenantId: string) =>
-      enqueueEvents(
-        onPg(pool),
-        Array.from({ length: 48 }, (_, i) => exampleEvent(tenantId, 'invoice.paid', `slow-fast:${i}`)),
+      inTransaction(pool, (sql) =>
+        enqueueEvents(
+          sql,
+          Array.from({ length: 48 }, (_, i) => exampleEvent(tenantId, 'invoice.paid', `slow-fast:${i}`)),
+        ),
       );
     await emit(slowTenant.tenantId);
     await emit(fastTenant.tenantId);

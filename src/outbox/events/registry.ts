@@ -3,6 +3,7 @@ import { amount } from '../../contract/money.ts';
 import { HEALTH_STATUSES, INVOICE_STATUSES, RISK_LEVELS } from '../../contract/enums.ts';
 import { alert, alertSample, churnPrediction, customerListItem, customerSample, intervention } from '../../contract/entities.ts';
 import { serialize, type SourceOf } from '../../contract/serialize.ts';
+import { sequenceSubject, type SequenceSubject } from '../../contract/sequence-subject.ts';
 import { probability, score, time, uuid } from '../../contract/wire.ts';
 
 // The outbound event types, each with the schema of its payload and an example: the one list behind
@@ -86,14 +87,33 @@ export interface EventDefinition<S extends z.ZodType = z.ZodType> {
   description: string;
   payload: S;
   example: z.infer<S>;
+  /**
+   * What the event is numbered under (docs/receiving-webhooks.md, "Order and sequence numbers"): its
+   * customer for anything about a customer, its invoice for invoice and payment events.
+   */
+  sequenceSubject: (payload: z.infer<S>) => SequenceSubject;
 }
 
-/** An event type: its payload's schema and an example, which must fit it. */
-const defineEvent = <S extends z.ZodType>(description: string, payload: S, example: z.infer<S>): EventDefinition<S> => ({
-  description,
-  payload,
-  example,
-});
+/** An event type: its payload's schema, an example, which must fit it, and the subject it is numbered under. */
+const defineEvent = <S extends z.ZodType>(
+  description: string,
+  payload: S,
+  example: z.infer<S>,
+  subjectOf: (payload: z.infer<S>) => SequenceSubject,
+): EventDefinition<S> => ({ description, payload, example, sequenceSubject: subjectOf });
+
+// The subjects, one rule per kind of payload. A payment is its invoice's where known, else its customer's;
+// a trial extension its customer's, else its subscription's (the migration that numbered the events written
+// before numbering existed applies the same rules: prisma/migrations/20261129120000_outbound_sequence).
+const ofInvoice = (p: { invoice_id: string }) => sequenceSubject('invoice', p.invoice_id);
+const ofPayment = (p: { invoice_id: string | null; customer_id: string | null; payment_id: string }) =>
+  p.invoice_id !== null
+    ? sequenceSubject('invoice', p.invoice_id)
+    : p.customer_id !== null
+      ? sequenceSubject('customer', p.customer_id)
+      : sequenceSubject('payment', p.payment_id);
+const ofCustomerRecord = (p: { id: string }) => sequenceSubject('customer', p.id);
+const ofItsCustomer = (p: { customer_id: string }) => sequenceSubject('customer', p.customer_id);
 
 const healthChanged = customer.extend({
   previous_health_score: score.nullable(),
@@ -110,12 +130,12 @@ const customerDeleted = z.object({ ...tenant, id: uuid, external_id: z.string().
 const endpointDisabled = z.object({ ...tenant, id: uuid, url: z.string(), enabled: z.literal(false), disabled_reason: z.string() });
 
 export const EVENTS = {
-  'invoice.created': defineEvent('A draft invoice was created.', invoice, invoiceExample('draft')),
-  'invoice.sent': defineEvent('An invoice was sent.', invoice, invoiceExample('sent')),
-  'invoice.paid': defineEvent('An invoice was paid.', invoice, invoiceExample('paid')),
-  'invoice.overdue': defineEvent('An invoice is overdue.', invoice, invoiceExample('overdue')),
-  'payment.failed': defineEvent('A payment failed.', payment, paymentExample('Your card was declined.')),
-  'payment.refunded': defineEvent('A payment was refunded.', payment, paymentExample('requested_by_customer')),
+  'invoice.created': defineEvent('A draft invoice was created.', invoice, invoiceExample('draft'), ofInvoice),
+  'invoice.sent': defineEvent('An invoice was sent.', invoice, invoiceExample('sent'), ofInvoice),
+  'invoice.paid': defineEvent('An invoice was paid.', invoice, invoiceExample('paid'), ofInvoice),
+  'invoice.overdue': defineEvent('An invoice is overdue.', invoice, invoiceExample('overdue'), ofInvoice),
+  'payment.failed': defineEvent('A payment failed.', payment, paymentExample('Your card was declined.'), ofPayment),
+  'payment.refunded': defineEvent('A payment was refunded.', payment, paymentExample('requested_by_customer'), ofPayment),
   'subscription.trial_extended': defineEvent(
     'The payment processor moved trial_end later on an existing trial.',
     trialExtended,
@@ -126,8 +146,9 @@ export const EVENTS = {
       previousTrialEnd: new Date('2026-12-01T00:00:00.000Z'),
       trialEnd: new Date('2026-12-15T00:00:00.000Z'),
     }),
+    (p) => (p.customer_id !== null ? sequenceSubject('customer', p.customer_id) : sequenceSubject('subscription', p.subscription_id)),
   ),
-  'customer.created': defineEvent('A customer was created.', customer, serialize(customer, sampleCustomer)),
+  'customer.created': defineEvent('A customer was created.', customer, serialize(customer, sampleCustomer), ofCustomerRecord),
   'customer.health_changed': defineEvent(
     'A customer’s health score or status changed.',
     healthChanged,
@@ -138,11 +159,13 @@ export const EVENTS = {
       previousHealthScore: 72,
       previousHealthStatus: 'neutral',
     }),
+    ofCustomerRecord,
   ),
   'customer.deleted': defineEvent(
     'A customer was erased; only its ids are sent.',
     customerDeleted,
     serialize(customerDeleted, { tenantId: EXAMPLE_TENANT, id: EXAMPLE_CUSTOMER, externalId: 'crm-4711' }),
+    ofCustomerRecord,
   ),
   'churn_prediction.updated': defineEvent(
     'A customer’s churn prediction changed.',
@@ -165,9 +188,10 @@ export const EVENTS = {
       predictedAt: new Date('2026-11-20T06:00:00.000Z'),
       previousProbability: 0.18,
     }),
+    ofItsCustomer,
   ),
-  'alert.created': defineEvent('An alert was raised.', alertPayload, alertExample('open')),
-  'alert.resolved': defineEvent('An alert was resolved.', alertPayload, alertExample('resolved')),
+  'alert.created': defineEvent('An alert was raised.', alertPayload, alertExample('open'), ofItsCustomer),
+  'alert.resolved': defineEvent('An alert was resolved.', alertPayload, alertExample('resolved'), ofItsCustomer),
   'endpoint.disabled': defineEvent(
     'One of the tenant’s endpoints was disabled after failing.',
     endpointDisabled,
@@ -178,6 +202,7 @@ export const EVENTS = {
       enabled: false,
       disabledReason: 'failing for 5 days',
     }),
+    (p) => sequenceSubject('endpoint', p.id),
   ),
 } as const;
 
@@ -186,6 +211,10 @@ export type PayloadOf<N extends EventName> = z.infer<(typeof EVENTS)[N]['payload
 
 export const EVENT_NAMES = Object.keys(EVENTS) as EventName[];
 export const isEventName = (name: string): name is EventName => Object.hasOwn(EVENTS, name);
+
+/** The subject an event of this type and payload is numbered under. */
+export const sequenceSubjectOf = <N extends EventName>(type: N, payload: PayloadOf<N>): SequenceSubject =>
+  (EVENTS[type].sequenceSubject as (p: PayloadOf<N>) => SequenceSubject)(payload);
 
 /** The JSON Schema (2020-12, as OpenAPI 3.1 reads it) of an event type's payload. */
 export const payloadJsonSchema = (name: EventName): Record<string, unknown> => {

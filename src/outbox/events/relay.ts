@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { onPg } from '../../db/sql.ts';
 import { OUTBOX_CHANNEL } from './enqueue.ts';
 import { envelopeSql } from './envelope.ts';
+import { heldByEarlier } from './ordering.ts';
 import { publishIds } from '../../queue/publish-ids.ts';
 import type { Queue } from '../../queue/queue.ts';
 
@@ -39,6 +40,8 @@ const ENVELOPE = envelopeSql({
   subject: 'c.subject',
   time: 'c.created_at',
   payload: 'c.payload',
+  sequenceSubject: 'c.sequence_subject',
+  sequence: 'c.sequence',
 });
 
 export async function relayOutbox(pool: pg.Pool, queue: Queue, limit = 500): Promise<number> {
@@ -46,10 +49,11 @@ export async function relayOutbox(pool: pg.Pool, queue: Queue, limit = 500): Pro
     `WITH claimed AS (
        UPDATE outbox_events SET dispatched_at = now()
        WHERE id IN (SELECT id FROM outbox_events WHERE dispatched_at IS NULL ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-       RETURNING id, tenant_id, type, subject, payload, created_at)
-     INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, outbox_event_id, event_type, envelope, status, next_attempt_at, queued_at, created_at, updated_at)
+       RETURNING id, tenant_id, type, subject, payload, created_at, sequence_subject, sequence)
+     INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, outbox_event_id, event_type, envelope, sequence_subject, sequence,
+                                     status, next_attempt_at, queued_at, created_at, updated_at)
      SELECT gen_random_uuid(), c.tenant_id, e.id, c.id, c.type,
-            ${ENVELOPE},
+            ${ENVELOPE}, c.sequence_subject, c.sequence,
             'pending', now(), now(), now(), now()
      FROM claimed c JOIN webhook_endpoints e ON e.tenant_id = c.tenant_id AND e.enabled AND c.type = ANY(e.events)
      ON CONFLICT (outbox_event_id, endpoint_id) DO NOTHING
@@ -61,7 +65,10 @@ export async function relayOutbox(pool: pg.Pool, queue: Queue, limit = 500): Pro
   return rows.length;
 }
 
-/** Deliveries whose (re)attempt is due and that no job is waiting for: queue them. */
+/**
+ * Deliveries whose (re)attempt is due and that no job is waiting for: queue them. One an ordered endpoint
+ * holds behind an earlier event of its subject is left until that one is settled (ordering.ts).
+ */
 export async function queueDue(pool: pg.Pool, queue: Queue, opts: { requeueAfterSeconds?: number; limit?: number } = {}): Promise<number> {
   const rows = await onPg(pool).query<{ id: string; endpoint_id: string }>(
     `UPDATE webhook_deliveries SET queued_at = now()
@@ -71,6 +78,7 @@ export async function queueDue(pool: pg.Pool, queue: Queue, opts: { requeueAfter
          AND (locked_until IS NULL OR locked_until < now())
          AND (queued_at IS NULL OR queued_at < now() - make_interval(secs => $2))
          AND NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = webhook_deliveries.tenant_id AND t.deletion_requested_at IS NOT NULL)
+         AND NOT ${heldByEarlier('webhook_deliveries')}
        ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
      RETURNING id, endpoint_id`,
     [opts.limit ?? 500, opts.requeueAfterSeconds ?? 60],

@@ -116,6 +116,10 @@ export function createDeliverer(deps: {
         'x-webhook-id': d.id,
         'x-webhook-timestamp': String(timestamp),
         'x-webhook-signature': signatureHeader(secrets, timestamp, body),
+        // The event's place among its subject's events (docs/receiving-webhooks.md); a Test delivery has none.
+        ...(d.sequence !== null && d.sequence_subject !== null
+          ? { 'x-webhook-sequence': String(d.sequence), 'x-webhook-sequence-subject': d.sequence_subject }
+          : {}),
       },
       body,
     );

@@ -2,6 +2,7 @@ import DataLoader from 'dataloader';
 import type pg from 'pg';
 import { inTransaction, onPg } from '../../db/sql.ts';
 import { enqueueEvents } from '../events/enqueue.ts';
+import { heldByEarlier } from '../events/ordering.ts';
 
 const DISABLE_AFTER_MS = 5 * 86_400_000;
 // Claims and successful attempts arriving within this window share one statement: at a few hundred
@@ -18,6 +19,9 @@ export interface ClaimedDelivery {
   envelope: { data: { payload: unknown } };
   is_test: boolean;
   attempts: number;
+  /** The event's sequence subject and number; null for Test deliveries. */
+  sequence_subject: string | null;
+  sequence: number | null;
   url: string;
   enabled: boolean;
   secret: string;
@@ -53,24 +57,32 @@ export function createDeliveryStore(pool: pg.Pool, opts: { leaseSeconds: number 
   const sql = onPg(pool);
   const batched = { cache: false, maxBatchSize: MAX_BATCH, batchScheduleFn: (run: () => void) => setTimeout(run, BATCH_WINDOW_MS) };
 
-  /** Leases each pending, due, unleased delivery; null for one that is not (done, leased elsewhere, not due). */
+  /**
+   * Leases each pending, due, unleased delivery; null for one that is not (done, leased elsewhere, not due),
+   * and for one an ordered endpoint holds behind an earlier event of its subject (ordering.ts): that one is
+   * marked unqueued, so the due-delivery pass queues it again once the earlier one is settled.
+   */
   const claims = new DataLoader<string, ClaimedDelivery | null>(async (ids) => {
-    const rows = await sql.query<ClaimedDelivery>(
-      `UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => $2)
-       FROM webhook_endpoints e
-       -- In delivery order, as every writer of several deliveries locks them (docs/concurrency.md).
-       WHERE d.id IN (SELECT id FROM webhook_deliveries WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE)
+    const rows = await sql.query<ClaimedDelivery & { held: boolean }>(
+      `WITH claim AS (
+         -- In delivery order, as every writer of several deliveries locks them (docs/concurrency.md).
+         SELECT d.id, ${heldByEarlier('d')} AS held FROM webhook_deliveries d WHERE d.id = ANY($1::uuid[]) ORDER BY d.id FOR NO KEY UPDATE)
+       UPDATE webhook_deliveries d
+       SET locked_until = CASE WHEN c.held THEN d.locked_until ELSE now() + make_interval(secs => $2) END,
+           queued_at = CASE WHEN c.held THEN NULL ELSE d.queued_at END
+       FROM claim c, webhook_endpoints e
+       WHERE d.id = c.id
          AND e.id = d.endpoint_id AND d.status = 'pending'
          AND (d.locked_until IS NULL OR d.locked_until < now())
          AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= now() + interval '1 second')
          -- A workspace whose owner asked for its deletion sends nothing (docs/data-lifecycle.md).
          AND NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = d.tenant_id AND t.deletion_requested_at IS NOT NULL)
-       RETURNING d.id, d.tenant_id, d.endpoint_id, d.event_type, d.envelope, d.is_test, d.attempts,
-                 e.url, e.enabled, e.secret, e.previous_secret, e.previous_expires_at, e.failing_since`,
+       RETURNING d.id, d.tenant_id, d.endpoint_id, d.event_type, d.envelope, d.is_test, d.attempts, d.sequence_subject, d.sequence,
+                 e.url, e.enabled, e.secret, e.previous_secret, e.previous_expires_at, e.failing_since, c.held`,
       [ids, opts.leaseSeconds],
     );
     // Two jobs for one delivery can land in one batch (a requeued job next to its original): one lease, one holder.
-    const byId = new Map(rows.map((r) => [r.id, r]));
+    const byId = new Map(rows.filter((r) => !r.held).map(({ held: _, ...r }) => [r.id, r]));
     return ids.map((id) => {
       const row = byId.get(id) ?? null;
       byId.delete(id);

@@ -1,3 +1,4 @@
+import { SEQUENCE_SUBJECT_PATTERN } from '../../contract/sequence-subject.ts';
 import { EVENT_NAMES, EVENTS, payloadJsonSchema } from '../events/registry.ts';
 import { DELIVERY_TIMEOUT_MS } from './http-send.ts';
 import { RETRY_SPAN_MS } from './retry-schedule.ts';
@@ -31,6 +32,22 @@ const HEADERS = [
       '`v0=` and the hex HMAC-SHA256 of `{timestamp}.{raw body}` under the endpoint secret; during a secret rotation two, space-separated, the new one first. Accept the request if any matches.',
       { type: 'string', pattern: '^v0=[0-9a-f]{64}( v0=[0-9a-f]{64})*$' },
     ),
+  },
+  {
+    name: 'X-Webhook-Sequence',
+    in: 'header',
+    required: false,
+    description:
+      'The event’s number among the tenant’s events of its sequence subject: 1, 2, 3, … with no number skipped, the same on every retry. Absent on Test deliveries only.',
+    schema: { type: 'string', pattern: '^[1-9][0-9]*$' },
+  },
+  {
+    name: 'X-Webhook-Sequence-Subject',
+    in: 'header',
+    required: false,
+    description:
+      'What the event is numbered under: `customer:<id>` for anything about a customer, `invoice:<id>` for invoice and payment events (a payment with no invoice: its customer, else `payment:<provider id>`), `subscription:<id>` for a trial extension without a customer, `endpoint:<id>` for `endpoint.disabled`. Absent on Test deliveries only.',
+    schema: { type: 'string', pattern: SEQUENCE_SUBJECT_PATTERN },
   },
 ];
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { COMPONENTS as C } from '../../contract/entities.ts';
 import * as r from '../../contract/requests.ts';
 import { serialize } from '../../contract/serialize.ts';
-import { type ContractTypeProvider, jsonObject, pageOf, pageRef, schemaOf } from '../../contract/wire.ts';
+import { type ContractTypeProvider, jsonObject, pageOf, pageRef, schemaOf, type Typed } from '../../contract/wire.ts';
 import { problemResponses } from '../../http/openapi.ts';
 import { EVENT_NAMES } from '../../outbox/events/registry.ts';
 import {
@@ -12,6 +12,7 @@ import {
   GetWebhookEndpointDocument,
   ListWebhookDeliveriesDocument,
   ListWebhookEndpointsDocument,
+  ListWebhookEventsDocument,
   ReplayWebhookDeliveriesDocument,
   ResendWebhookDeliveryDocument,
   RotateWebhookEndpointSecretDocument,
@@ -42,6 +43,27 @@ const testResult = z.object({
   error: z.string().nullable(),
   duration_ms: z.number().int().nullable(),
 });
+/** Where the subject's numbering stands, beside the page of its events. */
+const numbering = z.object({
+  first_available_sequence: z
+    .number()
+    .int()
+    .nullable()
+    .describe(
+      'The lowest number among the subject’s events still kept (older ones are removed by retention); null when none is. When it is above `after_sequence` + 1, the events between were removed and cannot be read again.',
+    ),
+  last_sequence: z.number().int().nullable().describe('The last number given under the subject; null when none was.'),
+});
+const eventPage = (() => {
+  const page = pageRef(C.webhookEvent);
+  const extra = schemaOf(numbering);
+  return {
+    type: 'object',
+    properties: { ...page.properties, ...extra.properties },
+    required: [...page.required, ...extra.required],
+  } as Typed<z.output<ReturnType<typeof pageOf<typeof C.webhookEvent.shape>>> & z.output<typeof numbering>>;
+})();
+
 /** The endpoint and the secret that only this answer shows. */
 const endpointWithSecret = (r: { endpoint: Parameters<typeof serialize<typeof C.webhookEndpoint.shape>>[1]; secret: string }) => ({
   ...serialize(C.webhookEndpoint.shape, r.endpoint),
@@ -222,6 +244,36 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
         { first: 'limit', after: 'cursor' },
       );
       return page(C.webhookDelivery.shape, data.webhookDeliveries);
+    },
+  );
+
+  app.get(
+    '/webhook-events',
+    {
+      schema: {
+        tags,
+        operationId: 'listWebhookEvents',
+        summary: 'Catch up on a subject’s events',
+        description:
+          'The outbound events of one sequence subject (as `X-Webhook-Sequence-Subject` names it) numbered after `after_sequence`, in number order, whichever endpoints they went to: what a receiver that saw a gap, or was down, missed. Each item is the body its deliveries send, with its number. Events removed by retention are not returned: the read starts at the oldest kept one, and `first_available_sequence` tells which that is, so a receiver can tell whether it caught up fully. Example: `subject=customer:0b8e3f1a-5c2d-4e6f-8a9b-1c2d3e4f5a6b&after_sequence=41`.',
+        querystring: schemaOf(r.webhookEventQuery),
+        response: { 200: eventPage, ...problemResponses(400, 401, 403, 429) },
+      },
+    },
+    async (req) => {
+      const { limit, cursor, subject, after_sequence } = req.query;
+      const data = await run(
+        ListWebhookEventsDocument,
+        { subject, afterSequence: after_sequence, first: limit, after: cursor },
+        context(req),
+        { first: 'limit', after: 'cursor', afterSequence: 'after_sequence' },
+      );
+      const { firstAvailableSequence, lastSequence, ...connection } = data.webhookEvents;
+      return {
+        ...page(C.webhookEvent.shape, connection),
+        first_available_sequence: firstAvailableSequence,
+        last_sequence: lastSequence,
+      };
     },
   );
 

@@ -145,6 +145,8 @@ export type WebhookEndpointInput = {
   description?: string | null | undefined;
   enabled?: boolean | null | undefined;
   events?: Array<string> | null | undefined;
+  /** Send an event only once the one before it of the same sequence subject was delivered or given up (default false). */
+  ordered?: boolean | null | undefined;
   url?: string | null | undefined;
 };
 
