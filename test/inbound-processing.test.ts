@@ -74,8 +74,11 @@ describe('stripe invoices', () => {
     await settled(tenantId);
     expect((await t.prisma.invoice.findFirstOrThrow({ where: { tenantId } })).status).toBe('paid');
     // First heard of as paid: announced created (as it then was) and paid; the late created and sent announce nothing.
-    const events = await outbox(tenantId);
-    expect(events.map((e) => e.type).sort()).toEqual(['invoice.created', 'invoice.paid']);
+    const events = (await outbox(tenantId)).sort((a, b) => a.sequence! - b.sequence!);
+    expect(events.map((e) => [e.type, e.sequence])).toEqual([
+      ['invoice.created', 1],
+      ['invoice.paid', 2],
+    ]);
     expect(events.find((e) => e.type === 'invoice.created')!.payload).toMatchObject({ status: 'paid' });
     const statuses = await t.prisma.inboxEvent.findMany({ where: { tenantId }, select: { eventType: true, status: true } });
     expect(statuses.filter((e) => e.eventType !== 'invoice.paid').map((e) => e.status)).toEqual(['ignored', 'ignored']);
