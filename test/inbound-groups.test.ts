@@ -45,6 +45,32 @@ afterEach(async () => {
 });
 
 describe('inbound events accepted in groups', () => {
+  it('numbers a group’s events in the order they were accepted, not the order of their keys it stores them in', async () => {
+    const { tenantId } = await stripeTenant();
+    const run = randomUUID().slice(0, 6);
+    // Accepted in this order, their keys in the reverse one.
+    const keys = Array.from({ length: 12 }, (_, i) => `evt_${run}_${String.fromCharCode(122 - i)}`);
+    await Promise.all(
+      keys.map((key) =>
+        t.inbox.accept({
+          tenantId,
+          provider: 'stripe',
+          dedupKey: key,
+          eventType: 'invoice.created',
+          rawBody: Buffer.from(JSON.stringify(p.stripeEvent('invoice.created', p.stripeInvoice(`in_${key}`, 'cus_x', 100)))),
+          orderKey: `in_${key}`,
+        }),
+      ),
+    );
+    const { rows } = await t.pool.query<{ dedup_key: string; received_at: Date }>(
+      'SELECT dedup_key, received_at FROM inbox_events WHERE tenant_id = $1 ORDER BY seq',
+      [tenantId],
+    );
+    // One group: one transaction.
+    expect(new Set(rows.map((r) => r.received_at.getTime())).size).toBe(1);
+    expect(rows.map((r) => r.dedup_key)).toEqual(keys);
+  });
+
   it('stores each of a burst of concurrent events once, answers copies within the burst as duplicates, and applies them all', async () => {
     const { tenantId, secret } = await stripeTenant();
     const events = Array.from({ length: 20 }, (_, i) => invoiceEvent(`evt_burst_${i}_${randomUUID().slice(0, 6)}`));

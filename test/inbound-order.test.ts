@@ -86,7 +86,9 @@ async function runPairs(t: TestApp, queue: Queue): Promise<Outcome> {
   }
   // Invoices and subscriptions interleaved, LANES objects in flight at once.
   const every = Math.max(1, Math.floor(invoicePairs.length / Math.max(1, subscriptionPairs.length)));
-  const pairs = invoicePairs.flatMap((pair, i) => (i % every === 0 && subscriptionPairs.length ? [pair, subscriptionPairs.pop()!] : [pair]));
+  const pairs = invoicePairs.flatMap((pair, i) =>
+    i % every === 0 && subscriptionPairs.length ? [pair, subscriptionPairs.pop()!] : [pair],
+  );
   pairs.push(...subscriptionPairs);
   let next = 0;
   await Promise.all(
@@ -165,11 +167,15 @@ describe('events about one object, each posted after the previous one’s 202', 
         for (const suffix of ['', '.retry', '.dead']) execFileSync('rabbitmqctl', ['-q', 'delete_queue', `${prefix}.${topic}${suffix}`]);
     });
 
-    it('are applied in the order they were accepted, and every invoice is announced created and paid once', { timeout: 300_000 }, async () => {
-      const outcome = await runPairs(t, queue);
-      console.log('order over RabbitMQ:', JSON.stringify(outcome));
-      expectInOrder(outcome);
-    });
+    it(
+      'are applied in the order they were accepted, and every invoice is announced created and paid once',
+      { timeout: 300_000 },
+      async () => {
+        const outcome = await runPairs(t, queue);
+        console.log('order over RabbitMQ:', JSON.stringify(outcome));
+        expectInOrder(outcome);
+      },
+    );
   });
 
   describe('over the in-process queue, with several consumers', () => {
@@ -184,10 +190,14 @@ describe('events about one object, each posted after the previous one’s 202', 
       await queue.close();
     });
 
-    it('are applied in the order they were accepted, and every invoice is announced created and paid once', { timeout: 300_000 }, async () => {
-      const outcome = await runPairs(t, queue);
-      console.log('order over the in-process queue:', JSON.stringify(outcome));
-      expectInOrder(outcome);
-    });
+    it(
+      'are applied in the order they were accepted, and every invoice is announced created and paid once',
+      { timeout: 300_000 },
+      async () => {
+        const outcome = await runPairs(t, queue);
+        console.log('order over the in-process queue:', JSON.stringify(outcome));
+        expectInOrder(outcome);
+      },
+    );
   });
 });

@@ -22,7 +22,7 @@ export const MAX_BATCH = 128;
  */
 const BATCHES_IN_FLIGHT = 4;
 
-/** 'behind': not applied, as an event about the same object accepted earlier is still to apply (awaitPredecessors). */
+/** 'behind': not applied, as an event about the same object accepted earlier is still to apply (afterPredecessors). */
 type Result = 'processed' | 'ignored' | 'already_done' | 'behind';
 /** An event a batch did not apply: 'alone' to be applied on its own, 'pending' once its accept has ended. */
 type BatchResult = Result | 'alone' | 'pending';
@@ -61,41 +61,34 @@ const ROW_COLUMNS = 'id, tenant_id, provider, event_type, body, status::text AS 
 const earliestBefore = (e: string) =>
   `(SELECT b.id FROM inbox_events b WHERE ${e}.order_key IS NOT NULL AND b.tenant_id = ${e}.tenant_id AND b.order_key = ${e}.order_key
       AND b.status = 'received' AND b.seq < ${e}.seq ORDER BY b.seq LIMIT 1)`;
-/** Events accepted earlier about the objects of a batch's events that the batch applies first, per object at most. */
-const EARLIER_PER_OBJECT = MAX_BATCH;
 /**
- * How long a message whose events wait behind earlier ones keeps trying (awaitPredecessors, then its batch
- * again) before it is retried through the queue: an earlier event that failed is retried there too, and
- * its successors wait until it is applied or parked.
+ * How long a message whose events wait behind earlier ones keeps trying them again (a batch each time,
+ * which applies the earlier ones first if no one else holds them) before it is retried through the queue;
+ * the waits between tries double from BEHIND_FIRST_WAIT_MS. No connection is held while waiting: what
+ * an event waits behind is usually a batch about to commit, sometimes an event failing and retried alone.
  */
-const BEHIND_ROUNDS = 8;
+const BEHIND_WAIT_MS = 10_000;
+const BEHIND_FIRST_WAIT_MS = 20;
 
-/** An event waited behind an earlier one about the same object for BEHIND_ROUNDS: its message is retried. */
+/** An event waited behind an earlier one about the same object for BEHIND_WAIT_MS: its message is retried. */
 export class EventBehind extends Error {}
 
 /**
- * Waits, outside any other transaction, until the earliest earlier event about each of these events' objects
- * is no longer held by a transaction applying it (a batch or an event applied alone): a row lock wait,
- * bounded, on inbox rows only, holding nothing else (docs/concurrency.md, step 1).
+ * The earliest earlier events still to apply that these events wait behind and that have not been tried
+ * on their own yet (after a batch that pulled them in failed): tried alone next, so that one failing is
+ * counted and no longer pulled into the batches of the events after it.
  */
-export async function awaitPredecessors(pool: pg.Pool, ids: string[], waitMs = ACCEPT_WAIT_MS): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query(`SET LOCAL lock_timeout = ${Math.round(waitMs)}`);
-    await client.query(
-      `SELECT 1 FROM inbox_events WHERE id IN (SELECT ${earliestBefore('e')} FROM inbox_events e WHERE e.id = ANY($1::uuid[]))
-       ORDER BY id FOR SHARE`,
-      [ids],
-    );
-    await client.query('COMMIT');
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    // Still held past the wait: the caller tries again, or has the message retried.
-    if (pgCode(err) !== PG.lockNotAvailable) throw err;
-  } finally {
-    client.release();
-  }
+async function untriedBlockers(pool: pg.Pool, ids: string[]): Promise<string[]> {
+  const { rows } = await pool.query<{ id: string }>(
+    `SELECT DISTINCT b.id FROM inbox_events e
+     CROSS JOIN LATERAL (
+       SELECT b.id, b.attempts FROM inbox_events b
+       WHERE e.order_key IS NOT NULL AND b.tenant_id = e.tenant_id AND b.order_key = e.order_key AND b.status = 'received'
+         AND b.seq < e.seq ORDER BY b.seq LIMIT 1) b
+     WHERE e.id = ANY($1::uuid[]) AND b.attempts = 0`,
+    [ids],
+  );
+  return rows.map((r) => r.id);
 }
 
 /**
@@ -203,14 +196,15 @@ const APPLYING = { synchronousCommit: false, genericPlans: true };
  * the inbox row's new status commit together, and the message is acked only after that commit. The
  * row lock makes a redelivered message wait, then find the event done: processing is idempotent.
  */
-export async function processInboxEvent(pool: pg.Pool, id: string): Promise<Result> {
+export async function processInboxEvent(pool: pg.Pool, id: string, opts: { ifFree?: boolean } = {}): Promise<Result> {
   return inTransaction(
     pool,
     async (sql) => {
       const [row] = await sql.query<Row & { behind: string | null }>(
-        `SELECT ${ROW_COLUMNS}, ${earliestBefore('i')} AS behind FROM inbox_events i WHERE id = $1 FOR UPDATE OF i`,
+        `SELECT ${ROW_COLUMNS}, ${earliestBefore('i')} AS behind FROM inbox_events i WHERE id = $1 FOR UPDATE OF i${opts.ifFree ? ' SKIP LOCKED' : ''}`,
         [id],
       );
+      // Not found: done, or (ifFree) held by a transaction applying it.
       if (!row || row.status !== 'received') return 'already_done';
       // Applied on its own, an event never applies another: one about its object accepted earlier goes first.
       if (row.behind !== null) return 'behind';
@@ -260,8 +254,9 @@ export function processInboxBatch(pool: pg.Pool, messages: EventRef[]): Promise<
       // With them, the events still to apply about the same objects and accepted before them, so that an
       // object's events are applied in the order they were accepted whatever order their messages come in
       // (their own messages then find them done); but not one that failed before, which is retried alone and
-      // waited for. An event is left 'behind' while an earlier one about its object is still to apply and
-      // not in this batch (held by another transaction, failed before, or past the per-object bound).
+      // waited for; at most MAX_BATCH of them. An event is left 'behind' while an earlier one about its
+      // object is still to apply and not in this batch (held by another transaction, failed before, or past
+      // that bound).
       // Each step by its index, by id or by object, never by status: the plan is generic (APPLYING), and an
       // index over the status would lead it through every event still to apply, a whole backlog.
       const rows = await sql.query<Row & { seq: string; behind: string | null }>(
@@ -270,9 +265,10 @@ export function processInboxBatch(pool: pg.Pool, messages: EventRef[]): Promise<
            WHERE id = ANY($1::uuid[]) AND order_key IS NOT NULL GROUP BY tenant_id, order_key),
          earlier AS (
            SELECT p.id FROM named n CROSS JOIN LATERAL (
-             SELECT id FROM inbox_events e
+             SELECT id, seq FROM inbox_events e
              WHERE e.tenant_id = n.tenant_id AND e.order_key = n.order_key AND e.status = 'received' AND e.seq < n.upto AND e.attempts = 0
-             ORDER BY e.seq LIMIT ${EARLIER_PER_OBJECT}) p),
+             ORDER BY e.seq LIMIT ${MAX_BATCH}) p
+           ORDER BY p.seq LIMIT ${MAX_BATCH}),
          locked AS (
            SELECT ${ROW_COLUMNS}, order_key, seq FROM inbox_events
            WHERE id IN (SELECT unnest($1::uuid[]) UNION SELECT id FROM earlier) AND status = 'received'
@@ -318,9 +314,9 @@ export function startInboxConsumer(
   queue: Queue,
   opts: { prefetch: number; log: { error: (o: object, m: string) => void; warn: (o: object, m: string) => void } },
 ): Consumer {
-  const alone = async (m: EventRef, attempt: number): Promise<Result> => {
+  const alone = async (m: EventRef, attempt: number, ifFree = false): Promise<Result> => {
     try {
-      return await processInboxEvent(pool, m.id);
+      return await processInboxEvent(pool, m.id, { ifFree });
     } catch (err) {
       opts.log.error({ err, inboxEventId: m.id, attempt }, 'inbound event failed; it will be retried');
       await pool
@@ -371,18 +367,24 @@ export function startInboxConsumer(
     },
   });
   /**
-   * Events that wait behind an earlier event about their object: once that one is no longer held, they go
-   * into a batch again (which applies the earlier one first if no one else has); after BEHIND_ROUNDS the
-   * message is retried through the queue. Answers the first failure, if any.
+   * Events that wait behind an earlier event about their object go into a batch again, after a wait that
+   * doubles each time (no connection held meanwhile), until none waits; after BEHIND_WAIT_MS the message
+   * is retried through the queue. An earlier event a failed batch had pulled in, never tried on its own, is
+   * tried alone first, so that if it fails it is counted and the next batch leaves it to its own retries.
+   * Answers the first failure, if any.
    */
   const afterPredecessors = async (key: string, behind: EventRef[]): Promise<unknown> => {
     let failed: unknown;
-    for (let round = 0; behind.length > 0; round++) {
-      if (round === BEHIND_ROUNDS)
+    const started = Date.now();
+    for (let wait = BEHIND_FIRST_WAIT_MS; behind.length > 0; wait = Math.min(wait * 2, 1000)) {
+      if (Date.now() - started > BEHIND_WAIT_MS)
         throw new EventBehind(`${behind.length} inbound event(s) still wait behind earlier events about the same objects`);
-      await awaitPredecessors(pool, behind.map((e) => e.id));
-      // An earlier event that failed is not held but retried elsewhere: give it time.
-      if (round > 0) await new Promise((r) => setTimeout(r, Math.min(50 * 2 ** round, 1000)));
+      await new Promise((r) => setTimeout(r, wait));
+      for (const id of await untriedBlockers(
+        pool,
+        behind.map((e) => e.id),
+      ))
+        await alone({ id }, 1, true).catch(() => {});
       const again = await batches.add(
         key,
         behind.map((e) => ({ id: e.id })),
@@ -416,8 +418,10 @@ export function startInboxConsumer(
           const r = await alone(e, attempt).catch((err: unknown) => void (failed ??= err));
           if (r === 'behind') behind.push(e);
         }
+        // An event of its own failed: retried as a whole, the events behind it with it (they may wait for it).
+        if (failed) throw failed;
         const after = await afterPredecessors(key, behind);
-        if (failed ?? after) throw failed ?? after;
+        if (after) throw after;
         return;
       }
       if (events.length === 0) return;
@@ -438,21 +442,22 @@ export function startInboxConsumer(
         failed ??= again.find((r) => r.failed)?.failed;
         behind.push(...pending.filter((_, i) => again[i]!.behind));
       }
-      failed ??= await afterPredecessors(key, behind);
+      if (failed) throw failed;
+      failed = await afterPredecessors(key, behind);
       if (failed) throw failed;
     },
     {
       prefetch: opts.prefetch,
       maxAttempts: MAX_ATTEMPTS,
-      // Parked for a human: the event stays in the inbox with its error, marked failed. One that only
-      // waited behind an earlier event about its object is not parked: it stays to apply, and the sweeper
-      // publishes it again once its publishing is stale (inbox.ts).
+      // Parked for a human: an event that failed itself stays in the inbox with its error, marked failed.
+      // One that never failed (it only waited behind an earlier event about its object, or its message did)
+      // is not parked: it stays to apply, handed back to the sweeper, which publishes it again in seconds.
       onDead: async (b) => {
         const ids = eventsOf(b as InboxMessage).map((e) => e.id);
         await pool.query(
-          `UPDATE inbox_events SET status = 'failed'
-           WHERE id IN (SELECT id FROM inbox_events i WHERE id = ANY($1::uuid[]) AND status = 'received' AND ${earliestBefore('i')} IS NULL
-                        ORDER BY id FOR UPDATE)`,
+          `UPDATE inbox_events SET status = CASE WHEN last_error IS NOT NULL THEN 'failed'::"InboxStatus" ELSE status END,
+                                   published_at = CASE WHEN last_error IS NOT NULL THEN published_at END, accepted_by = NULL
+           WHERE id IN (SELECT id FROM inbox_events WHERE id = ANY($1::uuid[]) AND status = 'received' ORDER BY id FOR UPDATE)`,
           [ids],
         );
       },

@@ -101,7 +101,7 @@ function tenantBatch(kind: RetentionKind, t: TenantRetention, now: Date): Batch 
             table: 'inbox_events',
             time: 'received_at',
             where: `body <> '' AND status <> 'received'`,
-            action: `UPDATE inbox_events SET body = '', body_sha256 = NULL`,
+            action: `UPDATE inbox_events SET body = '', body_sha256 = NULL, order_key = NULL`,
           },
           id,
           daysBefore(now, t.inboundBodies),

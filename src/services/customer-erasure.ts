@@ -51,7 +51,7 @@ export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string):
 
   // Raw inbound bodies: those that produced the customer's signals and any that mention it. The row stays
   // (provider, type, dedup key, times) so a redelivery is still recognised as a duplicate. Its last error
-  // goes too: it may quote the body.
+  // goes too: it may quote the body; and the object it was about (a provider id read from the body).
   // An event not yet processed has not been applied to anyone: it is set aside (`ignored`, its body gone)
   // only when one of its values is one of the customer's own ids or its email. Any text in it would take
   // other customers' events with it, unapplied: a name is any word ("Invoice" is in every Stripe invoice
@@ -59,7 +59,7 @@ export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string):
   // Events not yet applied that a batch holds, waiting for the lock above, are passed by: they are applied
   // after the erasure, as if they had arrived after it.
   const bodies = await sql.query<{ id: string }>(
-    `UPDATE inbox_events SET body = '', body_sha256 = NULL,
+    `UPDATE inbox_events SET body = '', body_sha256 = NULL, order_key = NULL,
             status = CASE WHEN status = 'received' THEN 'ignored'::"InboxStatus" ELSE status END,
             last_error = CASE WHEN status = 'received' THEN 'body erased with its customer' END
      WHERE id IN (

@@ -46,7 +46,9 @@ async function pair() {
 /** What the consumer does for an event left behind once the earlier one is no longer held: a batch again. */
 async function finish(ids: string[]) {
   for (let round = 0; round < 3; round++) {
-    const { rows } = await pool.query<{ id: string }>(`SELECT id FROM inbox_events WHERE id = ANY($1::uuid[]) AND status = 'received'`, [ids]);
+    const { rows } = await pool.query<{ id: string }>(`SELECT id FROM inbox_events WHERE id = ANY($1::uuid[]) AND status = 'received'`, [
+      ids,
+    ]);
     if (rows.length === 0) return;
     await processInboxBatch(
       pool,
