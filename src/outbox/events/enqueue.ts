@@ -16,9 +16,6 @@ export type OutboxInput = {
   };
 }[EventName];
 
-/** An event took a number but was not written: another transaction wrote its dedup key meanwhile. */
-export class OutboxNumberingRace extends Error {}
-
 /**
  * Writes events for the tenant's endpoints in the caller's transaction, so an event exists exactly when
  * the change it describes was committed. The relay delivers them (src/outbox).
@@ -29,44 +26,48 @@ export class OutboxNumberingRace extends Error {}
  * in number order. A duplicate (its dedup key already written, or twice in `events`) takes no number.
  *
  * One statement: the counters, upserted in (tenant, subject) order, then the events, written once with
- * their numbers. The counters are THE LAST LOCK of the caller's transaction (docs/concurrency.md, step 15):
- * the caller changes every row it is going to change first and calls this once, at its end. The insert
- * after them waits on a unique key only for a transaction writing the same dedup key, and those are
- * already ordered by an earlier step (the same object, the same customer), so the later one's statement
- * sees the earlier one's row and skips it. Should that ever not hold, the numbers would have a gap: the
- * statement then fails and the caller's transaction is rolled back (OutboxNumberingRace) rather than
- * commit one. A caller that cannot call it last (a customer created, and announced, in the middle of
- * applying inbound events) may call it earlier only for a counter no other transaction can know about
- * yet: that of a customer it has just created.
+ * their numbers; the unique index on the dedup key decides what is a duplicate (ON CONFLICT, whatever
+ * plan the statement has). A duplicate is rare (writing the same event twice), and it took a number it
+ * did not use: only then a second step closes the gap, moving the subject's later events of this call
+ * down one by one (the numbers above the counter's old value are this transaction's alone while it holds
+ * the counter) and setting the counter to the last one used. The counters are THE LAST LOCK of the
+ * caller's transaction (docs/concurrency.md, step 15): the caller changes every row it is going to change
+ * first and calls this once, at its end. The insert after them waits on a unique key only for a
+ * transaction writing the same dedup key, and those are already ordered by an earlier step (the same
+ * object, the same customer). A caller that cannot call it last (a customer created, and announced, in the
+ * middle of applying inbound events) may call it earlier only for a counter no other transaction can know
+ * about yet: that of a customer it has just created.
  */
 export async function enqueueEvents(sql: Sql, events: OutboxInput[]): Promise<void> {
   if (events.length === 0) return;
-  const [counts] = await sql.query<{ numbered: number; written: number }>(
+  const rows = await sql.query<{ id: string; tenant_id: string; subject: string; sequence: number; written: boolean; base: number }>(
     `WITH e AS (
-       SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::text[])
-         WITH ORDINALITY AS e(tenant_id, type, subject, payload, dedup_key, sequence_subject, ord)),
-     fresh AS (
-       SELECT DISTINCT ON (e.tenant_id, e.dedup_key) e.* FROM e
-       WHERE NOT EXISTS (SELECT 1 FROM outbox_events o WHERE o.tenant_id = e.tenant_id AND o.dedup_key = e.dedup_key)
+       SELECT DISTINCT ON (e.tenant_id, e.dedup_key) e.*
+       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::text[])
+         WITH ORDINALITY AS e(tenant_id, type, subject, payload, dedup_key, sequence_subject, ord)
        ORDER BY e.tenant_id, e.dedup_key, e.ord),
-     counted AS (SELECT tenant_id, sequence_subject, count(*)::int AS n FROM fresh GROUP BY tenant_id, sequence_subject),
+     counted AS (
+       SELECT e.tenant_id, e.sequence_subject, count(*)::int AS n FROM e CROSS JOIN (SELECT pg_notify($7, '')) AS wake
+       GROUP BY e.tenant_id, e.sequence_subject),
      counter AS (
        INSERT INTO outbox_sequences AS s (tenant_id, subject, last_sequence)
        SELECT tenant_id, sequence_subject, n FROM counted ORDER BY tenant_id, sequence_subject
        ON CONFLICT (tenant_id, subject) DO UPDATE SET last_sequence = s.last_sequence + excluded.last_sequence
        RETURNING tenant_id, subject, last_sequence),
      numbered AS (
-       SELECT f.*, c.last_sequence - k.n + row_number() OVER (PARTITION BY f.tenant_id, f.sequence_subject ORDER BY f.ord) AS sequence
-       FROM fresh f
-       JOIN counter c ON c.tenant_id = f.tenant_id AND c.subject = f.sequence_subject
-       JOIN counted k ON k.tenant_id = f.tenant_id AND k.sequence_subject = f.sequence_subject),
+       SELECT e.*, gen_random_uuid() AS id, c.last_sequence - k.n AS base,
+              c.last_sequence - k.n + row_number() OVER (PARTITION BY e.tenant_id, e.sequence_subject ORDER BY e.ord) AS sequence
+       FROM e
+       JOIN counter c ON c.tenant_id = e.tenant_id AND c.subject = e.sequence_subject
+       JOIN counted k ON k.tenant_id = e.tenant_id AND k.sequence_subject = e.sequence_subject),
      written AS (
        INSERT INTO outbox_events (id, tenant_id, type, subject, payload, dedup_key, sequence_subject, sequence)
-       SELECT gen_random_uuid(), tenant_id, type, subject, payload, dedup_key, sequence_subject, sequence FROM numbered ORDER BY ord
+       SELECT id, tenant_id, type, subject, payload, dedup_key, sequence_subject, sequence FROM numbered ORDER BY ord
        ON CONFLICT (tenant_id, dedup_key) DO NOTHING
-       RETURNING 1)
-     SELECT (SELECT count(*) FROM numbered)::int AS numbered, (SELECT count(*) FROM written)::int AS written,
-            (SELECT 1 FROM (SELECT pg_notify($7, '')) AS n) AS notified`,
+       RETURNING id)
+     SELECT n.id, n.tenant_id, n.sequence_subject AS subject, n.sequence::int AS sequence, w.id IS NOT NULL AS written, n.base::int AS base
+     FROM numbered n LEFT JOIN written w ON w.id = n.id
+     WHERE (SELECT count(*) FROM written) < (SELECT count(*) FROM numbered)`,
     [
       events.map((e) => e.tenantId),
       events.map((e) => e.type),
@@ -77,9 +78,24 @@ export async function enqueueEvents(sql: Sql, events: OutboxInput[]): Promise<vo
       OUTBOX_CHANNEL,
     ],
   );
-  // The NOTIFY above wakes the relay when the transaction commits; polling covers a missed one.
-  if (counts!.written !== counts!.numbered)
-    throw new OutboxNumberingRace(
-      `${counts!.numbered - counts!.written} outbound event(s) numbered but written meanwhile by another transaction`,
-    );
+  // The NOTIFY (in `counted`) wakes the relay when the transaction commits; polling covers a missed one.
+  // Rows come back only when a duplicate took a number: close the gaps it left.
+  const bySubject = new Map<string, typeof rows>();
+  for (const r of rows) {
+    const k = `${r.tenant_id} ${r.subject}`;
+    bySubject.set(k, [...(bySubject.get(k) ?? []), r]);
+  }
+  for (const numbered of bySubject.values()) {
+    const kept = numbered.filter((r) => r.written).sort((a, b) => a.sequence - b.sequence);
+    if (kept.length === numbered.length) continue;
+    const { tenant_id, subject, base } = numbered[0]!;
+    // In ascending order, each moves to a number below it that is free: no unique clash on the way.
+    for (const [i, r] of kept.entries())
+      if (r.sequence !== base + i + 1) await sql.query('UPDATE outbox_events SET sequence = $2 WHERE id = $1', [r.id, base + i + 1]);
+    await sql.query('UPDATE outbox_sequences SET last_sequence = $3 WHERE tenant_id = $1 AND subject = $2', [
+      tenant_id,
+      subject,
+      base + kept.length,
+    ]);
+  }
 }
