@@ -64,15 +64,22 @@ export async function inTransaction<T>(
 
 async function once<T>(pool: pg.Pool, fn: (sql: Sql) => Promise<T>, begin: string): Promise<T> {
   const client = await pool.connect();
+  // PostgreSQL ending the session (a restart) is reported to a checked-out client as an 'error' event,
+  // which unheard would end the process: the statement fails with it instead, and the connection is
+  // given back broken, so the pool drops it rather than hand it out again.
+  let broken: Error | undefined;
+  const heard = (err: Error) => void (broken ??= err);
+  client.on('error', heard);
   try {
     await client.query(begin);
     const result = await fn(onPg(client));
     await client.query('COMMIT');
     return result;
   } catch (e) {
-    await client.query('ROLLBACK').catch(() => {});
+    if (!(await client.query('ROLLBACK').then(() => true, () => false))) broken ??= e as Error;
     throw e;
   } finally {
-    client.release();
+    client.removeListener('error', heard);
+    client.release(broken);
   }
 }
