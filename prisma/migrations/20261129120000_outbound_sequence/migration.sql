@@ -23,11 +23,6 @@ CREATE TABLE "outbox_sequences" (
     CONSTRAINT "outbox_sequences_pkey" PRIMARY KEY ("tenant_id","subject")
 );
 
--- An event is numbered by the statement after its insert, in the same transaction: both set, or neither
--- (a row written before numbering existed and not recognised below).
-ALTER TABLE "outbox_events" ADD CONSTRAINT "outbox_events_sequence_whole"
-  CHECK (("sequence" IS NULL) = ("sequence_subject" IS NULL) AND ("sequence" IS NULL OR "sequence" >= 1));
-
 -- The events already written, numbered as enqueueEvents would have (src/outbox/events/registry.ts names each
 -- type's subject), in the order they were written. Deliveries take their event's number.
 WITH subject AS (
