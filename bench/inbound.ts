@@ -191,22 +191,18 @@ async function drainBacklog(name: string, workers = 1): Promise<{ m: Measured; r
 const { m: drain, rss: workerRss } = await drainBacklog('one worker draining the backlog, invoice.created');
 // The same, for invoices going draft → open → paid: three events per invoice, moments apart, in the same
 // batches, each a transition of the one before (the accept itself costs the same for any event).
-await load('invoice lifecycles, accepted to make a backlog', {
-  url: `http://127.0.0.1:${port}`,
-  requests: [signedStripeLifecycles(path, SECRET, (invoice) => `cus_bench_${invoice % CUSTOMERS}`)],
-  durationS,
-  connections,
-  pids: [api.child.pid!],
-});
+const lifecycleBacklog = (name: string) =>
+  load(name, {
+    url: `http://127.0.0.1:${port}`,
+    requests: [signedStripeLifecycles(path, SECRET, (invoice) => `cus_bench_${invoice % CUSTOMERS}`)],
+    durationS,
+    connections,
+    pids: [api.child.pid!],
+  });
+await lifecycleBacklog('invoice lifecycles, accepted to make a backlog');
 const { m: lifecycleDrain } = await drainBacklog('one worker draining the backlog, invoices draft → open → paid');
-// Scale-out: the same lifecycle backlog drained by two worker processes.
-await load('invoice lifecycles, accepted again to make a backlog', {
-  url: `http://127.0.0.1:${port}`,
-  requests: [signedStripeLifecycles(path, SECRET, (invoice) => `cus_bench_${invoice % CUSTOMERS}`)],
-  durationS,
-  connections,
-  pids: [api.child.pid!],
-});
+// Scale-out: a backlog of the same kind drained by two worker processes.
+await lifecycleBacklog('invoice lifecycles, accepted again to make a backlog');
 const { m: twoWorkerDrain } = await drainBacklog('two workers draining the backlog, invoices draft → open → paid', 2);
 api.child.kill('SIGTERM');
 // The run's queues were named for it; remove them.

@@ -76,13 +76,7 @@ async function once<T>(pool: pg.Pool, fn: (sql: Sql) => Promise<T>, begin: strin
     await client.query('COMMIT');
     return result;
   } catch (e) {
-    if (
-      !(await client.query('ROLLBACK').then(
-        () => true,
-        () => false,
-      ))
-    )
-      broken ??= e as Error;
+    await client.query('ROLLBACK').catch(() => void (broken ??= e as Error));
     throw e;
   } finally {
     client.removeListener('error', heard);

@@ -1,6 +1,6 @@
 import { createHash, randomInt, randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { onPg } from '../db/sql.ts';
+import { inTransaction, onPg } from '../db/sql.ts';
 import { PG, pgCode } from '../db/pg-errors.ts';
 import { rowsBeforeCommit } from '../db/rows-before-commit.ts';
 import { DomainError, isPoolExhausted } from '../errors.ts';
@@ -330,27 +330,17 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
   // a later statement (a snapshot that sees all those INSERTs), its unprocessed rows are unclaimed and
   // the key is removed. Rows it claimed and whose publish was confirmed are published again: processing
   // is idempotent, and this happens only after a process ended without unregistering.
-  const recoverClaims = async () => {
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
-      const { rows: ended } = await client.query<{ key: number }>(
-        'SELECT key FROM inbox_acceptors WHERE pg_try_advisory_xact_lock($1::int, key)',
-        [ACCEPTOR_LOCK_SPACE],
-      );
+  const recoverClaims = () =>
+    inTransaction(pool, async (sql) => {
+      const ended = await sql.query<{ key: number }>('SELECT key FROM inbox_acceptors WHERE pg_try_advisory_xact_lock($1::int, key)', [
+        ACCEPTOR_LOCK_SPACE,
+      ]);
       const keys = ended.map((r) => r.key);
       if (keys.length > 0) {
-        await client.query(releaseClaims('accepted_by = ANY($1::int[])'), [keys]);
-        await client.query('DELETE FROM inbox_acceptors WHERE key = ANY($1::int[])', [keys]);
+        await sql.query(releaseClaims('accepted_by = ANY($1::int[])'), [keys]);
+        await sql.query('DELETE FROM inbox_acceptors WHERE key = ANY($1::int[])', [keys]);
       }
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
-  };
+    });
 
   return {
     async accept({ tenantId, provider, dedupKey, eventType, rawBody, hashBody = false, orderKey = null }) {

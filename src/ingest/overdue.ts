@@ -54,10 +54,6 @@ export async function markOverdueInvoices(pool: pg.Pool, now = new Date(), limit
          RETURNING v.id, v.tenant_id, v.status::text AS status, v.customer_id, v.account_id, v.total_minor, v.currency, v.due_at, v.provider`,
         [now, tenantId, invoices.map((i) => i.provider), invoices.map((i) => i.external_id)],
       );
-      await enqueueEvents(
-        sql,
-        rows.map((r) => invoiceEvent('invoice.overdue', r)),
-      );
       await recordSignals(
         sql,
         rows.map((r) => ({
@@ -70,6 +66,11 @@ export async function markOverdueInvoices(pool: pg.Pool, now = new Date(), limit
           accountId: r.account_id,
           attributes: { invoice_id: r.id, currency: r.currency, reason: 'due_date_passed' },
         })),
+      );
+      // Last: the outbox's sequence counters are the last lock a transaction takes (docs/concurrency.md).
+      await enqueueEvents(
+        sql,
+        rows.map((r) => invoiceEvent('invoice.overdue', r)),
       );
       return rows.length;
     });

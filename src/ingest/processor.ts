@@ -58,9 +58,9 @@ const ROW_COLUMNS = 'id, tenant_id, provider, event_type, body, status::text AS 
  * before it, if any: what `e` waits behind (docs/inbound-webhooks.md, "Order"). Read by the partial index
  * of events still to apply.
  */
-const earliestBefore = (e: string) =>
+const earliestBefore = (e: string, andAlso = '') =>
   `(SELECT b.id FROM inbox_events b WHERE ${e}.order_key IS NOT NULL AND b.tenant_id = ${e}.tenant_id AND b.order_key = ${e}.order_key
-      AND b.status = 'received' AND b.seq < ${e}.seq ORDER BY b.seq LIMIT 1)`;
+      AND b.status = 'received' AND b.seq < ${e}.seq ${andAlso} ORDER BY b.seq LIMIT 1)`;
 /**
  * How long a message whose events wait behind earlier ones keeps trying them again (a batch each time,
  * which applies the earlier ones first if no one else holds them) before it is retried through the queue;
@@ -71,7 +71,7 @@ const BEHIND_WAIT_MS = 10_000;
 const BEHIND_FIRST_WAIT_MS = 20;
 
 /** An event waited behind an earlier one about the same object for BEHIND_WAIT_MS: its message is retried. */
-export class EventBehind extends Error {}
+class EventBehind extends Error {}
 
 /**
  * The earliest earlier events still to apply that these events wait behind and that have not been tried
@@ -80,12 +80,7 @@ export class EventBehind extends Error {}
  */
 async function untriedBlockers(pool: pg.Pool, ids: string[]): Promise<string[]> {
   const { rows } = await pool.query<{ id: string }>(
-    `SELECT DISTINCT b.id FROM inbox_events e
-     CROSS JOIN LATERAL (
-       SELECT b.id, b.attempts FROM inbox_events b
-       WHERE e.order_key IS NOT NULL AND b.tenant_id = e.tenant_id AND b.order_key = e.order_key AND b.status = 'received'
-         AND b.seq < e.seq ORDER BY b.seq LIMIT 1) b
-     WHERE e.id = ANY($1::uuid[]) AND b.attempts = 0`,
+    `SELECT id FROM inbox_events WHERE attempts = 0 AND id IN (SELECT ${earliestBefore('e')} FROM inbox_events e WHERE e.id = ANY($1::uuid[]))`,
     [ids],
   );
   return rows.map((r) => r.id);
@@ -113,17 +108,14 @@ export class AcceptPending extends Error {}
 async function awaitAccepting(pool: pg.Pool, events: EventRef[]): Promise<void> {
   const lock = events.find((e) => e.lock !== undefined)?.lock;
   if (lock === undefined) return;
-  const client = await pool.connect();
   try {
-    await client.query(
-      `BEGIN; SET LOCAL lock_timeout = ${ACCEPT_WAIT_MS}; SELECT pg_advisory_xact_lock_shared(${ACCEPT_LOCK_SPACE}, ${lock}); COMMIT`,
-    );
+    await inTransaction(pool, async (sql) => {
+      await sql.query(`SET LOCAL lock_timeout = ${ACCEPT_WAIT_MS}`);
+      await sql.query('SELECT 1 AS free FROM (SELECT pg_advisory_xact_lock_shared($1::int, $2::int)) AS l', [ACCEPT_LOCK_SPACE, lock]);
+    });
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
     if (pgCode(err) === PG.lockNotAvailable) throw new AcceptPending(`the transaction storing inbound events (lock ${lock}) is still open`);
     throw err;
-  } finally {
-    client.release();
   }
 }
 
@@ -223,13 +215,14 @@ export async function processInboxEvent(pool: pg.Pool, id: string, opts: { ifFre
 /**
  * Applies a batch of events in one transaction: those whose accepting transaction is still open are
  * left 'pending' (a batch never waits on an accept, see awaitAccepting); the others' rows are locked
- * by one statement, then the locks of their tenants and of the objects they may change (lockFor), each
- * normalizer run in turn (oldest event first, then in the batch's order; a provider's `prepare` may have
- * several of them applied together, as they would be in turn), their outbox events written and their
- * statuses set by one statement each, one commit. Any failure rolls the whole batch back and throws; the
- * caller then applies each event on its own, so one bad event never holds back the others. Answers each
- * id's result, or 'alone' for an event this batch could not lock (another transaction holds its row, or
- * its row is not there): those are applied on their own, where a held row is waited for.
+ * by one statement, with the earlier events still to apply about the same objects, then the locks of
+ * their tenants and of the objects they may change (lockFor), each normalizer run in turn (in the order
+ * accepted, `seq`; a provider's `prepare` may have several of them applied together, as they would be in
+ * turn), their outbox events written and their statuses set by one statement each, one commit. Any failure
+ * rolls the whole batch back and throws; the caller then applies each event on its own, so one bad event
+ * never holds back the others. Answers each id's result: 'behind' for an event an earlier one about its
+ * object still waits before, 'alone' for one this batch could not lock (another transaction holds its
+ * row, or its row is not there): those are applied on their own, where a held row is waited for.
  */
 export function processInboxBatch(pool: pg.Pool, messages: EventRef[]): Promise<Map<string, BatchResult>> {
   return inTransaction(
@@ -259,7 +252,7 @@ export function processInboxBatch(pool: pg.Pool, messages: EventRef[]): Promise<
       // that bound).
       // Each step by its index, by id or by object, never by status: the plan is generic (APPLYING), and an
       // index over the status would lead it through every event still to apply, a whole backlog.
-      const rows = await sql.query<Row & { seq: string; behind: string | null }>(
+      const rows = await sql.query<Row & { behind: string | null }>(
         `WITH named AS (
            SELECT tenant_id, order_key, max(seq) AS upto FROM inbox_events
            WHERE id = ANY($1::uuid[]) AND order_key IS NOT NULL GROUP BY tenant_id, order_key),
@@ -273,9 +266,7 @@ export function processInboxBatch(pool: pg.Pool, messages: EventRef[]): Promise<
            SELECT ${ROW_COLUMNS}, order_key, seq FROM inbox_events
            WHERE id IN (SELECT unnest($1::uuid[]) UNION SELECT id FROM earlier) AND status = 'received'
            FOR UPDATE SKIP LOCKED)
-         SELECT l.*, (SELECT b.id FROM inbox_events b
-             WHERE l.order_key IS NOT NULL AND b.tenant_id = l.tenant_id AND b.order_key = l.order_key AND b.status = 'received'
-               AND b.seq < l.seq AND b.id NOT IN (SELECT id FROM locked) ORDER BY b.seq LIMIT 1) AS behind
+         SELECT l.*, ${earliestBefore('l', 'AND b.id NOT IN (SELECT id FROM locked)')} AS behind
          FROM locked l ORDER BY l.seq`,
         [ids],
       );

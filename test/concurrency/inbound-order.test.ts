@@ -10,7 +10,7 @@ import { processInboxBatch, processInboxEvent } from '../../src/ingest/processor
 import { fileDatabaseUrl } from '../support/database.ts';
 import { tenantWithKey } from '../support/factories.ts';
 import { storeGroup } from '../support/inbox.ts';
-import { errorCodes, interleave, type Interleaving } from '../support/interleave.ts';
+import { errorCodes, explain, interleave, RUNS, schedules } from '../support/interleave.ts';
 import * as p from '../support/providers.ts';
 
 let url: string;
@@ -25,10 +25,6 @@ afterAll(async () => {
   await prisma?.$disconnect();
   await pool?.end();
 });
-
-const RUNS = Number(process.env.LOCK_ORDER_RUNS ?? 12);
-const schedules = fc.array(fc.nat({ max: 7 }), { minLength: 4, maxLength: 40 });
-const explain = (i: Interleaving) => `${errorCodes(i).join(', ')}\n  ${i.statements.join('\n  ')}`;
 
 /** An invoice's created, then (accepted after it had committed) its paid, and a created of another invoice beside it. */
 async function pair() {

@@ -18,7 +18,7 @@ import { onPg } from '../../src/db/sql.ts';
 import { fileDatabaseUrl } from '../support/database.ts';
 import { customer, tenantWithKey } from '../support/factories.ts';
 import { storeGroup } from '../support/inbox.ts';
-import { errorCodes, interleave, type Interleaving } from '../support/interleave.ts';
+import { errorCodes, explain, interleave, RUNS, schedules } from '../support/interleave.ts';
 import * as p from '../support/providers.ts';
 
 let url: string;
@@ -35,10 +35,6 @@ afterAll(async () => {
 });
 
 const short = () => randomUUID().slice(0, 8);
-/** Interleavings tried per pair; each is a real run against PostgreSQL. */
-const RUNS = Number(process.env.LOCK_ORDER_RUNS ?? 12);
-const schedules = fc.array(fc.nat({ max: 7 }), { minLength: 4, maxLength: 40 });
-const explain = (i: Interleaving) => `${errorCodes(i).join(', ')}\n  ${i.statements.join('\n  ')}`;
 
 /**
  * A tenant with two customers, each known to Stripe by its own account, in id order: `first` sorts before

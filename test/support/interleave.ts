@@ -3,6 +3,7 @@
 // schedule (numbers a property-based generator draws), and moves on once it has finished, or once its session
 // waits on a lock another session holds; then the others may go. So every interleaving of statements the
 // schedule names is run for real, and a cycle of waits shows as PostgreSQL's own deadlock error.
+import fc from 'fast-check';
 import pg from 'pg';
 
 interface Step {
@@ -146,3 +147,10 @@ export async function interleave(
   }
   return result;
 }
+
+/** Interleavings tried per property; each is a real run against PostgreSQL. */
+export const RUNS = Number(process.env.LOCK_ORDER_RUNS ?? 12);
+/** The schedules fast-check draws (and shrinks) for `interleave`. */
+export const schedules = fc.array(fc.nat({ max: 7 }), { minLength: 4, maxLength: 40 });
+/** A run's errors, then its statements in the order they went: what a failing property prints. */
+export const explain = (i: Interleaving) => `${errorCodes(i).join(', ')}\n  ${i.statements.join('\n  ')}`;
