@@ -117,7 +117,7 @@ let backlog = { inbox: -1, outbox: -1, scoring: -1 };
 while (Date.now() - drainStart < 120_000) {
   const [inbox, outbox, scoring] = await Promise.all([
     db.inboxEvent.count({ where: { status: 'received' } }),
-    db.outboxEvent.count({ where: { dispatchedAt: null } }),
+    db.outboxPending.count(),
     db.scoringQueue.count({ where: { dueAt: { lte: new Date() } } }),
   ]);
   backlog = { inbox, outbox, scoring };

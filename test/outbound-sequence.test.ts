@@ -230,10 +230,11 @@ describe('numbering outbound events per subject', () => {
   });
 });
 
-/** The tenant's events relayed two days ago, past a one-day retention of its deliveries. */
+/** The tenant's events written (and relayed) two days ago, past a one-day retention of its deliveries. */
 async function agedPastRetention(tenantId: string) {
   await t.pool.query('UPDATE tenants SET delivery_retention_days = 1 WHERE id = $1', [tenantId]);
-  await t.pool.query(`UPDATE outbox_events SET dispatched_at = now() - interval '2 days' WHERE tenant_id = $1`, [tenantId]);
+  await relayOutbox(t.pool, t.queue);
+  await t.pool.query(`UPDATE outbox_events SET created_at = now() - interval '2 days' WHERE tenant_id = $1`, [tenantId]);
 }
 
 describe('the number in every delivery', () => {

@@ -269,6 +269,26 @@ describe('deliveries', () => {
     expect(await t.prisma.webhookDelivery.count({ where: { endpointId: endpoint.id, eventType: 'payment.failed' } })).toBe(0);
   });
 
+  it('relays an event once, leaving its row as written: only its mark as still to relay goes', async () => {
+    const { tenantId, endpoint } = await endpointFor(['invoice.created']);
+    const event = exampleEvent(tenantId, 'invoice.created', `relayed-once-${randomUUID()}`);
+    await inTransaction(t.pool, (sql) => enqueueEvents(sql, [event]));
+    const rowOf = async () =>
+      (
+        await t.pool.query<{ id: string; version: string; pending: boolean }>(
+          `SELECT o.id, o.xmin::text || o.ctid::text AS version, EXISTS (SELECT 1 FROM outbox_pending p WHERE p.event_id = o.id) AS pending
+           FROM outbox_events o WHERE o.tenant_id = $1 AND o.dedup_key = $2`,
+          [tenantId, event.dedupKey],
+        )
+      ).rows[0]!;
+    const written = await rowOf();
+    expect(written.pending).toBe(true);
+    await relayOutbox(t.pool, t.queue);
+    await relayOutbox(t.pool, t.queue);
+    expect(await rowOf()).toEqual({ ...written, pending: false });
+    expect(await t.prisma.webhookDelivery.count({ where: { endpointId: endpoint.id, outboxEventId: written.id } })).toBe(1);
+  });
+
   it('retries a 500 after the first wait of the schedule with the same X-Webhook-Id, and succeeds', async () => {
     const { tenantId } = await endpointFor();
     const id = await emit(tenantId);

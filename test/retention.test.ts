@@ -48,7 +48,7 @@ async function agedData(app: TestApp, tenantId: string, ages: number[]) {
     );
     out.signals.push({ days, id: signal!.id });
     const [outbox] = await q(
-      `INSERT INTO outbox_events (id, tenant_id, type, payload, created_at, dispatched_at) VALUES (gen_random_uuid(), $1, 'customer.created', '{}', $2, $2) RETURNING id`,
+      `INSERT INTO outbox_events (id, tenant_id, type, payload, created_at) VALUES (gen_random_uuid(), $1, 'customer.created', '{}', $2) RETURNING id`,
       [tenantId, at],
     );
     out.outbox.push({ days, id: outbox!.id });

@@ -23,8 +23,8 @@ export const BACKLOG_SQL = `
   SELECT
     (SELECT count(*) FROM inbox_events WHERE status = 'received')::int AS inbox_pending,
     coalesce((SELECT extract(epoch FROM now() - min(received_at)) FROM inbox_events WHERE status = 'received'), 0)::float8 AS inbox_oldest_seconds,
-    (SELECT count(*) FROM outbox_events WHERE dispatched_at IS NULL)::int AS outbox_pending,
-    coalesce((SELECT extract(epoch FROM now() - min(created_at)) FROM outbox_events WHERE dispatched_at IS NULL), 0)::float8 AS outbox_oldest_seconds,
+    (SELECT count(*) FROM outbox_pending)::int AS outbox_pending,
+    coalesce((SELECT extract(epoch FROM now() - min(created_at)) FROM outbox_pending), 0)::float8 AS outbox_oldest_seconds,
     (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending')::int AS deliveries_pending,
     coalesce((SELECT extract(epoch FROM now() - min(next_attempt_at)) FROM webhook_deliveries
               WHERE status = 'pending' AND next_attempt_at <= now()), 0)::float8 AS deliveries_overdue_seconds,

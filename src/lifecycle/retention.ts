@@ -123,7 +123,13 @@ function tenantBatch(kind: RetentionKind, t: TenantRetention, now: Date): Batch 
     case 'outbox_events':
       return alone(
         oldestRows(
-          { table: 'outbox_events', time: 'dispatched_at', action: 'DELETE FROM outbox_events' },
+          // Relayed: an event still to relay is the relay's, however old.
+          {
+            table: 'outbox_events',
+            time: 'created_at',
+            where: 'NOT EXISTS (SELECT 1 FROM outbox_pending p WHERE p.event_id = outbox_events.id)',
+            action: 'DELETE FROM outbox_events',
+          },
           id,
           daysBefore(now, t.deliveries),
         ),

@@ -20,6 +20,7 @@ const TABLES = [
   'inbound_secrets',
   'webhook_deliveries',
   'webhook_endpoints',
+  'outbox_pending',
   'outbox_events',
   'outbox_sequences',
   'signals',

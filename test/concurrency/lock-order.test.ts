@@ -14,7 +14,11 @@ import { attributeRequested, createCustomerService } from '../../src/services/cu
 import { recordUsageEvents } from '../../src/services/usage-events.ts';
 import { createScorer } from '../../src/scoring/recompute.ts';
 import { claimDue } from '../../src/scoring/scoring-queue.ts';
-import { onPg } from '../../src/db/sql.ts';
+import { inTransaction, onPg } from '../../src/db/sql.ts';
+import { enqueueEvents } from '../../src/outbox/events/enqueue.ts';
+import { EVENTS } from '../../src/outbox/events/registry.ts';
+import { relayOutbox } from '../../src/outbox/events/relay.ts';
+import { createMemoryQueue } from '../../src/queue/memory.ts';
 import { fileDatabaseUrl } from '../support/database.ts';
 import { customer, tenantWithKey } from '../support/factories.ts';
 import { storeGroup } from '../support/inbox.ts';
@@ -171,6 +175,45 @@ describe('writing paths over the same customers, in every interleaving drawn', (
         expect(left.rowCount).toBe(0);
         const scored = await pool.query('SELECT 1 FROM health_snapshots WHERE customer_id = $1', [c.first.id]);
         expect(scored.rowCount).toBe(1);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('the outbox relay beside erasing the customer its events are about', async () => {
+    await fc.assert(
+      fc.asyncProperty(schedules, async (schedule) => {
+        const c = await twoCustomers();
+        const endpoint = await prisma.webhookEndpoint.create({
+          data: { tenantId: c.tenantId, url: 'https://receiver.example/hooks', events: ['alert.created'], secret: 'whsec_test' },
+        });
+        const alerts = [c.second.id, c.first.id, c.second.id].map((customerId) => ({
+          tenantId: c.tenantId,
+          type: 'alert.created' as const,
+          payload: { ...EVENTS['alert.created'].example, tenant_id: c.tenantId, id: randomUUID(), customer_id: customerId },
+          dedupKey: `alert:${randomUUID()}`,
+        }));
+        await inTransaction(pool, (sql) => enqueueEvents(sql, alerts));
+        const run = await interleave(
+          url,
+          {
+            relay: (gated) => relayOutbox(gated, createMemoryQueue()),
+            api: (gated) => createCustomerService({ pool: gated, prisma }).erase(operator(c.tenantId), c.second.id),
+          },
+          schedule,
+        );
+        expect(errorCodes(run), explain(run)).toEqual([]);
+        // Nothing is left to relay; of the three events only the other customer's remains, delivered once.
+        const { rows } = await pool.query<{ customer: string; deliveries: number }>(
+          `SELECT o.payload->>'customer_id' AS customer, (SELECT count(*)::int FROM webhook_deliveries d WHERE d.outbox_event_id = o.id) AS deliveries
+           FROM outbox_events o WHERE o.tenant_id = $1 AND o.type = 'alert.created'`,
+          [c.tenantId],
+        );
+        const relayedAgain = await relayOutbox(pool, createMemoryQueue());
+        expect({ rows, relayedAgain }).toEqual({ rows: [{ customer: c.first.id, deliveries: 1 }], relayedAgain: 0 });
+        const pending = await pool.query('SELECT 1 FROM outbox_pending WHERE tenant_id = $1', [c.tenantId]);
+        expect(pending.rowCount).toBe(0);
+        expect(await prisma.webhookDelivery.count({ where: { endpointId: endpoint.id } })).toBe(1);
       }),
       { numRuns: RUNS },
     );

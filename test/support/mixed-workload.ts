@@ -1356,7 +1356,7 @@ async function waitForQuiet(pool: pg.Pool, live: TenantPlan[], doomed: TenantPla
   const okEndpoints = live.map((p) => p.endpoints.ok);
   const probe = async () => ({
     inboxReceived: await count(pool, `SELECT count(*)::int AS n FROM inbox_events WHERE status = 'received'`),
-    outboxUndispatched: await count(pool, 'SELECT count(*)::int AS n FROM outbox_events WHERE dispatched_at IS NULL'),
+    outboxUndispatched: await count(pool, 'SELECT count(*)::int AS n FROM outbox_pending'),
     healthyDeliveriesPending: await count(
       pool,
       `SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending' AND endpoint_id = ANY($1::uuid[])`,

@@ -18,7 +18,8 @@ export type OutboxInput = {
 
 /**
  * Writes events for the tenant's endpoints in the caller's transaction, so an event exists exactly when
- * the change it describes was committed. The relay delivers them (src/outbox).
+ * the change it describes was committed, each with its row in outbox_pending until the relay fans it out
+ * to endpoints (relay.ts).
  *
  * Each new event is numbered among the tenant's events of its sequence subject (registry.ts) from the
  * subject's counter row in outbox_sequences, in this transaction: a rollback gives the numbers back, so
@@ -64,7 +65,10 @@ export async function enqueueEvents(sql: Sql, events: OutboxInput[]): Promise<vo
        INSERT INTO outbox_events (id, tenant_id, type, subject, payload, dedup_key, sequence_subject, sequence)
        SELECT id, tenant_id, type, subject, payload, dedup_key, sequence_subject, sequence FROM numbered ORDER BY ord
        ON CONFLICT (tenant_id, dedup_key) DO NOTHING
-       RETURNING id)
+       RETURNING id, tenant_id, sequence_subject, sequence),
+     pending AS (
+       INSERT INTO outbox_pending (event_id, tenant_id, sequence_subject, sequence)
+       SELECT id, tenant_id, sequence_subject, sequence FROM written)
      SELECT n.id, n.tenant_id, n.sequence_subject AS subject, n.sequence::int AS sequence, w.id IS NOT NULL AS written, n.base::int AS base
      FROM numbered n LEFT JOIN written w ON w.id = n.id
      WHERE (SELECT count(*) FROM written) < (SELECT count(*) FROM numbered)`,
@@ -91,7 +95,12 @@ export async function enqueueEvents(sql: Sql, events: OutboxInput[]): Promise<vo
     const { tenant_id, subject, base } = numbered[0]!;
     // In ascending order, each moves to a number below it that is free: no unique clash on the way.
     for (const [i, r] of kept.entries())
-      if (r.sequence !== base + i + 1) await sql.query('UPDATE outbox_events SET sequence = $2 WHERE id = $1', [r.id, base + i + 1]);
+      if (r.sequence !== base + i + 1)
+        await sql.query(
+          `WITH moved AS (UPDATE outbox_events SET sequence = $2 WHERE id = $1)
+           UPDATE outbox_pending SET sequence = $2 WHERE event_id = $1`,
+          [r.id, base + i + 1],
+        );
     await sql.query('UPDATE outbox_sequences SET last_sequence = $3 WHERE tenant_id = $1 AND subject = $2', [
       tenant_id,
       subject,

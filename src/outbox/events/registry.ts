@@ -130,7 +130,12 @@ const customerDeleted = z.object({ ...tenant, id: uuid, external_id: z.string().
 const endpointDisabled = z.object({ ...tenant, id: uuid, url: z.string(), enabled: z.literal(false), disabled_reason: z.string() });
 
 export const EVENTS = {
-  'invoice.created': defineEvent('An invoice came into being: sent once per invoice, when first heard of, its status as it then is (usually draft).', invoice, invoiceExample('draft'), ofInvoice),
+  'invoice.created': defineEvent(
+    'An invoice came into being: sent once per invoice, when first heard of, its status as it then is (usually draft).',
+    invoice,
+    invoiceExample('draft'),
+    ofInvoice,
+  ),
   'invoice.sent': defineEvent('An invoice was sent.', invoice, invoiceExample('sent'), ofInvoice),
   'invoice.paid': defineEvent('An invoice was paid.', invoice, invoiceExample('paid'), ofInvoice),
   'invoice.overdue': defineEvent('An invoice is overdue.', invoice, invoiceExample('overdue'), ofInvoice),

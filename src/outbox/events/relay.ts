@@ -29,9 +29,12 @@ export function interleaveByEndpoint(rows: { id: string; endpoint_id: string }[]
 }
 
 /**
- * Fans claimed outbox events out to the enabled endpoints subscribed to their type, as delivery rows
- * carrying the CloudEvents envelope, in one statement; SKIP LOCKED lets several relays share the work.
- * Then publishes a job per delivery. A job that fails to publish is picked up by `queueDue`.
+ * Fans the oldest outbox events not relayed yet (their outbox_pending rows, removed as they are claimed) out
+ * to the enabled endpoints subscribed to their type, as delivery rows carrying the CloudEvents envelope, in
+ * one statement; SKIP LOCKED lets several relays share the work. The event's row is taken too (key share,
+ * as the deliveries' foreign key would), in the same statement and SKIP LOCKED, so the relay never waits on
+ * an erasure or a removal deleting the event (docs/concurrency.md, step 10). Then publishes a job per
+ * delivery. A job that fails to publish is picked up by `queueDue`.
  */
 const ENVELOPE = envelopeSql({
   id: 'c.id',
@@ -46,10 +49,15 @@ const ENVELOPE = envelopeSql({
 
 export async function relayOutbox(pool: pg.Pool, queue: Queue, limit = 500): Promise<number> {
   const rows = await onPg(pool).query<{ id: string; endpoint_id: string }>(
-    `WITH claimed AS (
-       UPDATE outbox_events SET dispatched_at = now()
-       WHERE id IN (SELECT id FROM outbox_events WHERE dispatched_at IS NULL ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-       RETURNING id, tenant_id, type, subject, payload, created_at, sequence_subject, sequence)
+    `WITH taken AS (
+       SELECT p.event_id FROM outbox_pending p JOIN outbox_events o ON o.id = p.event_id
+       ORDER BY p.created_at LIMIT $1
+       FOR UPDATE OF p SKIP LOCKED FOR KEY SHARE OF o SKIP LOCKED),
+     relayed AS (
+       DELETE FROM outbox_pending WHERE event_id IN (SELECT event_id FROM taken) RETURNING event_id),
+     claimed AS (
+       SELECT o.id, o.tenant_id, o.type, o.subject, o.payload, o.created_at, o.sequence_subject, o.sequence
+       FROM relayed r JOIN outbox_events o ON o.id = r.event_id)
      INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, outbox_event_id, event_type, envelope, sequence_subject, sequence,
                                      status, next_attempt_at, queued_at, created_at, updated_at)
      SELECT gen_random_uuid(), c.tenant_id, e.id, c.id, c.type,
