@@ -69,6 +69,47 @@ describe('a statement with its rows before its commit', () => {
   });
 });
 
+describe('its parameters and rows, as pg’s own queries have them', () => {
+  it('binds arrays with quotes, backslashes, commas, braces and NULLs, and parses each column’s type, as client.query does', async () => {
+    const text = `SELECT $1::text[] AS texts, $2::int[] AS ints, $3::uuid AS id, $4::jsonb AS doc, $5::timestamptz AS at,
+                         $6::boolean AS yes, $7::text AS nothing, array_length($1::text[], 1) AS n`;
+    const values = [
+      ['plain', 'a "quoted" word', 'back\\slash', 'comma, brace } {', '', null, 'NULL'],
+      [1, null, -3],
+      '8c1e3f3a-52a4-4f1c-9d3e-0a7c2f4b6e10',
+      { nested: { list: [1, 'two'] } },
+      new Date('2026-11-29T01:02:03.004Z'),
+      true,
+      null,
+    ];
+    const client = await pool.connect();
+    try {
+      const statement = rowsBeforeCommit(client, text, values);
+      const ours = await statement.rows;
+      await statement.committed;
+      expect(ours).toEqual((await client.query(text, values)).rows);
+      expect(ours[0]).toMatchObject({ n: 7, yes: true, nothing: null });
+    } finally {
+      client.release();
+    }
+  });
+
+  it('prepares its named statement once per connection', async () => {
+    const client = await pool.connect();
+    try {
+      for (const id of [20, 21]) {
+        const run = rowsBeforeCommit(client, 'INSERT INTO slow_commits (id) VALUES ($1) RETURNING id', [id], { name: 'slow_commits_once' });
+        expect(await run.rows).toEqual([{ id }]);
+        await run.committed;
+      }
+      const { rows } = await client.query(`SELECT statement FROM pg_prepared_statements WHERE name = 'slow_commits_once'`);
+      expect(rows).toHaveLength(1);
+    } finally {
+      client.release();
+    }
+  });
+});
+
 describe('a statement with a first statement ahead of it in its transaction', () => {
   it('holds what the first statement took from before the rows until the commit', async () => {
     const client = await pool.connect();

@@ -11,87 +11,127 @@ import pg from 'pg';
  * Flush: its completion comes back as soon as it has run, so what it takes (a lock) is known to be held
  * while the main statement is still running, and until the commit; and the main statement's snapshot is
  * taken after it. A `name` prepares the main statement once per connection.
+ *
+ * Built on pg's Submittable interface (an object with `submit(connection)` that the client hands the
+ * backend's messages for it), which is how pg lets a caller speak the extended protocol its own way.
  */
-class RowsBeforeCommit extends pg.Query {
+
+/** A column of the statement's rows, as its RowDescription names it. */
+interface Field {
+  name: string;
+  dataTypeID: number;
+}
+
+/** The protocol steps of pg's connection this module sends. */
+type Connection = Pick<pg.Connection, 'parse' | 'bind' | 'describe' | 'execute' | 'flush' | 'sync' | 'close'>;
+
+/**
+ * Named statements this module prepared, per connection: 'ready' once a run that parsed it ended without
+ * error; 'unsure' after an error, as the Parse may or may not have run (everything after an error up to the
+ * Sync is skipped), so the next run closes the name first (closing a name that does not exist is no error).
+ */
+const prepared = new WeakMap<object, Map<string, 'ready' | 'unsure'>>();
+
+/** A parameter as PostgreSQL's text format has it. */
+export function textParameter(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (Array.isArray(value)) return `{${value.map(arrayElement).join(',')}}`;
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+const arrayElement = (value: unknown): string => {
+  const text = textParameter(value);
+  if (text === null) return 'NULL';
+  if (Array.isArray(value)) return text;
+  return `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+};
+
+class RowsBeforeCommit {
   readonly collected: Record<string, unknown>[] = [];
   onFirst: () => void = () => {};
   onRows: (rows: Record<string, unknown>[]) => void = () => {};
+  onError: (err: unknown) => void = () => {};
+  onEnd: () => void = () => {};
   private firstPending: boolean;
-  private sentParse = false;
-  private failed = false;
+  private fields: Field[] = [];
+  private failed: unknown;
+  private statements?: Map<string, 'ready' | 'unsure'>;
 
   constructor(
-    text: string,
-    values: unknown[],
+    private readonly text: string,
+    private readonly values: unknown[],
     private readonly first?: string,
-    name?: string,
+    private readonly statementName?: string,
   ) {
-    super({ text, values, name });
     this.firstPending = first !== undefined;
-    // The first statement's rows are not the caller's.
-    this.on('row', (row: Record<string, unknown>) => this.firstPending || this.collected.push(row));
   }
 
-  // pg's own step that sends Parse, Bind and Describe, then Execute; the first statement goes ahead of them.
-  prepare(connection: {
-    parse(o: object): void;
-    bind(o: object): void;
-    describe(o: object): void;
-    execute(o: object): void;
-    flush(): void;
-    close(o: object): void;
-  }) {
-    const self = this as unknown as { name?: string; hasBeenParsed(c: unknown): boolean };
-    this.sentParse = Boolean(self.name) && !self.hasBeenParsed(connection);
+  submit(connection: Connection): void {
     if (this.first !== undefined) {
-      connection.parse({ text: this.first, name: '' });
-      connection.bind({ portal: '', statement: '', values: [] });
-      connection.describe({ type: 'P', name: '' });
-      connection.execute({ portal: '' });
+      connection.parse({ text: this.first, name: '', types: [] }, false);
+      connection.bind({ portal: '', statement: '', values: [] }, false);
+      connection.describe({ type: 'P', name: '' }, false);
+      connection.execute({ portal: '' }, false);
       connection.flush();
-      // pg counts any ParseComplete of this query as the named statement's, the first statement's too; if
-      // the named Parse is then skipped (an error before it), the name is forgotten again (handleError),
-      // and the next Parse of it closes whatever may exist under it first, which is never an error.
-      if (this.sentParse) connection.close({ type: 'S', name: self.name });
     }
-    (pg.Query.prototype as unknown as { prepare(c: unknown): void }).prepare.call(this, connection);
-  }
-
-  // pg's own step that sends Execute and then Sync; here Execute, Flush, then Sync.
-  _getRows(connection: { execute(o: object): void; flush(): void; sync(): void }, rows: number | undefined) {
-    connection.execute({ portal: (this as unknown as { portal: string }).portal, rows });
+    const name = this.statementName ?? '';
+    let state: 'ready' | 'unsure' | undefined;
+    if (name) {
+      this.statements = prepared.get(connection) ?? new Map();
+      prepared.set(connection, this.statements);
+      state = this.statements.get(name);
+      if (state === 'unsure') connection.close({ type: 'S', name }, false);
+      // Counted as unsure until this run ends well: an error on the way leaves it so.
+      this.statements.set(name, 'unsure');
+    }
+    if (state !== 'ready') connection.parse({ text: this.text, name, types: [] }, false);
+    connection.bind({ portal: '', statement: name, values: this.values.map(textParameter) }, false);
+    connection.describe({ type: 'P', name: '' }, false);
+    connection.execute({ portal: '' }, false);
+    // The rows and the completion come back before the Sync makes PostgreSQL commit.
     connection.flush();
     connection.sync();
   }
 
-  handleError(err: unknown, connection: { parsedStatements: Record<string, string> }) {
-    this.failed = true;
-    this.forgetName(connection);
-    (pg.Query.prototype as unknown as { handleError(e: unknown, c: unknown): void }).handleError.call(this, err, connection);
+  handleRowDescription(msg: { fields: Field[] }): void {
+    this.fields = msg.fields;
   }
 
-  // An error raised here before sending (a value pg cannot serialise) comes before the server's answers,
-  // whose ParseComplete would count the name as prepared again: forgotten once more at the end.
-  handleReadyForQuery(connection: { parsedStatements: Record<string, string> }) {
-    if (this.failed) this.forgetName(connection);
-    (pg.Query.prototype as unknown as { handleReadyForQuery(c: unknown): void }).handleReadyForQuery.call(this, connection);
+  handleDataRow(msg: { fields: (string | null)[] }): void {
+    // The first statement's rows are not the caller's.
+    if (this.firstPending) return;
+    const row: Record<string, unknown> = {};
+    msg.fields.forEach((value, i) => {
+      const field = this.fields[i]!;
+      row[field.name] = value === null ? null : pg.types.getTypeParser(field.dataTypeID, 'text')(value);
+    });
+    this.collected.push(row);
   }
 
-  private forgetName(connection: { parsedStatements: Record<string, string> }) {
-    const name = (this as unknown as { name?: string }).name;
-    if (this.sentParse && this.first !== undefined && name) delete connection.parsedStatements[name];
-  }
-
-  handleCommandComplete(msg: unknown, connection: unknown) {
-    (pg.Query.prototype as unknown as { handleCommandComplete(m: unknown, c: unknown): void }).handleCommandComplete.call(
-      this,
-      msg,
-      connection,
-    );
+  handleCommandComplete(): void {
     if (this.firstPending) {
       this.firstPending = false;
       this.onFirst();
     } else this.onRows(this.collected);
+  }
+
+  handleEmptyQuery(): void {}
+
+  handlePortalSuspended(): void {}
+
+  // An error the backend sent (ReadyForQuery still follows), or the connection's end (nothing follows).
+  handleError(err: unknown): void {
+    if (this.failed !== undefined) return;
+    this.failed = err;
+    this.onError(err);
+  }
+
+  handleReadyForQuery(): void {
+    if (this.failed !== undefined) return;
+    if (this.statementName) this.statements?.set(this.statementName, 'ready');
+    this.onEnd();
   }
 }
 
@@ -124,12 +164,12 @@ export function rowsBeforeCommit<T>(
   if (opts.first === undefined) first.resolve();
   query.onFirst = () => first.resolve();
   query.onRows = (r) => rows.resolve(r as T[]);
-  query.on('end', () => committed.resolve());
-  query.on('error', (e: unknown) => {
+  query.onEnd = () => committed.resolve();
+  query.onError = (e: unknown) => {
     first.reject(e);
     rows.reject(e);
     committed.reject(e);
-  });
-  client.query(query as unknown as pg.QueryConfig);
+  };
+  client.query(query);
   return { first: first.promise, rows: rows.promise, committed: committed.promise };
 }
