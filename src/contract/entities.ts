@@ -20,6 +20,7 @@ import type { SourceOf } from './serialize.ts';
 import { RETENTION_KEYS, RETENTION_SETTINGS, type RetentionKey, retentionField } from './retention.ts';
 import { component, jsonObject, listedText, probability, score, time, uuid } from './wire.ts';
 import { SEQUENCE_SUBJECT_EXAMPLE } from './sequence-subject.ts';
+import { customerWireFields } from './customer-fields.ts';
 
 const str = z.string();
 const num = z.number();
@@ -36,19 +37,8 @@ export const problem = z
   })
   .describe('RFC 9457 problem details.');
 
-export const customerListItem = z.object({
-  id: uuid,
-  external_id: str.nullable(),
-  name: str,
-  email: str.nullable(),
-  domain: str.nullable(),
-  health_score: score.nullable(),
-  health_status: z.enum(HEALTH_STATUSES).nullable(),
-  churn_probability: probability.nullable(),
-  churn_risk_level: z.enum(RISK_LEVELS).nullable(),
-  created_at: time,
-  updated_at: time,
-});
+/** A customer's own fields (customer-fields.ts lists them, for every place that shows a customer). */
+export const customerListItem = z.object(customerWireFields);
 
 export const customerSample: SourceOf<z.infer<typeof customerListItem>> = {
   id: '0b8e3f1a-5c2d-4e6f-8a9b-1c2d3e4f5a6b',

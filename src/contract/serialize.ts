@@ -5,7 +5,8 @@
 import type { z } from 'zod';
 import type { Time } from './wire.ts';
 
-type Camel<S extends string> = S extends `${infer H}_${infer T}` ? `${H}${Capitalize<Camel<T>>}` : S;
+/** A snake_case name in camelCase. */
+export type Camel<S extends string> = S extends `${infer H}_${infer T}` ? `${H}${Capitalize<Camel<T>>}` : S;
 
 /**
  * What `serialize` reads for a wire type: the same fields in camelCase, a time as a Date or a string

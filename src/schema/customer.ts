@@ -7,6 +7,8 @@ import { type ProviderName, PROVIDERS } from '../contract/enums.ts';
 import { HealthStatus, Provider, RiskLevel } from './enums.ts';
 import { actorOf, requireCapability } from './guards.ts';
 import { isPageColumn, type PageRequest } from '../services/customer-reads.ts';
+import { CUSTOMER_FIELDS, type FieldKind } from '../contract/customer-fields.ts';
+import { camelCase } from '../contract/serialize.ts';
 import {
   connectionOf,
   decodeCursor,
@@ -21,23 +23,31 @@ import {
 } from './pagination.ts';
 import { parseInput } from './validate.ts';
 
+/** The GraphQL type of each kind of customer field (src/contract/customer-fields.ts). */
+const TYPE_OF_KIND = {
+  uuid: 'UUID',
+  text: 'String',
+  score: 'Int',
+  probability: 'Float',
+  health_status: HealthStatus,
+  risk_level: RiskLevel,
+  time: 'DateTime',
+} as const satisfies Record<FieldKind, unknown>;
+
 export const Customer = builder.prismaObject('Customer', {
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID' }),
-    externalId: t.exposeString('externalId', { nullable: true, description: "The tenant's own id for this customer." }),
-    name: t.exposeString('name'),
-    email: t.exposeString('email', { nullable: true }),
-    domain: t.exposeString('domain', { nullable: true }),
-    healthScore: t.exposeInt('healthScore', {
-      nullable: true,
-      description: 'Current health score 0-100; null before the first computation.',
-    }),
-    healthStatus: t.expose('healthStatus', { type: HealthStatus, nullable: true }),
-    churnProbability: t.exposeFloat('churnProbability', { nullable: true }),
-    churnRiskLevel: t.expose('churnRiskLevel', { type: RiskLevel, nullable: true }),
+    // Each of the customer's own fields, as its column on the model (named in camelCase).
+    ...Object.fromEntries(
+      Object.entries(CUSTOMER_FIELDS).map(([name, f]: [string, { kind: FieldKind; nullable: boolean; description?: string }]) => [
+        camelCase(name),
+        t.expose(camelCase(name) as 'name', {
+          type: TYPE_OF_KIND[f.kind] as 'String',
+          nullable: f.nullable as false,
+          description: f.description,
+        }),
+      ]),
+    ),
     identities: t.relation('identities', { query: { orderBy: { createdAt: 'asc' } } }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
   }),
 });
 

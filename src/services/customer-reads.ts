@@ -1,5 +1,7 @@
 import type pg from 'pg';
 import { onPg } from '../db/sql.ts';
+import { CUSTOMER_FIELDS, type CustomerFieldName, sqlOf } from '../contract/customer-fields.ts';
+import { type Camel, camelCase } from '../contract/serialize.ts';
 
 // The hot reads of customers in plain SQL, one statement each: a page of the list, and one customer with
 // its health. Rows are named as the Customer model names its fields (and its health as the model's
@@ -8,29 +10,21 @@ import { onPg } from '../db/sql.ts';
 // them through customer-read-batches.ts, where requests reading at the same moment share a statement built
 // here from the same text (batchedOneStatement, pageShape and batchedPageStatement).
 
-/** The columns a list page can show, keyed as the model names them. */
-const COLUMNS = {
-  id: 'id',
-  tenantId: 'tenant_id',
-  externalId: 'external_id',
-  name: 'name',
-  email: 'email',
-  domain: 'domain',
-  healthScore: 'health_score',
-  healthStatus: 'health_status::text',
-  churnProbability: 'churn_probability',
-  churnRiskLevel: 'churn_risk_level::text',
-  createdAt: 'created_at',
-  updatedAt: 'updated_at',
-} as const;
-export type PageColumn = keyof typeof COLUMNS;
+/** The columns a list page can show: a customer's own fields (the contract's list) and its tenant, keyed as the model names them. */
+const COLUMNS: Record<string, (alias?: string) => string> = {
+  tenantId: (alias) => (alias ? `${alias}.tenant_id` : 'tenant_id'),
+  ...Object.fromEntries(
+    (Object.keys(CUSTOMER_FIELDS) as CustomerFieldName[]).map((name) => [camelCase(name), (alias?: string) => sqlOf(name, alias)]),
+  ),
+};
+export type PageColumn = 'tenantId' | Camel<CustomerFieldName>;
 export const isPageColumn = (key: string): key is PageColumn => Object.hasOwn(COLUMNS, key);
 
 const SELECT = Object.entries(COLUMNS)
-  .map(([key, column]) => (key === column ? column : `${column} AS "${key}"`))
+  .map(([key, sql]) => (key === sql() ? key : `${sql()} AS "${key}"`))
   .join(', ');
 const SELECT_C = Object.entries(COLUMNS)
-  .map(([key, column]) => `c.${column} AS "${key}"`)
+  .map(([key, sql]) => `${sql('c')} AS "${key}"`)
   .join(', ');
 
 interface SnapshotColumns {

@@ -1,7 +1,8 @@
 import { stringify } from 'csv-stringify/sync';
 import type pg from 'pg';
-import { DIMENSIONS, HEALTH_STATUSES, RISK_LEVELS, type ExportDataset, type ExportFormat } from '../contract/enums.ts';
+import { DIMENSIONS, type ExportDataset, type ExportFormat } from '../contract/enums.ts';
 import { onPg, type Sql } from '../db/sql.ts';
+import { CUSTOMER_FIELDS, type CustomerFieldName, sqlOf } from '../contract/customer-fields.ts';
 
 // Exports (docs/data-lifecycle.md): a workspace's datasets as NDJSON or CSV, and everything held about one
 // customer for an access request. Rows are read in keyset pages of PAGE rows, each page its own short query,
@@ -33,7 +34,13 @@ interface Dataset {
   columns: Column[];
 }
 
-const listed = (values: readonly string[]) => `${values.slice(0, -1).join(', ')} or ${values.at(-1)}`;
+/** The export's columns of a customer's own fields, in the list's order, each followed by the `after` columns named for it. */
+function customerColumns(after: Partial<Record<CustomerFieldName, Column[]>>): Column[] {
+  return (Object.keys(CUSTOMER_FIELDS) as CustomerFieldName[]).flatMap((name) => [
+    { name, sql: sqlOf(name, 'c'), description: CUSTOMER_FIELDS[name].exported },
+    ...(after[name] ?? []),
+  ]);
+}
 
 const DATASETS = {
   customers: {
@@ -45,36 +52,32 @@ const DATASETS = {
     customer: 'c.id',
     key: ['c.created_at', 'c.id'],
     order: 'desc',
-    columns: [
-      { name: 'id', sql: 'c.id', description: 'Customer id' },
-      { name: 'external_id', sql: 'c.external_id', description: 'Your id for the customer' },
-      { name: 'name', sql: 'c.name', description: 'Name' },
-      { name: 'email', sql: 'c.email', description: 'Email' },
-      { name: 'domain', sql: 'c.domain', description: 'Email domain' },
-      {
-        name: 'identities',
-        sql: `(SELECT coalesce(jsonb_agg(jsonb_build_object('provider', i.provider, 'external_id', i.external_id) ORDER BY i.created_at), '[]'::jsonb)
+    // The customer's own fields (the contract's list), with what it has beside them after some of them.
+    columns: customerColumns({
+      domain: [
+        {
+          name: 'identities',
+          sql: `(SELECT coalesce(jsonb_agg(jsonb_build_object('provider', i.provider, 'external_id', i.external_id) ORDER BY i.created_at), '[]'::jsonb)
                FROM customer_identities i WHERE i.customer_id = c.id)`,
-        description: 'Accounts at providers, as JSON',
-      },
-      { name: 'health_score', sql: 'c.health_score', description: 'Health score 0-100' },
-      { name: 'health_status', sql: 'c.health_status::text', description: listed(HEALTH_STATUSES) },
-      ...DIMENSIONS.map((d) => ({
-        name: `${d}_score`,
-        sql: `(SELECT (x->>'score')::float8 FROM jsonb_array_elements(h.dimensions) x WHERE x->>'key' = '${d}')`,
-        description: `The ${d} dimension's score`,
-      })),
-      { name: 'weakest_dimension', sql: 'h.weakest_dimension', description: 'The lowest-scoring dimension' },
-      { name: 'trend_7d', sql: 'h.trend_7d', description: 'Score change over 7 days' },
-      { name: 'trend_30d', sql: 'h.trend_30d', description: 'Score change over 30 days' },
-      { name: 'health_computed_at', sql: 'h.computed_at', description: 'When the health was computed' },
-      { name: 'churn_probability', sql: 'c.churn_probability', description: 'Churn probability 0-1' },
-      { name: 'churn_risk_level', sql: 'c.churn_risk_level::text', description: listed(RISK_LEVELS) },
-      { name: 'churn_model_version', sql: 'p.model_version', description: 'The model behind the prediction' },
-      { name: 'churn_predicted_at', sql: 'p.predicted_at', description: 'When the prediction was made' },
-      { name: 'created_at', sql: 'c.created_at', description: 'Created' },
-      { name: 'updated_at', sql: 'c.updated_at', description: 'Last changed' },
-    ],
+          description: 'Accounts at providers, as JSON',
+        },
+      ],
+      health_status: [
+        ...DIMENSIONS.map((d) => ({
+          name: `${d}_score`,
+          sql: `(SELECT (x->>'score')::float8 FROM jsonb_array_elements(h.dimensions) x WHERE x->>'key' = '${d}')`,
+          description: `The ${d} dimension's score`,
+        })),
+        { name: 'weakest_dimension', sql: 'h.weakest_dimension', description: 'The lowest-scoring dimension' },
+        { name: 'trend_7d', sql: 'h.trend_7d', description: 'Score change over 7 days' },
+        { name: 'trend_30d', sql: 'h.trend_30d', description: 'Score change over 30 days' },
+        { name: 'health_computed_at', sql: 'h.computed_at', description: 'When the health was computed' },
+      ],
+      churn_risk_level: [
+        { name: 'churn_model_version', sql: 'p.model_version', description: 'The model behind the prediction' },
+        { name: 'churn_predicted_at', sql: 'p.predicted_at', description: 'When the prediction was made' },
+      ],
+    }),
   },
   health_history: {
     from: 'health_history h',

@@ -1,0 +1,77 @@
+// A customer's own fields, listed once. The wire shape (entities.ts `customerListItem`, and with it the REST
+// answers, /openapi.json and the webhook payloads), the GraphQL type (src/schema/customer.ts), the plain-SQL
+// reads (src/services/customer-reads.ts) and the CSV/NDJSON export (src/services/exports.ts) are made from
+// this list; the REST facade's GraphQL fragment is checked against it (test/customer-fields.test.ts). A
+// field is its `customers` column of the same name.
+import { z } from 'zod';
+import { HEALTH_STATUSES, RISK_LEVELS } from './enums.ts';
+import { probability, score, time, uuid } from './wire.ts';
+
+/** What a field holds; each kind has one wire type, one GraphQL type and one SQL reading. */
+export const FIELD_KINDS = {
+  uuid,
+  text: z.string(),
+  score,
+  probability,
+  health_status: z.enum(HEALTH_STATUSES),
+  risk_level: z.enum(RISK_LEVELS),
+  time,
+} as const;
+export type FieldKind = keyof typeof FIELD_KINDS;
+
+interface CustomerField {
+  kind: FieldKind;
+  nullable: boolean;
+  /** Said in the GraphQL schema and /openapi.json. */
+  description?: string;
+  /** The export's column description. */
+  exported: string;
+}
+
+const listed = (values: readonly string[]) => `${values.slice(0, -1).join(', ')} or ${values.at(-1)}`;
+
+export const CUSTOMER_FIELDS = {
+  id: { kind: 'uuid', nullable: false, exported: 'Customer id' },
+  external_id: {
+    kind: 'text',
+    nullable: true,
+    description: "The tenant's own id for this customer.",
+    exported: 'Your id for the customer',
+  },
+  name: { kind: 'text', nullable: false, exported: 'Name' },
+  email: { kind: 'text', nullable: true, exported: 'Email' },
+  domain: { kind: 'text', nullable: true, exported: 'Email domain' },
+  health_score: {
+    kind: 'score',
+    nullable: true,
+    description: 'Current health score 0-100; null before the first computation.',
+    exported: 'Health score 0-100',
+  },
+  health_status: { kind: 'health_status', nullable: true, exported: listed(HEALTH_STATUSES) },
+  churn_probability: { kind: 'probability', nullable: true, exported: 'Churn probability 0-1' },
+  churn_risk_level: { kind: 'risk_level', nullable: true, exported: listed(RISK_LEVELS) },
+  created_at: { kind: 'time', nullable: false, exported: 'Created' },
+  updated_at: { kind: 'time', nullable: false, exported: 'Last changed' },
+} as const satisfies Record<string, CustomerField>;
+export type CustomerFieldName = keyof typeof CUSTOMER_FIELDS;
+
+type Fields = typeof CUSTOMER_FIELDS;
+type WireOf<F extends CustomerField> = F['nullable'] extends true
+  ? z.ZodNullable<(typeof FIELD_KINDS)[F['kind']]>
+  : (typeof FIELD_KINDS)[F['kind']];
+
+/** The wire shape's fields, each with its description. */
+export const customerWireFields = Object.fromEntries(
+  Object.entries(CUSTOMER_FIELDS).map(([name, f]: [string, CustomerField]) => {
+    const base = FIELD_KINDS[f.kind];
+    const wire = f.nullable ? base.nullable() : base;
+    return [name, f.description ? wire.describe(f.description) : wire];
+  }),
+) as { [K in keyof Fields]: WireOf<Fields[K]> };
+
+/** How a plain SQL read gives a field as the wire wants it: enum columns as their text. */
+export const sqlOf = (name: CustomerFieldName, alias?: string): string => {
+  const column = alias ? `${alias}.${name}` : name;
+  const kind: FieldKind = CUSTOMER_FIELDS[name].kind;
+  return kind === 'health_status' || kind === 'risk_level' ? `${column}::text` : column;
+};
