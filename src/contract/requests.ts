@@ -13,6 +13,7 @@ import {
   EXPORT_FORMATS,
   HEALTH_STATUSES,
   RISK_LEVELS,
+  SIGNATURE_SCHEMES,
 } from './enums.ts';
 import { identity } from './entities.ts';
 import { RETENTION_KEYS, RETENTION_SETTINGS, type RetentionKey, retentionField } from './retention.ts';
@@ -72,6 +73,12 @@ const endpointFields = {
     .boolean()
     .describe('Send an event only once the one before it of the same sequence subject was delivered or given up (default false).')
     .optional(),
+  signature_scheme: z
+    .enum(SIGNATURE_SCHEMES)
+    .describe(
+      'How deliveries are signed: `v0` (default), our X-Webhook-* headers; `standard`, the Standard Webhooks headers with `v1,` HMAC and `v1a,` Ed25519 signatures (docs/receiving-webhooks.md).',
+    )
+    .optional(),
 };
 /** `events` names the event types; the description lists them (src/outbox/events/registry.ts). */
 export const endpointCreate = (eventNames: readonly string[]) =>
@@ -86,6 +93,7 @@ export const endpointUpdate = (eventNames: readonly string[]) =>
       description: endpointFields.description,
       enabled: z.boolean().optional(),
       ordered: endpointFields.ordered,
+      signature_scheme: endpointFields.signature_scheme,
     })
     .meta({ minProperties: 1 });
 

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { COMPONENTS as C } from '../../contract/entities.ts';
 import * as r from '../../contract/requests.ts';
-import { serialize } from '../../contract/serialize.ts';
+import { camelKeys, serialize } from '../../contract/serialize.ts';
 import { type ContractTypeProvider, jsonObject, pageOf, pageRef, schemaOf, type Typed } from '../../contract/wire.ts';
 import { problemResponses } from '../../http/openapi.ts';
 import { EVENT_NAMES } from '../../outbox/events/registry.ts';
@@ -125,7 +125,7 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
       },
     },
     async (req, reply) => {
-      const data = await run(CreateWebhookEndpointDocument, { input: req.body }, context(req));
+      const data = await run(CreateWebhookEndpointDocument, { input: camelKeys(req.body) }, context(req));
       reply.code(201).header('location', `/api/v1/webhook-endpoints/${data.createWebhookEndpoint.endpoint.id}`);
       return endpointWithSecret(data.createWebhookEndpoint);
     },
@@ -163,7 +163,7 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
       },
     },
     async (req) => {
-      const data = await run(UpdateWebhookEndpointDocument, { id: req.params.id, input: req.body }, context(req));
+      const data = await run(UpdateWebhookEndpointDocument, { id: req.params.id, input: camelKeys(req.body) }, context(req));
       return serialize(C.webhookEndpoint.shape, data.updateWebhookEndpoint);
     },
   );
