@@ -161,6 +161,11 @@ export const webhookEndpoint = z.object({
   previous_public_key: str
     .nullable()
     .describe('The public key rotated out, whose `v1a,` signatures deliveries still carry until the previous secret expires.'),
+  filters: jsonObject
+    .nullable()
+    .describe(
+      'Payload filters by event type (docs/receiving-webhooks.md, "Filters"): an event of a type with a filter is sent only when every condition holds; null when the endpoint has none.',
+    ),
   created_at: time,
   updated_at: time,
 });

@@ -37,6 +37,9 @@ const EventTypeRef = builder.objectRef<EventTypeView>('WebhookEventType').implem
 const SCHEME_DESCRIPTION =
   '`v0` (default): X-Webhook-Id, X-Webhook-Timestamp and a `v0=` hex HMAC in X-Webhook-Signature. `standard`: the Standard Webhooks headers webhook-id, webhook-timestamp and webhook-signature, carrying a `v1,` HMAC under the secret and a `v1a,` Ed25519 signature verifiable with `publicKey` (docs/receiving-webhooks.md).';
 
+const FILTERS_DESCRIPTION =
+  'Payload filters by event type: `{ "alert.created": { "severity": { "in": ["high", "critical"] } } }`. An event of a type with a filter is sent only when every condition holds; operators `eq`, `ne`, `in`, `not_in`, `gt`, `gte`, `lt`, `lte` (docs/receiving-webhooks.md, "Filters").';
+
 export const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
   description: 'An HTTPS endpoint of the tenant that receives signed events. Its secret is shown only at creation and rotation.',
   fields: (t) => ({
@@ -61,6 +64,7 @@ export const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
       description: 'The public key rotated out, whose `v1a,` signatures deliveries still carry until `previousSecretValidUntil`.',
       resolve: (e) => (e.previousExpiresAt && e.previousExpiresAt > new Date() ? e.previousPublicKey : null),
     }),
+    filters: t.expose('filters', { type: 'JSON', nullable: true, description: FILTERS_DESCRIPTION }),
     previousSecretValidUntil: t.field({
       type: 'DateTime',
       nullable: true,
@@ -248,6 +252,7 @@ const EndpointInput = builder.inputType('WebhookEndpointInput', {
       description: 'Send an event only once the one before it of the same sequence subject was delivered or given up (default false).',
     }),
     signatureScheme: t.string({ required: false, description: SCHEME_DESCRIPTION }),
+    filters: t.field({ type: 'JSON', required: false, description: `${FILTERS_DESCRIPTION} null removes them all.` }),
   }),
 });
 
@@ -257,6 +262,7 @@ const createInput = z.object({
   description: z.string().max(500).nullish(),
   ordered: z.boolean().optional(),
   signatureScheme: z.string().max(20).optional(),
+  filters: z.unknown().optional(),
 });
 const updateInput = z
   .object({
@@ -266,6 +272,7 @@ const updateInput = z
     enabled: z.boolean().optional(),
     ordered: z.boolean().optional(),
     signatureScheme: z.string().max(20).optional(),
+    filters: z.unknown().optional(),
   })
   .refine((v) => Object.values(v).some((x) => x !== undefined), { message: 'set at least one field' });
 const defined = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
@@ -282,6 +289,7 @@ builder.mutationFields((t) => ({
         description: args.input.description,
         ordered: args.input.ordered ?? undefined,
         signatureScheme: args.input.signatureScheme ?? undefined,
+        filters: args.input.filters ?? undefined,
       });
       return ctx.services.webhookEndpoints.create(actorOf(ctx, p), input);
     },

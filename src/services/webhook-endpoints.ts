@@ -9,6 +9,8 @@ import { onPrisma } from '../db/sql.ts';
 import { changedFields, recordAudit, type Actor } from './audit.ts';
 import { checkEndpointUrl } from '../outbox/endpoints/ssrf.ts';
 import { SIGNATURE_SCHEMES } from '../contract/enums.ts';
+import { Prisma } from '../generated/prisma/client.ts';
+import { type Filters, filterPaths, validateFilters } from '../outbox/events/filters.ts';
 import { newSigningKeyPair } from '../outbox/sender/signing.ts';
 
 export const MAX_ENDPOINTS_PER_TENANT = 20;
@@ -22,6 +24,16 @@ function validScheme(scheme: string | undefined) {
     throw validationFailed([{ path: 'signature_scheme', message: `must be one of: ${SIGNATURE_SCHEMES.join(', ')}` }]);
   }
 }
+
+/** Filters checked against the endpoint's events; null when there are none. */
+function checkedFilters(filters: unknown, events: string[]): Filters | null {
+  const valid = filters === null || filters === undefined ? {} : validateFilters(filters, events);
+  return Object.keys(valid).length ? valid : null;
+}
+
+/** The endpoint's filters and their compiled predicates, as stored. */
+const filterColumns = (filters: Filters | null) =>
+  filters ? { filters, filterPaths: filterPaths(filters) } : { filters: Prisma.DbNull, filterPaths: Prisma.DbNull };
 
 /** A new key pair, the private half sealed. */
 function sealedKeyPair(box: SecretBox) {
@@ -57,12 +69,20 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
     owned,
     async create(
       actor: Actor,
-      input: { url: string; events: string[]; description?: string | null; ordered?: boolean; signatureScheme?: string },
+      input: {
+        url: string;
+        events: string[];
+        description?: string | null;
+        ordered?: boolean;
+        signatureScheme?: string;
+        filters?: unknown;
+      },
     ) {
       const { tenantId } = actor;
       await validUrl(input.url, opts.allowPrivateTargets);
       validEvents(input.events);
       validScheme(input.signatureScheme);
+      const filters = checkedFilters(input.filters, input.events);
       const secret = newSecret();
       // The count and the insert share a transaction-scoped lock so two requests cannot both make the 21st.
       const endpoint = await db.$transaction(async (tx) => {
@@ -78,6 +98,7 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
             description: input.description ?? null,
             ordered: input.ordered ?? false,
             signatureScheme: input.signatureScheme ?? 'v0',
+            ...filterColumns(filters),
             secret: box.seal(secret),
             ...sealedKeyPair(box),
           },
@@ -92,6 +113,7 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
             description: created.description,
             ordered: created.ordered,
             signatureScheme: created.signatureScheme,
+            filters: created.filters,
           },
         });
         return created;
@@ -108,12 +130,19 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
         enabled?: boolean;
         ordered?: boolean;
         signatureScheme?: string;
+        /** null removes every filter. */
+        filters?: unknown;
       },
     ) {
       const before = await owned(actor.tenantId, id);
       if (input.url !== undefined) await validUrl(input.url, opts.allowPrivateTargets);
       if (input.events !== undefined) validEvents(input.events);
       validScheme(input.signatureScheme);
+      // The filters kept must name only events still subscribed, whichever of the two changes.
+      const filters =
+        input.filters !== undefined || input.events !== undefined
+          ? checkedFilters(input.filters !== undefined ? input.filters : before.filters, input.events ?? before.events)
+          : undefined;
       const events = input.events && [...new Set(input.events)];
       return db.$transaction(async (tx) => {
         await recordAudit(onPrisma(tx), actor, {
@@ -127,6 +156,7 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
             enabled: input.enabled,
             ordered: input.ordered,
             signatureScheme: input.signatureScheme,
+            filters: input.filters === undefined ? undefined : filters,
           }),
         });
         return tx.webhookEndpoint.update({
@@ -137,6 +167,7 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
             ...(input.description !== undefined ? { description: input.description } : {}),
             ...(input.ordered !== undefined ? { ordered: input.ordered } : {}),
             ...(input.signatureScheme !== undefined ? { signatureScheme: input.signatureScheme } : {}),
+            ...(filters !== undefined ? filterColumns(filters) : {}),
             // An endpoint made before key pairs were kept gets its own when it first needs one.
             ...(input.signatureScheme === 'standard' && !before.signingKey ? sealedKeyPair(box) : {}),
             // Re-enabling clears the reason and gives the endpoint a fresh five days.

@@ -145,6 +145,8 @@ export type WebhookEndpointInput = {
   description?: string | null | undefined;
   enabled?: boolean | null | undefined;
   events?: Array<string> | null | undefined;
+  /** Payload filters by event type: `{ "alert.created": { "severity": { "in": ["high", "critical"] } } }`. An event of a type with a filter is sent only when every condition holds; operators `eq`, `ne`, `in`, `not_in`, `gt`, `gte`, `lt`, `lte` (docs/receiving-webhooks.md, "Filters"). null removes them all. */
+  filters?: unknown;
   /** Send an event only once the one before it of the same sequence subject was delivered or given up (default false). */
   ordered?: boolean | null | undefined;
   /** `v0` (default): X-Webhook-Id, X-Webhook-Timestamp and a `v0=` hex HMAC in X-Webhook-Signature. `standard`: the Standard Webhooks headers webhook-id, webhook-timestamp and webhook-signature, carrying a `v1,` HMAC under the secret and a `v1a,` Ed25519 signature verifiable with `publicKey` (docs/receiving-webhooks.md). */
