@@ -125,6 +125,13 @@ describe('what a filter lets through', () => {
     expect(payloads(rows).map((p) => [p.severity, p.alert_type])).toEqual([['high', 'churn_risk']]);
   });
 
+  it('matches a string exactly, quotes, backslashes and non-ASCII characters included', async () => {
+    const title = 'Health "dropped" \\ by 18 – Ünïcode\u0001';
+    const { tenantId } = await endpointWith({ 'alert.created': { title: { eq: title } } });
+    const rows = await emit(tenantId, 'alert.created', { title }, { title: title.slice(0, -1) }, { title: `${title} ` });
+    expect(payloads(rows).map((p) => p.title)).toEqual([title]);
+  });
+
   it('sends everything again once the filters are removed with null', async () => {
     const { apiKey, tenantId, endpoint } = await endpointWith(HIGH_OR_CRITICAL);
     const res = await api(apiKey).patch(`/api/v1/webhook-endpoints/${endpoint.id}`, { filters: null });
