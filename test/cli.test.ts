@@ -32,13 +32,15 @@ describe('npm run admin', () => {
         events: ['alert.created'],
         secret: before.seal('endpoint-clear'),
         previousSecret: before.seal('old-endpoint-clear'),
+        signingKey: before.seal('signing-key-clear'),
+        previousSigningKey: before.seal('old-signing-key-clear'),
       },
     });
     const keys = { ENCRYPTION_KEY: `new:${newKey.key.toString('base64')},old:${oldKey.key.toString('base64')}` };
 
     const first = await admin(['secrets:reencrypt'], { ...env, ...keys });
     expect(first.code).toBe(0);
-    expect(json(first.stdout).resealed).toBeGreaterThanOrEqual(3);
+    expect(json(first.stdout).resealed).toBeGreaterThanOrEqual(5);
     const after = createSecretBox([newKey]);
     const i = await prisma.inboundSecret.findUniqueOrThrow({ where: { id: inbound.id } });
     const e = await prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } });
@@ -47,6 +49,8 @@ describe('npm run admin', () => {
     expect(after.open(i.secret)).toBe('inbound-clear');
     expect(after.open(e.secret)).toBe('endpoint-clear');
     expect(after.open(e.previousSecret!)).toBe('old-endpoint-clear');
+    expect(after.open(e.signingKey!)).toBe('signing-key-clear');
+    expect(after.open(e.previousSigningKey!)).toBe('old-signing-key-clear');
     expect(json((await admin(['secrets:reencrypt'], { ...env, ...keys })).stdout).resealed).toBe(0);
   });
 

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhookSignature } from '../src/outbox/sender/verify.ts';
 import { seedDemoTenant } from '../src/seed/demo.ts';
@@ -28,7 +29,8 @@ beforeAll(async () => {
   await t.app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   receiver = await startReceiver(tls, {
-    accept: (hit: Hit) => verifyWebhookSignature({ secret: endpointSecret, headers: hit.headers, rawBody: hit.raw }),
+    accept: (hit: Hit) =>
+      verifyWebhookSignature({ secret: endpointSecret, headers: hit.headers, rawBody: hit.raw }) || verifiesStandard(hit),
   });
   browser = await launchBrowser();
 });
@@ -39,6 +41,16 @@ afterAll(async () => {
   await worker?.close();
   await t?.close();
 });
+
+/** A delivery signed in the Standard Webhooks scheme, checked with that specification's library. */
+function verifiesStandard(hit: Hit): boolean {
+  try {
+    new StandardWebhook(endpointSecret).verify(hit.raw.toString('utf8'), hit.headers as Record<string, string>);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 interface Session {
   context: BrowserContext;
@@ -204,6 +216,24 @@ describe('the dashboard', () => {
       return log.locator('summary').first().textContent();
     };
     await expect.poll(refreshed, { timeout: 10_000 }).toMatch(/Succeeded.*2 attempts.*HTTP 200/);
+    await done(s);
+  });
+
+  it('switches an endpoint to Standard Webhooks on its page, shows its public key, and its Test verifies with that library', async () => {
+    const s = await signIn();
+    const endpoint = await t.prisma.webhookEndpoint.findFirstOrThrow({ where: { tenantId } });
+    await s.page.goto(`${base}/app/settings/webhooks/${endpoint.id}`);
+    await s.page.getByText('Edit URL, description, events and signature headers').click();
+    await s.page.getByRole('combobox', { name: 'Signature headers' }).selectOption('standard');
+    await s.page.getByRole('button', { name: 'Save changes' }).click();
+    await s.page.getByText('Saved.').waitFor();
+    const { publicKey } = await t.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } });
+    await s.page.getByText(publicKey!).waitFor();
+    await s.page.getByRole('button', { name: 'Send test' }).click();
+    await expect(s.page.getByTestId('test-result').textContent()).resolves.toMatch(/Delivered.*HTTP 200/);
+    const hit = receiver.hits.at(-1)!;
+    expect(hit.headers['x-webhook-signature']).toBeUndefined();
+    expect(verifiesStandard(hit)).toBe(true);
     await done(s);
   });
 

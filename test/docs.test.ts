@@ -1,5 +1,6 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import SwaggerParser from '@apidevtools/swagger-parser';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
@@ -126,6 +127,15 @@ describe('/openapi.json', () => {
     const result = await new Validator().validate(spec);
     expect(result.errors).toBeUndefined();
     expect(result.valid).toBe(true);
+  });
+
+  it('is valid to @apidevtools/swagger-parser, served and as committed, and names its MIT licence by SPDX identifier', async () => {
+    // The parser dereferences the document it is given; each gets its own copy.
+    await expect(SwaggerParser.validate(structuredClone(spec) as never)).resolves.toBeTruthy();
+    const committed = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'openapi.json'), 'utf8'));
+    await expect(SwaggerParser.validate(committed)).resolves.toBeTruthy();
+    expect(spec.info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
+    expect(readFileSync(join(import.meta.dirname, '..', 'LICENSE'), 'utf8')).toMatch(/^MIT License\n/);
   });
 
   it('declares Bearer and X-API-Key security schemes, used by default', () => {

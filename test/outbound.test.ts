@@ -57,7 +57,7 @@ const hitsFor = (id: string) => rx.hits.filter((h) => h.headers['x-webhook-id'] 
 describe('endpoints', () => {
   it('creates an endpoint and shows its whsec_ secret only in the answer to creation', async () => {
     const { apiKey, endpoint } = await endpointFor();
-    expect(endpoint.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(endpoint.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     const read = (await api(apiKey).get(`/api/v1/webhook-endpoints/${endpoint.id}`)).json();
     expect(read).toMatchObject({
       id: endpoint.id,

@@ -15,6 +15,7 @@ import {
   PLANS,
   PROVIDERS,
   RISK_LEVELS,
+  SIGNATURE_SCHEMES,
 } from './enums.ts';
 import type { SourceOf } from './serialize.ts';
 import { RETENTION_KEYS, RETENTION_SETTINGS, type RetentionKey, retentionField } from './retention.ts';
@@ -138,6 +139,22 @@ export const webhookEndpoint = z.object({
     .boolean()
     .describe(
       'Ordered delivery: an event is sent only once the one before it of the same sequence subject was delivered or given up; other subjects go out meanwhile.',
+    ),
+  signature_scheme: listedText(SIGNATURE_SCHEMES).describe(
+    '`v0` (default): X-Webhook-Id, X-Webhook-Timestamp and a `v0=` hex HMAC in X-Webhook-Signature. `standard`: the Standard Webhooks headers webhook-id, webhook-timestamp and webhook-signature, carrying a `v1,` HMAC under the secret and a `v1a,` Ed25519 signature verifiable with `public_key`.',
+  ),
+  public_key: str
+    .nullable()
+    .describe(
+      'The Ed25519 public key (`whpk_` + base64) that verifies the `v1a,` signatures of the `standard` scheme; null for an endpoint that has none yet (it gets one when switched to `standard`).',
+    ),
+  previous_public_key: str
+    .nullable()
+    .describe('The public key rotated out, whose `v1a,` signatures deliveries still carry until the previous secret expires.'),
+  filters: jsonObject
+    .nullable()
+    .describe(
+      'Payload filters by event type (docs/receiving-webhooks.md, "Filters"): an event of a type with a filter is sent only when every condition holds; null when the endpoint has none.',
     ),
   created_at: time,
   updated_at: time,

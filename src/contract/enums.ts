@@ -29,6 +29,12 @@ export const PROVIDERS = ['stripe', 'github', 'slack', 'discord', 'intercom', 'm
  */
 export const CHURN_MODEL_KINDS = ['default', 'trained', 'calibrated_default'] as const;
 export type ChurnModelKind = (typeof CHURN_MODEL_KINDS)[number];
+/**
+ * How an endpoint's deliveries are signed (docs/receiving-webhooks.md): `v0`, our own headers and hex HMAC,
+ * the default; `standard`, the Standard Webhooks headers with `v1,` HMAC and `v1a,` Ed25519 signatures.
+ */
+export const SIGNATURE_SCHEMES = ['v0', 'standard'] as const;
+export type SignatureScheme = (typeof SIGNATURE_SCHEMES)[number];
 /** The five health dimensions, in the order the API lists them (docs/scoring.md). */
 export const DIMENSIONS = ['usage', 'engagement', 'support', 'billing', 'growth'] as const;
 

@@ -13,6 +13,7 @@ import {
   EXPORT_FORMATS,
   HEALTH_STATUSES,
   RISK_LEVELS,
+  SIGNATURE_SCHEMES,
 } from './enums.ts';
 import { identity } from './entities.ts';
 import { RETENTION_KEYS, RETENTION_SETTINGS, type RetentionKey, retentionField } from './retention.ts';
@@ -64,6 +65,22 @@ export const weightsInput = z
 
 export const churnOutcomeInput = z.strictObject({ churned: z.boolean(), at: time.describe('Default now.').optional() });
 
+const filterValue = z.union([z.string().max(200), z.number(), z.boolean()]);
+const filterValues = z.array(filterValue).min(1).max(20);
+/** One payload field's condition: every operator given must hold. */
+const filterCondition = z
+  .strictObject({
+    eq: filterValue.optional(),
+    ne: filterValue.optional(),
+    in: filterValues.optional(),
+    not_in: filterValues.optional(),
+    gt: z.number().optional(),
+    gte: z.number().optional(),
+    lt: z.number().optional(),
+    lte: z.number().optional(),
+  })
+  .meta({ minProperties: 1 });
+
 const endpointFields = {
   url: z.string().max(2048).describe('An https:// URL.'),
   events: z.array(z.string()).max(50),
@@ -71,6 +88,22 @@ const endpointFields = {
   ordered: z
     .boolean()
     .describe('Send an event only once the one before it of the same sequence subject was delivered or given up (default false).')
+    .optional(),
+  filters: z
+    .record(
+      z.string().describe('An event type the endpoint subscribes to.'),
+      z.record(z.string().describe('A payload field; `a.b` for a nested one.'), filterCondition).meta({ maxProperties: 10 }),
+    )
+    .nullable()
+    .describe(
+      'Payload filters by event type, e.g. `{"alert.created": {"severity": {"in": ["high", "critical"]}}}`: an event of a type with a filter is sent only when every condition holds (a missing or null field, or one of another type, fails its condition). `null` removes them all. docs/receiving-webhooks.md, "Filters".',
+    )
+    .optional(),
+  signature_scheme: z
+    .enum(SIGNATURE_SCHEMES)
+    .describe(
+      'How deliveries are signed: `v0` (default), our X-Webhook-* headers; `standard`, the Standard Webhooks headers with `v1,` HMAC and `v1a,` Ed25519 signatures (docs/receiving-webhooks.md).',
+    )
     .optional(),
 };
 /** `events` names the event types; the description lists them (src/outbox/events/registry.ts). */
@@ -86,6 +119,8 @@ export const endpointUpdate = (eventNames: readonly string[]) =>
       description: endpointFields.description,
       enabled: z.boolean().optional(),
       ordered: endpointFields.ordered,
+      signature_scheme: endpointFields.signature_scheme,
+      filters: endpointFields.filters,
     })
     .meta({ minProperties: 1 });
 

@@ -109,4 +109,4 @@ export function camelKeys<T>(value: T, freeForm: ReadonlySet<string> = FREE_FORM
   ) as CamelKeys<T>;
 }
 /** Fields whose value is the caller's own JSON, never renamed. */
-const FREE_FORM: ReadonlySet<string> = new Set(['properties']);
+const FREE_FORM: ReadonlySet<string> = new Set(['properties', 'filters']);

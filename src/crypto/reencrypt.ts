@@ -1,7 +1,10 @@
 import type { Db } from '../db/prisma.ts';
 import { sealedKeyId, type SecretBox } from './secret-box.ts';
 
-const COLUMNS = { inboundSecret: ['secret', 'previousSecret', 'verifyToken'], webhookEndpoint: ['secret', 'previousSecret'] } as const;
+const COLUMNS = {
+  inboundSecret: ['secret', 'previousSecret', 'verifyToken'],
+  webhookEndpoint: ['secret', 'previousSecret', 'signingKey', 'previousSigningKey'],
+} as const;
 
 /**
  * Re-seals, row by row, every stored secret an older key sealed, with the box's current key. Once a
@@ -21,9 +24,16 @@ export async function reencryptSecrets(db: Db, box: SecretBox): Promise<{ reseal
       await db.inboundSecret.updateMany({ where: { id: row.id, secret: row.secret }, data: next });
     }
   }
-  for (const row of await db.webhookEndpoint.findMany({ select: { id: true, secret: true, previousSecret: true } })) {
+  for (const row of await db.webhookEndpoint.findMany({
+    select: { id: true, secret: true, previousSecret: true, signingKey: true, previousSigningKey: true },
+  })) {
     rows++;
-    const next = { secret: reseal(row.secret)!, previousSecret: reseal(row.previousSecret) };
+    const next = {
+      secret: reseal(row.secret)!,
+      previousSecret: reseal(row.previousSecret),
+      signingKey: reseal(row.signingKey),
+      previousSigningKey: reseal(row.previousSigningKey),
+    };
     if (COLUMNS.webhookEndpoint.some((c) => next[c] !== row[c])) {
       await db.webhookEndpoint.updateMany({ where: { id: row.id, secret: row.secret }, data: next });
     }

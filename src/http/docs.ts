@@ -41,7 +41,7 @@ export async function registerDocs(app: FastifyInstance, opts: { version: string
           'Lists use cursor pagination: pass `next_cursor` back as `cursor`. ' +
           'Within `/api/v1` changes are additive only; see docs/api-versioning.md for what may change and how a retired operation is announced ' +
           '(`Deprecation` and `Sunset` headers).',
-        license: { name: 'Proprietary' },
+        license: { name: 'MIT', identifier: 'MIT' },
       },
       servers: [{ url: '/' }],
       components: {

@@ -34,6 +34,12 @@ const EventTypeRef = builder.objectRef<EventTypeView>('WebhookEventType').implem
   }),
 });
 
+const SCHEME_DESCRIPTION =
+  '`v0` (default): X-Webhook-Id, X-Webhook-Timestamp and a `v0=` hex HMAC in X-Webhook-Signature. `standard`: the Standard Webhooks headers webhook-id, webhook-timestamp and webhook-signature, carrying a `v1,` HMAC under the secret and a `v1a,` Ed25519 signature verifiable with `publicKey` (docs/receiving-webhooks.md).';
+
+const FILTERS_DESCRIPTION =
+  'Payload filters by event type: `{ "alert.created": { "severity": { "in": ["high", "critical"] } } }`. An event of a type with a filter is sent only when every condition holds; operators `eq`, `ne`, `in`, `not_in`, `gt`, `gte`, `lt`, `lte` (docs/receiving-webhooks.md, "Filters").';
+
 export const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
   description: 'An HTTPS endpoint of the tenant that receives signed events. Its secret is shown only at creation and rotation.',
   fields: (t) => ({
@@ -47,6 +53,18 @@ export const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
       description:
         'Ordered delivery: an event is sent only once the one before it of the same sequence subject was delivered or given up; other subjects go out meanwhile.',
     }),
+    signatureScheme: t.exposeString('signatureScheme', { description: SCHEME_DESCRIPTION }),
+    publicKey: t.exposeString('publicKey', {
+      nullable: true,
+      description:
+        'The Ed25519 public key (`whpk_` + base64) that verifies the `v1a,` signatures of the `standard` scheme; null for an endpoint that has none yet (it gets one when switched to `standard`).',
+    }),
+    previousPublicKey: t.string({
+      nullable: true,
+      description: 'The public key rotated out, whose `v1a,` signatures deliveries still carry until `previousSecretValidUntil`.',
+      resolve: (e) => (e.previousExpiresAt && e.previousExpiresAt > new Date() ? e.previousPublicKey : null),
+    }),
+    filters: t.expose('filters', { type: 'JSON', nullable: true, description: FILTERS_DESCRIPTION }),
     previousSecretValidUntil: t.field({
       type: 'DateTime',
       nullable: true,
@@ -233,6 +251,8 @@ const EndpointInput = builder.inputType('WebhookEndpointInput', {
       required: false,
       description: 'Send an event only once the one before it of the same sequence subject was delivered or given up (default false).',
     }),
+    signatureScheme: t.string({ required: false, description: SCHEME_DESCRIPTION }),
+    filters: t.field({ type: 'JSON', required: false, description: `${FILTERS_DESCRIPTION} null removes them all.` }),
   }),
 });
 
@@ -241,6 +261,8 @@ const createInput = z.object({
   events: z.array(z.string()).max(50),
   description: z.string().max(500).nullish(),
   ordered: z.boolean().optional(),
+  signatureScheme: z.string().max(20).optional(),
+  filters: z.unknown().optional(),
 });
 const updateInput = z
   .object({
@@ -249,6 +271,8 @@ const updateInput = z
     description: z.string().max(500).nullish(),
     enabled: z.boolean().optional(),
     ordered: z.boolean().optional(),
+    signatureScheme: z.string().max(20).optional(),
+    filters: z.unknown().optional(),
   })
   .refine((v) => Object.values(v).some((x) => x !== undefined), { message: 'set at least one field' });
 const defined = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
@@ -264,6 +288,8 @@ builder.mutationFields((t) => ({
         events: args.input.events ?? undefined,
         description: args.input.description,
         ordered: args.input.ordered ?? undefined,
+        signatureScheme: args.input.signatureScheme ?? undefined,
+        filters: args.input.filters ?? undefined,
       });
       return ctx.services.webhookEndpoints.create(actorOf(ctx, p), input);
     },
@@ -281,6 +307,7 @@ builder.mutationFields((t) => ({
           events: args.input.events ?? undefined,
           enabled: args.input.enabled ?? undefined,
           ordered: args.input.ordered ?? undefined,
+          signatureScheme: args.input.signatureScheme ?? undefined,
         }),
       );
       return ctx.services.webhookEndpoints.update(actorOf(ctx, p), args.id, input);

@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { onPg } from '../db/sql.ts';
-import { notFound, validationFailed } from '../errors.ts';
+import { DomainError, notFound, validationFailed } from '../errors.ts';
 import { envelopeSql } from '../outbox/events/envelope.ts';
+import { passesFilterSql } from '../outbox/events/filters.ts';
 import { EVENTS, isEventName } from '../outbox/events/registry.ts';
 import type { AttemptOutcome, Deliverer } from '../outbox/sender/deliverer.ts';
 import type { WebhookEndpointService } from './webhook-endpoints.ts';
@@ -16,6 +17,13 @@ const TEST_ENVELOPE = envelopeSql({
   time: 'now()',
   payload: '$5::jsonb',
 });
+
+/**
+ * True when a delivery's endpoint would send it now, its filter for the delivery's type applied to the body
+ * it sends. Test deliveries are checked before they are made.
+ */
+const PASSES_FILTER = `EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = webhook_deliveries.endpoint_id
+  AND ${passesFilterSql('webhook_deliveries.event_type', "webhook_deliveries.envelope #> '{data,payload}'")})`;
 
 /**
  * What the API does with deliveries: Test, resend, replay. Plain SQL: webhook_deliveries is the delivery
@@ -58,6 +66,13 @@ export function createWebhookDeliveryService(deps: {
         throw validationFailed([{ path: 'event', message: `must be one of the endpoint's events: ${e.events.join(', ')}` }]);
       const id = globalThis.crypto.randomUUID();
       const payload = isEventName(name) ? { ...EVENTS[name].example, tenant_id: tenantId } : {};
+      const [sample] = await sql.query<{ passes: boolean }>(
+        `SELECT ${passesFilterSql('$2::text', '$3::jsonb')} AS passes FROM webhook_endpoints e WHERE e.id = $1`,
+        [endpointId, name, JSON.stringify(payload)],
+      );
+      if (!sample?.passes) {
+        throw new DomainError('conflict', `The endpoint's filter for ${name} drops its sample, so a Test would send nothing.`);
+      }
       // Marked queued: this request attempts it at once and answers with the outcome, so the worker's
       // due-delivery pass must not take it first (the caller would be told it was skipped).
       await sql.query(
@@ -68,16 +83,21 @@ export function createWebhookDeliveryService(deps: {
       return { deliveryId: id, event: name, ...(await deps.deliverer.attempt(id)) };
     },
     async resend(tenantId: string, deliveryId: string): Promise<void> {
-      const n = await rearm(`id = $1 AND tenant_id = $2 AND status <> 'pending'`, [deliveryId, tenantId]);
+      const n = await rearm(`id = $1 AND tenant_id = $2 AND status <> 'pending' AND ${PASSES_FILTER}`, [deliveryId, tenantId]);
       if (n === 0) {
-        const [exists] = await sql.query('SELECT 1 FROM webhook_deliveries WHERE id = $1 AND tenant_id = $2', [deliveryId, tenantId]);
-        if (!exists) throw notFound(`Webhook delivery ${deliveryId}`);
+        const [d] = await sql.query<{ passes: boolean }>(
+          `SELECT ${PASSES_FILTER} AS passes FROM webhook_deliveries WHERE id = $1 AND tenant_id = $2`,
+          [deliveryId, tenantId],
+        );
+        if (!d) throw notFound(`Webhook delivery ${deliveryId}`);
+        if (!d.passes)
+          throw new DomainError('conflict', "The endpoint's filter for the delivery's event type drops it now; it was not resent.");
       }
     },
     /** Resends an endpoint's failed deliveries created since a time. */
     async replayFailed(tenantId: string, endpointId: string, since: Date): Promise<number> {
       await deps.endpoints.owned(tenantId, endpointId);
-      return rearm(`endpoint_id = $1 AND tenant_id = $2 AND status = 'failed' AND NOT is_test AND created_at >= $3`, [
+      return rearm(`endpoint_id = $1 AND tenant_id = $2 AND status = 'failed' AND NOT is_test AND created_at >= $3 AND ${PASSES_FILTER}`, [
         endpointId,
         tenantId,
         since,

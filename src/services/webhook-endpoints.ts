@@ -8,11 +8,38 @@ import { EVENT_NAMES, isEventName } from '../outbox/events/registry.ts';
 import { onPrisma } from '../db/sql.ts';
 import { changedFields, recordAudit, type Actor } from './audit.ts';
 import { checkEndpointUrl } from '../outbox/endpoints/ssrf.ts';
+import { SIGNATURE_SCHEMES } from '../contract/enums.ts';
+import { Prisma } from '../generated/prisma/client.ts';
+import { type Filters, filterPaths, validateFilters } from '../outbox/events/filters.ts';
+import { newSigningKeyPair } from '../outbox/sender/signing.ts';
 
 export const MAX_ENDPOINTS_PER_TENANT = 20;
 export const SECRET_OVERLAP_HOURS = 24;
 
-const newSecret = () => `whsec_${randomBytes(32).toString('base64url')}`;
+// Base64 after `whsec_`, as the Standard Webhooks specification serialises secrets, so its libraries read it.
+const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
+
+function validScheme(scheme: string | undefined) {
+  if (scheme !== undefined && !(SIGNATURE_SCHEMES as readonly string[]).includes(scheme)) {
+    throw validationFailed([{ path: 'signature_scheme', message: `must be one of: ${SIGNATURE_SCHEMES.join(', ')}` }]);
+  }
+}
+
+/** Filters checked against the endpoint's events; null when there are none. */
+function checkedFilters(filters: unknown, events: string[]): Filters | null {
+  const valid = filters === null || filters === undefined ? {} : validateFilters(filters, events);
+  return Object.keys(valid).length ? valid : null;
+}
+
+/** The endpoint's filters and their compiled predicates, as stored. */
+const filterColumns = (filters: Filters | null) =>
+  filters ? { filters, filterPaths: filterPaths(filters) } : { filters: Prisma.DbNull, filterPaths: Prisma.DbNull };
+
+/** A new key pair, the private half sealed. */
+function sealedKeyPair(box: SecretBox) {
+  const { signingKey, publicKey } = newSigningKeyPair();
+  return { signingKey: box.seal(signingKey), publicKey };
+}
 
 async function validUrl(url: string, allowPrivate: boolean) {
   const rule = await checkEndpointUrl(url, allowPrivate);
@@ -40,10 +67,22 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
   };
   return {
     owned,
-    async create(actor: Actor, input: { url: string; events: string[]; description?: string | null; ordered?: boolean }) {
+    async create(
+      actor: Actor,
+      input: {
+        url: string;
+        events: string[];
+        description?: string | null;
+        ordered?: boolean;
+        signatureScheme?: string;
+        filters?: unknown;
+      },
+    ) {
       const { tenantId } = actor;
       await validUrl(input.url, opts.allowPrivateTargets);
       validEvents(input.events);
+      validScheme(input.signatureScheme);
+      const filters = checkedFilters(input.filters, input.events);
       const secret = newSecret();
       // The count and the insert share a transaction-scoped lock so two requests cannot both make the 21st.
       const endpoint = await db.$transaction(async (tx) => {
@@ -58,14 +97,24 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
             events: [...new Set(input.events)],
             description: input.description ?? null,
             ordered: input.ordered ?? false,
+            signatureScheme: input.signatureScheme ?? 'v0',
+            ...filterColumns(filters),
             secret: box.seal(secret),
+            ...sealedKeyPair(box),
           },
         });
         await recordAudit(onPrisma(tx), actor, {
           action: 'webhook_endpoint.created',
           targetType: 'webhook_endpoint',
           targetId: created.id,
-          changes: { url: created.url, events: created.events, description: created.description, ordered: created.ordered },
+          changes: {
+            url: created.url,
+            events: created.events,
+            description: created.description,
+            ordered: created.ordered,
+            signatureScheme: created.signatureScheme,
+            filters: created.filters,
+          },
         });
         return created;
       });
@@ -74,11 +123,26 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
     async update(
       actor: Actor,
       id: string,
-      input: { url?: string; events?: string[]; description?: string | null; enabled?: boolean; ordered?: boolean },
+      input: {
+        url?: string;
+        events?: string[];
+        description?: string | null;
+        enabled?: boolean;
+        ordered?: boolean;
+        signatureScheme?: string;
+        /** null removes every filter. */
+        filters?: unknown;
+      },
     ) {
       const before = await owned(actor.tenantId, id);
       if (input.url !== undefined) await validUrl(input.url, opts.allowPrivateTargets);
       if (input.events !== undefined) validEvents(input.events);
+      validScheme(input.signatureScheme);
+      // The filters kept must name only events still subscribed, whichever of the two changes.
+      const filters =
+        input.filters !== undefined || input.events !== undefined
+          ? checkedFilters(input.filters !== undefined ? input.filters : before.filters, input.events ?? before.events)
+          : undefined;
       const events = input.events && [...new Set(input.events)];
       return db.$transaction(async (tx) => {
         await recordAudit(onPrisma(tx), actor, {
@@ -91,6 +155,8 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
             description: input.description,
             enabled: input.enabled,
             ordered: input.ordered,
+            signatureScheme: input.signatureScheme,
+            filters: input.filters === undefined ? undefined : filters,
           }),
         });
         return tx.webhookEndpoint.update({
@@ -100,6 +166,10 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
             ...(input.events !== undefined ? { events: [...new Set(input.events)] } : {}),
             ...(input.description !== undefined ? { description: input.description } : {}),
             ...(input.ordered !== undefined ? { ordered: input.ordered } : {}),
+            ...(input.signatureScheme !== undefined ? { signatureScheme: input.signatureScheme } : {}),
+            ...(filters !== undefined ? filterColumns(filters) : {}),
+            // An endpoint made before key pairs were kept gets its own when it first needs one.
+            ...(input.signatureScheme === 'standard' && !before.signingKey ? sealedKeyPair(box) : {}),
             // Re-enabling clears the reason and gives the endpoint a fresh five days.
             ...(input.enabled === true ? { enabled: true, disabledReason: null, failingSince: null } : {}),
             ...(input.enabled === false ? { enabled: false, disabledReason: 'disabled by the tenant' } : {}),
@@ -138,7 +208,15 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
         });
         return tx.webhookEndpoint.update({
           where: { id },
-          data: { secret: box.seal(secret), previousSecret: e.secret, previousExpiresAt },
+          data: {
+            secret: box.seal(secret),
+            previousSecret: e.secret,
+            previousExpiresAt,
+            // The key pair rotates with the secret, the one rotated out signing beside the new for as long.
+            ...sealedKeyPair(box),
+            previousSigningKey: e.signingKey,
+            previousPublicKey: e.publicKey,
+          },
         });
       });
       return { endpoint, secret };

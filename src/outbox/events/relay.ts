@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { onPg } from '../../db/sql.ts';
 import { OUTBOX_CHANNEL } from './enqueue.ts';
 import { envelopeSql } from './envelope.ts';
+import { passesFilterSql } from './filters.ts';
 import { heldByEarlier } from './ordering.ts';
 import { publishIds } from '../../queue/publish-ids.ts';
 import type { Queue } from '../../queue/queue.ts';
@@ -30,11 +31,12 @@ export function interleaveByEndpoint(rows: { id: string; endpoint_id: string }[]
 
 /**
  * Fans the oldest outbox events not relayed yet (their outbox_pending rows, removed as they are claimed) out
- * to the enabled endpoints subscribed to their type, as delivery rows carrying the CloudEvents envelope, in
- * one statement; SKIP LOCKED lets several relays share the work. The event's row is taken too (key share,
- * as the deliveries' foreign key would), in the same statement and SKIP LOCKED, so the relay never waits on
- * an erasure or a removal deleting the event (docs/concurrency.md, step 10). Then publishes a job per
- * delivery. A job that fails to publish is picked up by `queueDue`.
+ * to the enabled endpoints subscribed to their type whose filter for the type, if any, lets the payload
+ * through (filters.ts), as delivery rows carrying the CloudEvents envelope, in one statement; SKIP LOCKED
+ * lets several relays share the work. The event's row is taken too (key share, as the deliveries' foreign
+ * key would), in the same statement and SKIP LOCKED, so the relay never waits on an erasure or a removal
+ * deleting the event (docs/concurrency.md, step 10). Then publishes a job per delivery. A job that fails to
+ * publish is picked up by `queueDue`.
  */
 const ENVELOPE = envelopeSql({
   id: 'c.id',
@@ -64,6 +66,7 @@ export async function relayOutbox(pool: pg.Pool, queue: Queue, limit = 500): Pro
             ${ENVELOPE}, c.sequence_subject, c.sequence,
             'pending', now(), now(), now(), now()
      FROM claimed c JOIN webhook_endpoints e ON e.tenant_id = c.tenant_id AND e.enabled AND c.type = ANY(e.events)
+                         AND ${passesFilterSql('c.type', 'c.payload')}
      ON CONFLICT (outbox_event_id, endpoint_id) DO NOTHING
      RETURNING id, endpoint_id`,
     [limit],

@@ -3,7 +3,7 @@ import { openWithOverlap, type SecretBox } from '../../crypto/secret-box.ts';
 import { createDeliveryStore, type ClaimedDelivery } from './delivery-store.ts';
 import type { Sender } from './http-send.ts';
 import { nextAttemptAt } from './retry-schedule.ts';
-import { signatureHeader } from './signing.ts';
+import { signedHeaders } from './signing.ts';
 
 const BUSY_DELAY_MS = 250;
 /**
@@ -107,15 +107,22 @@ export function createDeliverer(deps: {
       { secret: d.secret, previousSecret: d.previous_secret, previousExpiresAt: d.previous_expires_at },
       startedAt,
     );
+    // Only the Standard Webhooks scheme signs with the endpoint's Ed25519 keys.
+    const signingKeys =
+      d.signature_scheme === 'standard' && d.signing_key
+        ? openWithOverlap(
+            box,
+            { secret: d.signing_key, previousSecret: d.previous_signing_key, previousExpiresAt: d.previous_expires_at },
+            startedAt,
+          )
+        : [];
     const result = await sender.send(
       d.url,
       {
         'content-type': 'application/json',
         'user-agent': 'CustomerHealthService-Webhooks/1.0',
         'x-webhook-event': d.event_type,
-        'x-webhook-id': d.id,
-        'x-webhook-timestamp': String(timestamp),
-        'x-webhook-signature': signatureHeader(secrets, timestamp, body),
+        ...signedHeaders(d.signature_scheme, { secrets, signingKeys }, d.id, timestamp, body),
         // The event's place among its subject's events (docs/receiving-webhooks.md); a Test delivery has none.
         ...(d.sequence !== null && d.sequence_subject !== null
           ? { 'x-webhook-sequence': String(d.sequence), 'x-webhook-sequence-subject': d.sequence_subject }

@@ -1,5 +1,6 @@
 import DataLoader from 'dataloader';
 import type pg from 'pg';
+import type { SignatureScheme } from '../../contract/enums.ts';
 import { inTransaction, onPg } from '../../db/sql.ts';
 import { enqueueEvents } from '../events/enqueue.ts';
 import { heldByEarlier } from '../events/ordering.ts';
@@ -28,6 +29,10 @@ export interface ClaimedDelivery {
   previous_secret: string | null;
   previous_expires_at: Date | null;
   failing_since: Date | null;
+  signature_scheme: SignatureScheme;
+  /** The endpoint's sealed Ed25519 keys, current and rotated out (docs/receiving-webhooks.md). */
+  signing_key: string | null;
+  previous_signing_key: string | null;
 }
 
 /** One finished attempt, as recorded. */
@@ -78,7 +83,8 @@ export function createDeliveryStore(pool: pg.Pool, opts: { leaseSeconds: number 
          -- A workspace whose owner asked for its deletion sends nothing (docs/data-lifecycle.md).
          AND NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = d.tenant_id AND t.deletion_requested_at IS NOT NULL)
        RETURNING d.id, d.tenant_id, d.endpoint_id, d.event_type, d.envelope, d.is_test, d.attempts, d.sequence_subject, d.sequence,
-                 e.url, e.enabled, e.secret, e.previous_secret, e.previous_expires_at, e.failing_since, c.held`,
+                 e.url, e.enabled, e.secret, e.previous_secret, e.previous_expires_at, e.failing_since,
+                 e.signature_scheme, e.signing_key, e.previous_signing_key, c.held`,
       [ids, opts.leaseSeconds],
     );
     // Two jobs for one delivery can land in one batch (a requeued job next to its original): one lease, one holder.

@@ -9,18 +9,27 @@ import { RETRY_SPAN_MS } from './retry-schedule.ts';
 // and the retry span are read from the sender, so the description cannot drift from what it does.
 
 const header = (description: string, schema: Record<string, unknown> = { type: 'string' }) => ({ required: true, description, schema });
+/** Sent by one of the two signature schemes only (the endpoint's `signature_scheme`). */
+const schemeHeader = (scheme: string, description: string, schema: Record<string, unknown>) => ({
+  required: false,
+  description: `${description} Sent when the endpoint's \`signature_scheme\` is \`${scheme}\`${scheme === 'v0' ? ' (the default)' : ''}.`,
+  schema,
+});
 
 const HEADERS = [
   {
     name: 'X-Webhook-Id',
     in: 'header',
-    ...header('The delivery id; the same on every retry of a delivery. Use it to drop duplicates.', { type: 'string', format: 'uuid' }),
+    ...schemeHeader('v0', 'The delivery id; the same on every retry of a delivery. Use it to drop duplicates.', {
+      type: 'string',
+      format: 'uuid',
+    }),
   },
   { name: 'X-Webhook-Event', in: 'header', ...header('The event type, as in the envelope’s `type`.') },
   {
     name: 'X-Webhook-Timestamp',
     in: 'header',
-    ...header('Unix seconds when this attempt was signed; refuse one more than 300 s away from your clock.', {
+    ...schemeHeader('v0', 'Unix seconds when this attempt was signed; refuse one more than 300 s away from your clock.', {
       type: 'string',
       pattern: '^[0-9]+$',
     }),
@@ -28,9 +37,39 @@ const HEADERS = [
   {
     name: 'X-Webhook-Signature',
     in: 'header',
-    ...header(
+    ...schemeHeader(
+      'v0',
       '`v0=` and the hex HMAC-SHA256 of `{timestamp}.{raw body}` under the endpoint secret; during a secret rotation two, space-separated, the new one first. Accept the request if any matches.',
       { type: 'string', pattern: '^v0=[0-9a-f]{64}( v0=[0-9a-f]{64})*$' },
+    ),
+  },
+  {
+    name: 'webhook-id',
+    in: 'header',
+    ...schemeHeader('standard', 'Standard Webhooks: the delivery id, the same on every retry of a delivery. Use it to drop duplicates.', {
+      type: 'string',
+      format: 'uuid',
+    }),
+  },
+  {
+    name: 'webhook-timestamp',
+    in: 'header',
+    ...schemeHeader(
+      'standard',
+      'Standard Webhooks: Unix seconds when this attempt was signed; refuse one more than 300 s away from your clock.',
+      {
+        type: 'string',
+        pattern: '^[0-9]+$',
+      },
+    ),
+  },
+  {
+    name: 'webhook-signature',
+    in: 'header',
+    ...schemeHeader(
+      'standard',
+      "Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{raw body}` under the bytes the secret's base64 after `whsec_` encodes, then `v1a,` and the base64 Ed25519 signature of the same string, verifiable with the endpoint's `public_key`; during a secret rotation the rotated-out pair follows, space-separated. Accept the request if any signature you check matches.",
+      { type: 'string', pattern: '^v1a?,[A-Za-z0-9+/]+={0,2}( v1a?,[A-Za-z0-9+/]+={0,2})*$' },
     ),
   },
   {

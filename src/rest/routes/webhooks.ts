@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { COMPONENTS as C } from '../../contract/entities.ts';
 import * as r from '../../contract/requests.ts';
-import { serialize } from '../../contract/serialize.ts';
+import { camelKeys, serialize } from '../../contract/serialize.ts';
 import { type ContractTypeProvider, jsonObject, pageOf, pageRef, schemaOf, type Typed } from '../../contract/wire.ts';
 import { problemResponses } from '../../http/openapi.ts';
 import { EVENT_NAMES } from '../../outbox/events/registry.ts';
@@ -125,7 +125,7 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
       },
     },
     async (req, reply) => {
-      const data = await run(CreateWebhookEndpointDocument, { input: req.body }, context(req));
+      const data = await run(CreateWebhookEndpointDocument, { input: camelKeys(req.body) }, context(req));
       reply.code(201).header('location', `/api/v1/webhook-endpoints/${data.createWebhookEndpoint.endpoint.id}`);
       return endpointWithSecret(data.createWebhookEndpoint);
     },
@@ -163,7 +163,7 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
       },
     },
     async (req) => {
-      const data = await run(UpdateWebhookEndpointDocument, { id: req.params.id, input: req.body }, context(req));
+      const data = await run(UpdateWebhookEndpointDocument, { id: req.params.id, input: camelKeys(req.body) }, context(req));
       return serialize(C.webhookEndpoint.shape, data.updateWebhookEndpoint);
     },
   );
@@ -211,10 +211,11 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
         tags,
         operationId: 'testWebhookEndpoint',
         summary: 'Send a test delivery',
-        description: 'Sends a signed sample of a subscribed event (default: the first) now and records the attempt. The body is optional.',
+        description:
+          'Sends a sample of a subscribed event (default: the first), signed in the endpoint’s scheme, now and records the attempt. The body is optional. 409 when the endpoint’s filter for the event drops the sample.',
         params,
         body: schemaOf(r.endpointTest, { examples: [{ event: 'alert.created' }] }),
-        response: { 200: schemaOf(testResult), ...problemResponses(400, 401, 403, 404, 429) },
+        response: { 200: schemaOf(testResult), ...problemResponses(400, 401, 403, 404, 409, 429) },
       },
     },
     async (req) => {
@@ -284,7 +285,8 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
         tags,
         operationId: 'replayWebhookDeliveries',
         summary: 'Replay failed deliveries',
-        description: 'Queues the endpoint’s failed deliveries created since a time for another attempt; answers how many.',
+        description:
+          'Queues the endpoint’s failed deliveries created since a time for another attempt, those its filters now drop excepted; answers how many.',
         params,
         body: schemaOf(r.replayInput, { examples: [{ since: '2026-11-20T00:00:00Z' }] }),
         response: {
@@ -306,11 +308,11 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
         tags,
         operationId: 'resendWebhookDelivery',
         summary: 'Resend a delivery',
-        description: 'Queues one more attempt at a delivery now.',
+        description: 'Queues one more attempt at a delivery now; 409 when the endpoint’s filter for its event type now drops it.',
         params,
         response: {
           202: schemaOf(z.object({ resent: z.boolean() })),
-          ...problemResponses(400, 401, 403, 404, 429),
+          ...problemResponses(400, 401, 403, 404, 409, 429),
         },
       },
     },

@@ -46,7 +46,7 @@ type Documents = {
     "\n  mutation TrainChurnModel {\n    trainChurnModel(activate: false) {\n      modelVersion\n      kind\n      eligible\n      activated\n      auc\n      brier\n      baselineAuc\n      baselineBrier\n      baselineModelVersion\n      samples\n      churned\n      holdout\n      logLoss\n      lambda\n      reliability {\n        predicted\n        observed\n        count\n      }\n    }\n  }\n": typeof types.TrainChurnModelDocument,
     "\n  mutation ActivateChurnModel($modelVersion: String!) {\n    activateChurnModel(modelVersion: $modelVersion) {\n      modelVersion\n    }\n  }\n": typeof types.ActivateChurnModelDocument,
     "\n  mutation ResetChurnModel {\n    resetChurnModel {\n      modelVersion\n    }\n  }\n": typeof types.ResetChurnModelDocument,
-    "\n  query WebhookEndpoint($id: UUID!) {\n    webhookEndpoint(id: $id) {\n      ...EndpointFields\n      previousSecretValidUntil\n      updatedAt\n    }\n  }\n": typeof types.WebhookEndpointDocument,
+    "\n  query WebhookEndpoint($id: UUID!) {\n    webhookEndpoint(id: $id) {\n      ...EndpointFields\n      previousSecretValidUntil\n      previousPublicKey\n      updatedAt\n    }\n  }\n": typeof types.WebhookEndpointDocument,
     "\n  query WebhookDeliveries($endpointId: UUID!, $first: Int, $after: String) {\n    webhookDeliveries(endpointId: $endpointId, first: $first, after: $after) {\n      totalCount\n      pageInfo {\n        endCursor\n        hasNextPage\n      }\n      nodes {\n        id\n        eventType\n        status\n        isTest\n        attempts\n        lastStatusCode\n        lastError\n        nextAttemptAt\n        createdAt\n        envelope\n        attemptLog {\n          attempt\n          startedAt\n          durationMs\n          statusCode\n          error\n          responseBody\n        }\n      }\n    }\n  }\n": typeof types.WebhookDeliveriesDocument,
     "\n  mutation UpdateWebhookEndpoint($id: UUID!, $input: WebhookEndpointInput!) {\n    updateWebhookEndpoint(id: $id, input: $input) {\n      ...EndpointFields\n      updatedAt\n    }\n  }\n": typeof types.UpdateWebhookEndpointDocument,
     "\n  mutation TestWebhookEndpoint($id: UUID!, $event: String) {\n    testWebhookEndpoint(id: $id, event: $event) {\n      deliveryId\n      event\n      success\n      statusCode\n      durationMs\n      error\n    }\n  }\n": typeof types.TestWebhookEndpointDocument,
@@ -54,7 +54,7 @@ type Documents = {
     "\n  mutation DeleteWebhookEndpoint($id: UUID!) {\n    deleteWebhookEndpoint(id: $id)\n  }\n": typeof types.DeleteWebhookEndpointDocument,
     "\n  mutation ResendWebhookDelivery($id: UUID!) {\n    resendWebhookDelivery(id: $id)\n  }\n": typeof types.ResendWebhookDeliveryDocument,
     "\n  mutation ReplayWebhookDeliveries($endpointId: UUID!, $since: DateTime!) {\n    replayWebhookDeliveries(endpointId: $endpointId, since: $since)\n  }\n": typeof types.ReplayWebhookDeliveriesDocument,
-    "\n  fragment EndpointFields on WebhookEndpoint {\n    id\n    url\n    description\n    events\n    enabled\n    disabledReason\n    lastSuccessAt\n    createdAt\n  }\n": typeof types.EndpointFieldsFragmentDoc,
+    "\n  fragment EndpointFields on WebhookEndpoint {\n    id\n    url\n    description\n    events\n    enabled\n    disabledReason\n    signatureScheme\n    publicKey\n    lastSuccessAt\n    createdAt\n  }\n": typeof types.EndpointFieldsFragmentDoc,
     "\n  query WebhookEndpoints {\n    webhookEndpoints {\n      ...EndpointFields\n    }\n  }\n": typeof types.WebhookEndpointsDocument,
     "\n  mutation CreateWebhookEndpoint($input: WebhookEndpointInput!) {\n    createWebhookEndpoint(input: $input) {\n      secret\n      endpoint {\n        id\n        url\n      }\n    }\n  }\n": typeof types.CreateWebhookEndpointDocument,
 };
@@ -91,7 +91,7 @@ const documents: Documents = {
     "\n  mutation TrainChurnModel {\n    trainChurnModel(activate: false) {\n      modelVersion\n      kind\n      eligible\n      activated\n      auc\n      brier\n      baselineAuc\n      baselineBrier\n      baselineModelVersion\n      samples\n      churned\n      holdout\n      logLoss\n      lambda\n      reliability {\n        predicted\n        observed\n        count\n      }\n    }\n  }\n": types.TrainChurnModelDocument,
     "\n  mutation ActivateChurnModel($modelVersion: String!) {\n    activateChurnModel(modelVersion: $modelVersion) {\n      modelVersion\n    }\n  }\n": types.ActivateChurnModelDocument,
     "\n  mutation ResetChurnModel {\n    resetChurnModel {\n      modelVersion\n    }\n  }\n": types.ResetChurnModelDocument,
-    "\n  query WebhookEndpoint($id: UUID!) {\n    webhookEndpoint(id: $id) {\n      ...EndpointFields\n      previousSecretValidUntil\n      updatedAt\n    }\n  }\n": types.WebhookEndpointDocument,
+    "\n  query WebhookEndpoint($id: UUID!) {\n    webhookEndpoint(id: $id) {\n      ...EndpointFields\n      previousSecretValidUntil\n      previousPublicKey\n      updatedAt\n    }\n  }\n": types.WebhookEndpointDocument,
     "\n  query WebhookDeliveries($endpointId: UUID!, $first: Int, $after: String) {\n    webhookDeliveries(endpointId: $endpointId, first: $first, after: $after) {\n      totalCount\n      pageInfo {\n        endCursor\n        hasNextPage\n      }\n      nodes {\n        id\n        eventType\n        status\n        isTest\n        attempts\n        lastStatusCode\n        lastError\n        nextAttemptAt\n        createdAt\n        envelope\n        attemptLog {\n          attempt\n          startedAt\n          durationMs\n          statusCode\n          error\n          responseBody\n        }\n      }\n    }\n  }\n": types.WebhookDeliveriesDocument,
     "\n  mutation UpdateWebhookEndpoint($id: UUID!, $input: WebhookEndpointInput!) {\n    updateWebhookEndpoint(id: $id, input: $input) {\n      ...EndpointFields\n      updatedAt\n    }\n  }\n": types.UpdateWebhookEndpointDocument,
     "\n  mutation TestWebhookEndpoint($id: UUID!, $event: String) {\n    testWebhookEndpoint(id: $id, event: $event) {\n      deliveryId\n      event\n      success\n      statusCode\n      durationMs\n      error\n    }\n  }\n": types.TestWebhookEndpointDocument,
@@ -99,7 +99,7 @@ const documents: Documents = {
     "\n  mutation DeleteWebhookEndpoint($id: UUID!) {\n    deleteWebhookEndpoint(id: $id)\n  }\n": types.DeleteWebhookEndpointDocument,
     "\n  mutation ResendWebhookDelivery($id: UUID!) {\n    resendWebhookDelivery(id: $id)\n  }\n": types.ResendWebhookDeliveryDocument,
     "\n  mutation ReplayWebhookDeliveries($endpointId: UUID!, $since: DateTime!) {\n    replayWebhookDeliveries(endpointId: $endpointId, since: $since)\n  }\n": types.ReplayWebhookDeliveriesDocument,
-    "\n  fragment EndpointFields on WebhookEndpoint {\n    id\n    url\n    description\n    events\n    enabled\n    disabledReason\n    lastSuccessAt\n    createdAt\n  }\n": types.EndpointFieldsFragmentDoc,
+    "\n  fragment EndpointFields on WebhookEndpoint {\n    id\n    url\n    description\n    events\n    enabled\n    disabledReason\n    signatureScheme\n    publicKey\n    lastSuccessAt\n    createdAt\n  }\n": types.EndpointFieldsFragmentDoc,
     "\n  query WebhookEndpoints {\n    webhookEndpoints {\n      ...EndpointFields\n    }\n  }\n": types.WebhookEndpointsDocument,
     "\n  mutation CreateWebhookEndpoint($input: WebhookEndpointInput!) {\n    createWebhookEndpoint(input: $input) {\n      secret\n      endpoint {\n        id\n        url\n      }\n    }\n  }\n": types.CreateWebhookEndpointDocument,
 };
@@ -249,7 +249,7 @@ export function graphql(source: "\n  mutation ResetChurnModel {\n    resetChurnM
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query WebhookEndpoint($id: UUID!) {\n    webhookEndpoint(id: $id) {\n      ...EndpointFields\n      previousSecretValidUntil\n      updatedAt\n    }\n  }\n"): (typeof documents)["\n  query WebhookEndpoint($id: UUID!) {\n    webhookEndpoint(id: $id) {\n      ...EndpointFields\n      previousSecretValidUntil\n      updatedAt\n    }\n  }\n"];
+export function graphql(source: "\n  query WebhookEndpoint($id: UUID!) {\n    webhookEndpoint(id: $id) {\n      ...EndpointFields\n      previousSecretValidUntil\n      previousPublicKey\n      updatedAt\n    }\n  }\n"): (typeof documents)["\n  query WebhookEndpoint($id: UUID!) {\n    webhookEndpoint(id: $id) {\n      ...EndpointFields\n      previousSecretValidUntil\n      previousPublicKey\n      updatedAt\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -281,7 +281,7 @@ export function graphql(source: "\n  mutation ReplayWebhookDeliveries($endpointI
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  fragment EndpointFields on WebhookEndpoint {\n    id\n    url\n    description\n    events\n    enabled\n    disabledReason\n    lastSuccessAt\n    createdAt\n  }\n"): (typeof documents)["\n  fragment EndpointFields on WebhookEndpoint {\n    id\n    url\n    description\n    events\n    enabled\n    disabledReason\n    lastSuccessAt\n    createdAt\n  }\n"];
+export function graphql(source: "\n  fragment EndpointFields on WebhookEndpoint {\n    id\n    url\n    description\n    events\n    enabled\n    disabledReason\n    signatureScheme\n    publicKey\n    lastSuccessAt\n    createdAt\n  }\n"): (typeof documents)["\n  fragment EndpointFields on WebhookEndpoint {\n    id\n    url\n    description\n    events\n    enabled\n    disabledReason\n    signatureScheme\n    publicKey\n    lastSuccessAt\n    createdAt\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -6,6 +6,7 @@ import { Dialog } from '../../components/Dialog.tsx';
 import { EventPicker } from '../../components/EventPicker.tsx';
 import { Pager, useCursorStack } from '../../components/Pager.tsx';
 import { SecretOnce } from '../../components/SecretOnce.tsx';
+import { SIGNATURE_SCHEME_LABELS, SignatureSchemePicker } from '../../components/SignatureSchemePicker.tsx';
 import { Empty, ErrorState, FormError, Loading } from '../../components/States.tsx';
 import { graphql } from '../../gql/index.ts';
 import type { WebhookEndpointQuery } from '../../gql/graphql.ts';
@@ -17,6 +18,7 @@ const EndpointDoc = graphql(`
     webhookEndpoint(id: $id) {
       ...EndpointFields
       previousSecretValidUntil
+      previousPublicKey
       updatedAt
     }
   }
@@ -135,6 +137,21 @@ export function WebhookEndpointPage() {
       <p className="muted small">
         Created {formatDateTime(e.createdAt)} · last successful delivery {formatRelative(e.lastSuccessAt)}
         {e.previousSecretValidUntil ? ` · previous secret still signs until ${formatDateTime(e.previousSecretValidUntil)}` : ''}
+      </p>
+      <p className="muted small">
+        Signed with {SIGNATURE_SCHEME_LABELS[e.signatureScheme] ?? e.signatureScheme}
+        {e.signatureScheme === 'standard' && e.publicKey ? (
+          <>
+            {' '}
+            · Ed25519 public key <code className="break">{e.publicKey}</code>
+            {e.previousPublicKey ? (
+              <>
+                {' '}
+                (and, until the previous secret expires, <code className="break">{e.previousPublicKey}</code>)
+              </>
+            ) : null}
+          </>
+        ) : null}
       </p>
       {canManage ? (
         <>
@@ -293,16 +310,20 @@ function EditPanel({ endpoint, onSaved }: { endpoint: Endpoint; onSaved: () => v
   const [url, setUrl] = useState(endpoint.url);
   const [description, setDescription] = useState(endpoint.description ?? '');
   const [events, setEvents] = useState(endpoint.events);
+  const [signatureScheme, setSignatureScheme] = useState(endpoint.signatureScheme);
   const [{ fetching, error, data }, save] = useMutation(UpdateEndpointDoc);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    const r = await save({ id: endpoint.id, input: { url: url.trim(), description: description.trim() || null, events } });
+    const r = await save({
+      id: endpoint.id,
+      input: { url: url.trim(), description: description.trim() || null, events, signatureScheme },
+    });
     if (r.data) onSaved();
   };
   return (
     <details className="card">
       <summary>
-        <h2 className="inline">Edit URL, description and events</h2>
+        <h2 className="inline">Edit URL, description, events and signature headers</h2>
       </summary>
       <form onSubmit={submit} className="stack">
         <label className="field">
@@ -314,6 +335,7 @@ function EditPanel({ endpoint, onSaved }: { endpoint: Endpoint; onSaved: () => v
           <input maxLength={500} value={description} onChange={(e) => setDescription(e.target.value)} />
         </label>
         <EventPicker value={events} onChange={setEvents} />
+        <SignatureSchemePicker value={signatureScheme} onChange={setSignatureScheme} />
         <FormError error={error} />
         <button type="submit" className="primary" disabled={fetching || events.length === 0}>
           Save changes

@@ -4,6 +4,7 @@ import { useMutation, useQuery } from 'urql';
 import { Dialog } from '../../components/Dialog.tsx';
 import { EventPicker } from '../../components/EventPicker.tsx';
 import { SecretOnce } from '../../components/SecretOnce.tsx';
+import { SignatureSchemePicker } from '../../components/SignatureSchemePicker.tsx';
 import { Empty, ErrorState, FormError, Loading } from '../../components/States.tsx';
 import { graphql } from '../../gql/index.ts';
 import { formatRelative } from '../../lib/format.ts';
@@ -17,6 +18,8 @@ export const EndpointFields = graphql(`
     events
     enabled
     disabledReason
+    signatureScheme
+    publicKey
     lastSuccessAt
     createdAt
   }
@@ -117,10 +120,11 @@ function CreateEndpointForm({ onCreated }: { onCreated: (e: { id: string; url: s
   const [url, setUrl] = useState('https://');
   const [description, setDescription] = useState('');
   const [events, setEvents] = useState<string[]>([]);
+  const [signatureScheme, setSignatureScheme] = useState('v0');
   const [{ fetching, error }, create] = useMutation(CreateEndpointDoc);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    const r = await create({ input: { url: url.trim(), description: description.trim() || null, events } });
+    const r = await create({ input: { url: url.trim(), description: description.trim() || null, events, signatureScheme } });
     if (r.data) onCreated({ ...r.data.createWebhookEndpoint.endpoint, secret: r.data.createWebhookEndpoint.secret });
   };
   return (
@@ -134,6 +138,7 @@ function CreateEndpointForm({ onCreated }: { onCreated: (e: { id: string; url: s
         <input maxLength={500} value={description} onChange={(e) => setDescription(e.target.value)} />
       </label>
       <EventPicker value={events} onChange={setEvents} />
+      <SignatureSchemePicker value={signatureScheme} onChange={setSignatureScheme} />
       <FormError error={error} />
       <button type="submit" className="primary" disabled={fetching || events.length === 0}>
         {fetching ? 'Adding…' : events.length === 0 ? 'Pick at least one event' : 'Add endpoint'}
