@@ -16,6 +16,7 @@ import { registerDeprecation } from './http/deprecation.ts';
 import { registerDocs } from './http/docs.ts';
 import { webhooksSection } from './outbox/sender/webhooks-openapi.ts';
 import { registerAdmission } from './http/admission.ts';
+import type { TenantActivity } from './runtime/cpu-share.ts';
 import { registerLoadShedding } from './http/load-shedding.ts';
 import { registerRequestDeadline } from './http/request-deadline.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
@@ -48,6 +49,8 @@ export interface AppDeps {
   /** Unix seconds; tests move the clock for signature time windows. */
   now?: () => number;
   version?: string;
+  /** Told of each tenant's running API requests, for the fair share of heavy work (runtime/cpu-share.ts). */
+  activity?: TenantActivity;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{8,64}$/;
@@ -96,7 +99,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerDeprecation(app);
   await registerLoadShedding(app, config.overload);
   registerRequestDeadline(app, config.http.requestTimeoutMs);
-  const admission = registerAdmission(app, { ...config.overload, unauthenticatedBodyTimeoutMs: config.http.unauthenticatedBodyTimeoutMs });
+  const admission = registerAdmission(app, {
+    ...config.overload,
+    unauthenticatedBodyTimeoutMs: config.http.unauthenticatedBodyTimeoutMs,
+    activity: deps.activity,
+  });
   for (const c of Object.values(COMPONENTS)) app.addSchema(c.schema);
   await registerDocs(app, { version: deps.version ?? '1.0.0', notRateLimited: isInboundPath, webhooks: webhooksSection() });
 

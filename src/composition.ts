@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { createCpuShare, DEFAULT_CPU_SHARE } from './runtime/cpu-share.ts';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Sessions } from './auth/sessions.ts';
@@ -53,6 +54,8 @@ export async function compose(config: Config, opts: ComposeOptions) {
   });
   // Churn models are fitted on a thread of their own, started at the first training.
   const fitter = createThreadFitter();
+  // Tenants' heavy work (exports, training's features) shares the process fairly while others are served.
+  const cpuShare = createCpuShare({ ...DEFAULT_CPU_SHARE, share: config.overload.tenantCpuShare });
   const sessions = opts.sessions === null ? undefined : (opts.sessions ?? (await sessionsFor(config)));
   const services = createServices({
     prisma: db.prisma,
@@ -65,6 +68,7 @@ export async function compose(config: Config, opts: ComposeOptions) {
     secretCacheMs: config.apiKeyCacheMs,
     workspaceDeletionDelayDays: config.lifecycle.workspaceDeletionDelayDays,
     fitter,
+    cpuShare,
   });
 
   return {
@@ -82,7 +86,7 @@ export async function compose(config: Config, opts: ComposeOptions) {
       if (!sessions) throw new Error('the HTTP app needs sessions');
       // Loaded on demand: the CLI composes too, and the HTTP stack and schema cost it seconds at every start.
       const { buildApp } = await import('./app.ts');
-      return buildApp({ config, prisma: db.prisma, sessions, inbox, services, logger: extra.logger ?? log, ...extra });
+      return buildApp({ config, prisma: db.prisma, sessions, inbox, services, logger: extra.logger ?? log, activity: cpuShare, ...extra });
     },
     /** The worker's consumers and scheduled passes over this composition. */
     startWorker(extra: Partial<Omit<WorkerDeps, 'pool' | 'queue' | 'inbox' | 'deliverer'>> = {}) {

@@ -93,6 +93,11 @@ const envSchema = z.object({
   MAX_ACTIVE_PER_TENANT: z.coerce.number().int().min(1).optional(),
   /** API requests running at once below which a tenant may run beyond its share (idle capacity is lent). Default DATABASE_POOL_SIZE. */
   MAX_ACTIVE: z.coerce.number().int().min(1).optional(),
+  /**
+   * The part of an API process's time one tenant's heavy work (exports, training) may take while other
+   * tenants' requests run, 0.05 to 1; 1 puts no bound on it.
+   */
+  TENANT_CPU_SHARE: z.coerce.number().min(0.05).max(1).default(0.25),
   /** Inbound webhook requests one process works on at once, a budget of their own. */
   MAX_IN_FLIGHT_INBOUND: z.coerce.number().int().min(1).default(128),
   /** Requests without a credential (sign-in, anonymous GraphQL, the dashboard's files), a budget of their own. */
@@ -175,7 +180,7 @@ export interface Config {
   seedDemo: boolean;
   metrics: { token?: string; port?: number; host: string };
   dashboardDir?: string;
-  overload: Admission & { maxEventLoopDelayMs: number };
+  overload: Admission & { maxEventLoopDelayMs: number; tenantCpuShare: number };
   scoring: { batchSize: number; concurrency: number; sweepEveryMs: number };
   lifecycle: { everyMs: number; batchSize: number; maxBatches: number; workspaceDeletionDelayDays: number };
 }
@@ -284,6 +289,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       maxInFlightAnonymous: e.MAX_IN_FLIGHT_ANONYMOUS,
       maxUnauthenticatedPerAddress: e.MAX_UNAUTHENTICATED_PER_ADDRESS,
       maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
+      tenantCpuShare: e.TENANT_CPU_SHARE,
     },
     scoring: { batchSize: e.SCORING_BATCH_SIZE, concurrency: e.SCORING_CONCURRENCY, sweepEveryMs: e.SCORING_SWEEP_MS },
     lifecycle: {

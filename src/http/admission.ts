@@ -4,6 +4,7 @@ import { clientKey } from '../auth/attempt-counter.ts';
 import { problemFor } from '../errors.ts';
 import { PROBES } from './load-shedding.ts';
 import { armBodyDeadline } from './request-deadline.ts';
+import type { TenantActivity } from '../runtime/cpu-share.ts';
 
 /** A refused request announcing a body up to this size keeps its connection (see refuseUnauthenticated). */
 const KEEP_ALIVE_REFUSED_BODY_BYTES = 64 * 1024;
@@ -46,6 +47,8 @@ interface Lane {
 export interface AdmissionOptions extends Admission {
   /** Time the body of a credential-less request has to arrive. */
   unauthenticatedBodyTimeoutMs: number;
+  /** Told when each tenant's API request starts running and when it ends (the CPU share, runtime/cpu-share.ts). */
+  activity?: TenantActivity;
 }
 
 /**
@@ -211,6 +214,7 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
         state = 'running';
         own.running++;
         active++;
+        opts.activity?.began(tenant);
       };
       const wake = () => {
         start();
@@ -225,6 +229,7 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
         } else {
           own.running--;
           active--;
+          opts.activity?.ended(tenant);
           wakeNext(own);
         }
         state = 'done';

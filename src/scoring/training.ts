@@ -8,10 +8,13 @@ import { tenantWeights } from './dimensions.ts';
 import { type AsOf, extractFeatures } from './features.ts';
 import { mayReplaceDefault, type ModelKind } from './model-selection.ts';
 import { type Fitter, fitHere } from './fit-runner.ts';
+import { type CpuShare, unmetered } from '../runtime/cpu-share.ts';
 import { requestTenant } from './scoring-queue.ts';
 
 export const MIN_PER_CLASS = 20;
 const CHUNK = 1000;
+/** Labels whose vectors are built in one step of the tenant's CPU share. */
+const STEP = 100;
 const DAY_MS = 86_400_000;
 
 export interface TrainResult {
@@ -44,8 +47,17 @@ interface Label {
   at: Date;
 }
 
-/** Feature vectors as of each label's time (just before it, so the churn itself is not an input). */
-export async function vectors(pool: pg.Pool, labels: Label[], weights: ReturnType<typeof tenantWeights>): Promise<(number | null)[][]> {
+/**
+ * Feature vectors as of each label's time (just before it, so the churn itself is not an input). The
+ * vectors are built STEP labels at a time through the tenant's CPU share (runtime/cpu-share.ts): thousands
+ * of labels are seconds of work that would otherwise hold every other tenant's requests.
+ */
+export async function vectors(
+  pool: pg.Pool,
+  labels: Label[],
+  weights: ReturnType<typeof tenantWeights>,
+  share: { tenantId: string; cpuShare: CpuShare } = { tenantId: '', cpuShare: unmetered },
+): Promise<(number | null)[][]> {
   const sql = onPg(pool);
   const out: (number | null)[][] = [];
   for (let i = 0; i < labels.length; i += CHUNK) {
@@ -53,19 +65,27 @@ export async function vectors(pool: pg.Pool, labels: Label[], weights: ReturnTyp
     const at = chunk.map((l): AsOf => ({ customerId: l.customer_id, asOf: new Date(l.at.getTime() - 1) }));
     const before = chunk.map((l): AsOf => ({ customerId: l.customer_id, asOf: new Date(l.at.getTime() - 1 - 30 * DAY_MS) }));
     const [now, then] = await Promise.all([extractFeatures(sql, at), extractFeatures(sql, before)]);
-    for (const l of chunk) {
-      // The score 30 days earlier is rebuilt from the signals, as the daily history would have recorded it.
-      const past = assessHealth(then.get(l.customer_id)!, {}, weights);
-      const pastDims = Object.fromEntries(past.dimensions.map((d) => [d.key, d.score]));
-      const h = assessHealth(now.get(l.customer_id)!, carryFrom(pastDims), weights, {
-        score7d: null,
-        dimensions7d: {},
-        score30d: past.score,
-      });
-      out.push(featureVector(now.get(l.customer_id)!, h.churnInputs));
-    }
+    for (let j = 0; j < chunk.length; j += STEP)
+      out.push(...(await share.cpuShare.run(share.tenantId, () => chunk.slice(j, j + STEP).map((l) => vectorOf(l, now, then, weights)))));
   }
   return out;
+}
+
+function vectorOf(
+  l: Label,
+  now: Awaited<ReturnType<typeof extractFeatures>>,
+  then: Awaited<ReturnType<typeof extractFeatures>>,
+  weights: ReturnType<typeof tenantWeights>,
+): (number | null)[] {
+  // The score 30 days earlier is rebuilt from the signals, as the daily history would have recorded it.
+  const past = assessHealth(then.get(l.customer_id)!, {}, weights);
+  const pastDims = Object.fromEntries(past.dimensions.map((d) => [d.key, d.score]));
+  const h = assessHealth(now.get(l.customer_id)!, carryFrom(pastDims), weights, {
+    score7d: null,
+    dimensions7d: {},
+    score30d: past.score,
+  });
+  return featureVector(now.get(l.customer_id)!, h.churnInputs);
 }
 
 /**
@@ -76,7 +96,7 @@ export async function vectors(pool: pg.Pool, labels: Label[], weights: ReturnTyp
 export async function trainChurnModel(
   pool: pg.Pool,
   tenantId: string,
-  opts: { now?: Date; activate?: boolean; fitter?: Fitter } = {},
+  opts: { now?: Date; activate?: boolean; fitter?: Fitter; cpuShare?: CpuShare } = {},
 ): Promise<TrainResult> {
   const now = opts.now ?? new Date();
   const sql = onPg(pool);
@@ -94,7 +114,7 @@ export async function trainChurnModel(
     );
   }
   const [tenant] = await sql.query<{ scoring_weights: unknown }>('SELECT scoring_weights FROM tenants WHERE id = $1', [tenantId]);
-  const raw = await vectors(pool, labels, tenantWeights(tenant?.scoring_weights));
+  const raw = await vectors(pool, labels, tenantWeights(tenant?.scoring_weights), { tenantId, cpuShare: opts.cpuShare ?? unmetered });
   const y = labels.map((l) => (l.churned ? 1 : 0));
   const keys = labels.map((l) => createHash('sha256').update(l.customer_id).digest('hex'));
   const fitter = opts.fitter ?? fitHere;

@@ -3,6 +3,7 @@ import type { Db } from '../db/prisma.ts';
 import { onPg, onPrisma, type Sql } from '../db/sql.ts';
 import { notFound, validationFailed } from '../errors.ts';
 import type { Fitter } from '../scoring/fit-runner.ts';
+import type { CpuShare } from '../runtime/cpu-share.ts';
 import { requestTenant } from '../scoring/scoring-queue.ts';
 import { activateChurnModel, trainChurnModel } from '../scoring/training.ts';
 import { recordAudit, type Actor } from './audit.ts';
@@ -45,7 +46,7 @@ export interface ActiveModelRow {
  * Churn labels and the tenant's model: training and activation are the scoring engine's (src/scoring/training.ts),
  * called from here; going back to the default model and refreshing every prediction commit together.
  */
-export function createChurnService(deps: { pool: pg.Pool; prisma: Db; fitter?: Fitter }) {
+export function createChurnService(deps: { pool: pg.Pool; prisma: Db; fitter?: Fitter; cpuShare?: CpuShare }) {
   const { pool, prisma } = deps;
   return {
     /** Labels a customer as churned (or not) for training; `at` defaults to now. Answers the label's id. */
@@ -67,7 +68,7 @@ export function createChurnService(deps: { pool: pg.Pool; prisma: Db; fitter?: F
      * default, and, with `activate: false`, only once `activate` is called after the comparison was seen.
      */
     async train(actor: Actor, opts: { activate?: boolean } = {}) {
-      const r = await trainChurnModel(pool, actor.tenantId, { activate: opts.activate, fitter: deps.fitter });
+      const r = await trainChurnModel(pool, actor.tenantId, { activate: opts.activate, fitter: deps.fitter, cpuShare: deps.cpuShare });
       await recordAudit(onPrisma(prisma), actor, {
         action: 'churn_model.trained',
         targetType: 'churn_model',

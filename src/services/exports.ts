@@ -2,6 +2,7 @@ import { stringify } from 'csv-stringify/sync';
 import type pg from 'pg';
 import { DIMENSIONS, type ExportDataset, type ExportFormat } from '../contract/enums.ts';
 import { onPg, type Sql } from '../db/sql.ts';
+import { type CpuShare, unmetered } from '../runtime/cpu-share.ts';
 import { CUSTOMER_FIELDS, type CustomerFieldName, sqlOf } from '../contract/customer-fields.ts';
 
 // Exports (docs/data-lifecycle.md): a workspace's datasets as NDJSON or CSV, and everything held about one
@@ -315,10 +316,18 @@ const csvCell = {
   boolean: (v: boolean) => String(v),
 };
 
-export function createExportService(deps: { pool: pg.Pool }) {
+/** Rows written out in one step of the tenant's CPU share (runtime/cpu-share.ts). */
+const STEP = 250;
+
+export function createExportService(deps: { pool: pg.Pool; cpuShare?: CpuShare }) {
   const sql = onPg(deps.pool);
+  const share = deps.cpuShare ?? unmetered;
+  /** A page written out STEP rows at a time, each step as the tenant's share allows. */
+  async function* written<R>(tenantId: string, rows: R[], write: (rows: R[]) => string): AsyncGenerator<string> {
+    for (let i = 0; i < rows.length; i += STEP) yield await share.run(tenantId, () => write(rows.slice(i, i + STEP)));
+  }
   return {
-    /** A dataset as text chunks, one page each: NDJSON lines, or CSV with a header row. */
+    /** A dataset as text chunks: NDJSON lines, or CSV with a header row. */
     async *dataset(dataset: ExportDataset, format: ExportFormat, f: Filter): AsyncGenerator<string> {
       const d: Dataset = DATASETS[dataset];
       const columns = d.columns.map((c) => c.name);
@@ -326,9 +335,11 @@ export function createExportService(deps: { pool: pg.Pool }) {
       for await (const rows of rowsOf(sql, d, f)) {
         // Every text cell is quoted: a spreadsheet whose list separator is ';' splits an unquoted `a;=1+1`
         // into two cells, the second a formula.
-        yield format === 'csv'
-          ? stringify(rows, { columns, cast: csvCell, quoted_string: true })
-          : rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
+        yield* written(f.tenantId, rows, (step) =>
+          format === 'csv'
+            ? stringify(step, { columns, cast: csvCell, quoted_string: true })
+            : step.map((r) => JSON.stringify(r)).join('\n') + '\n',
+        );
       }
     },
     /** Everything held about one customer, as NDJSON records `{ "record": type, "data": {...} }`. */
@@ -338,7 +349,7 @@ export function createExportService(deps: { pool: pg.Pool }) {
         if (!first) await beforePage?.();
         first = false;
         for await (const rows of rowsOf(sql, d, { tenantId, customerId, beforePage })) {
-          yield rows.map((data) => JSON.stringify({ record, data })).join('\n') + '\n';
+          yield* written(tenantId, rows, (step) => step.map((data) => JSON.stringify({ record, data })).join('\n') + '\n');
         }
       }
     },

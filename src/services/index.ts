@@ -5,6 +5,7 @@ import type { Db } from '../db/prisma.ts';
 import type { Deliverer } from '../outbox/sender/deliverer.ts';
 import type { Queue } from '../queue/queue.ts';
 import type { Fitter } from '../scoring/fit-runner.ts';
+import type { CpuShare } from '../runtime/cpu-share.ts';
 import { createAccountService } from './accounts.ts';
 import { createAlertService } from './alerts.ts';
 import { createApiKeyService } from './api-keys.ts';
@@ -37,6 +38,8 @@ export interface ServiceDeps {
   workspaceDeletionDelayDays: number;
   /** Where churn models are fitted (a thread of their own in the service); in the caller's thread when absent. */
   fitter?: Fitter;
+  /** The fair share of heavy work among tenants; unmetered when absent. */
+  cpuShare?: CpuShare;
 }
 
 /** The composition root of the domain: one service per domain, each owning its tables' writes. */
@@ -48,7 +51,7 @@ export function createServices(deps: ServiceDeps) {
     alerts: createAlertService({ pool }),
     apiKeys: createApiKeyService({ prisma }),
     audit: createAuditService({ prisma }),
-    churn: createChurnService({ pool, prisma, fitter: deps.fitter }),
+    churn: createChurnService({ pool, prisma, fitter: deps.fitter, cpuShare: deps.cpuShare }),
     customers: createCustomerService({ pool, prisma }),
     customerReads: batchedReads(pool, createCustomerReads(pool)),
     healthSettings: createHealthSettingsService({ prisma }),
@@ -56,7 +59,7 @@ export function createServices(deps: ServiceDeps) {
     usageEvents: createUsageEventService(pool),
     webhookEndpoints,
     workspace: createWorkspaceService({ pool, deletionDelayDays: deps.workspaceDeletionDelayDays }),
-    exports: createExportService({ pool }),
+    exports: createExportService({ pool, cpuShare: deps.cpuShare }),
     webhookDeliveries: createWebhookDeliveryService({ pool, endpoints: webhookEndpoints, deliverer: deps.deliverer, queue: deps.queue }),
     webhookEvents: createWebhookEventService({ pool }),
   };

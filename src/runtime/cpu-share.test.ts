@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { createCpuShare } from './cpu-share.ts';
+
+/** A share on a clock the test moves: each step "takes" the time it is given, each wait is recorded. */
+function onFakeClock(share = 0.25, burstMs = 50) {
+  let clock = 0;
+  const waits: number[] = [];
+  const cpu = createCpuShare({
+    share,
+    burstMs,
+    now: () => clock,
+    sleep: async (ms) => {
+      waits.push(ms);
+      clock += ms;
+    },
+  });
+  const step = (tenantId: string, ms: number) => cpu.run(tenantId, () => void (clock += ms));
+  return { cpu, waits, step, advance: (ms: number) => (clock += ms) };
+}
+
+describe('a fair share of the process for heavy work', () => {
+  it('lets a tenant alone run its steps back to back, however long', async () => {
+    const { waits, step } = onFakeClock();
+    for (let i = 0; i < 20; i++) await step('a', 40);
+    expect(waits).toEqual([]);
+  });
+
+  it('holds a tenant past its share and burst while another tenant has a request running', async () => {
+    const { cpu, waits, step } = onFakeClock(0.25, 50);
+    cpu.began('b');
+    for (let i = 0; i < 50; i++) await step('a', 40);
+    // 2,000 ms of steps took about a quarter of the time that went by.
+    const waited = waits.reduce((a, b) => a + b, 0);
+    const part = 2000 / (2000 + waited);
+    expect(part).toBeGreaterThan(0.2);
+    expect(part).toBeLessThan(0.3);
+  });
+
+  it('does not hold the tenant whose own request is the only one running', async () => {
+    const { cpu, waits, step } = onFakeClock();
+    cpu.began('a');
+    for (let i = 0; i < 10; i++) await step('a', 40);
+    expect(waits).toEqual([]);
+  });
+
+  it('lets a tenant go on at full speed once the others’ requests have ended', async () => {
+    const { cpu, waits, step } = onFakeClock();
+    cpu.began('b');
+    for (let i = 0; i < 5; i++) await step('a', 40);
+    const held = waits.length;
+    expect(held).toBeGreaterThan(0);
+    cpu.ended('b');
+    for (let i = 0; i < 5; i++) await step('a', 40);
+    expect(waits.length).toBe(held);
+  });
+
+  it('forgives what a tenant spent once its share has paid it back', async () => {
+    const { cpu, waits, step, advance } = onFakeClock(0.25, 50);
+    for (let i = 0; i < 10; i++) await step('a', 40);
+    advance(1600);
+    cpu.began('b');
+    await step('a', 40);
+    expect(waits).toEqual([]);
+  });
+
+  it('keeps each tenant’s account apart', async () => {
+    const { cpu, waits, step } = onFakeClock();
+    cpu.began('c');
+    for (let i = 0; i < 10; i++) await step('a', 40);
+    const heldA = waits.length;
+    await step('b', 40);
+    expect(waits.length).toBe(heldA);
+  });
+});
