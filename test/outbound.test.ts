@@ -1,3 +1,4 @@
+import { operator } from '../src/services/audit.ts';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inTransaction } from '../src/db/sql.ts';
@@ -188,7 +189,7 @@ describe('SSRF guard', () => {
         },
       });
       const before = rx.hits.length;
-      const r = await strict.services.webhookDeliveries.sendTest(tenantId, e.id, 'invoice.paid');
+      const r = await strict.services.webhookDeliveries.sendTest(operator(tenantId), e.id, 'invoice.paid');
       expect(r.status).toBe('failed');
       expect(r.error).toMatch(/non-public|refused/);
       expect(rx.hits.length).toBe(before);
@@ -208,7 +209,7 @@ describe('SSRF guard', () => {
           data: { tenantId, url, events: ['invoice.paid'], secret: (await import('./support/app.ts')).testSecretBox().seal('whsec_x') },
         });
         const before = rx.hits.length;
-        const r = await strict.services.webhookDeliveries.sendTest(tenantId, e.id, 'invoice.paid');
+        const r = await strict.services.webhookDeliveries.sendTest(operator(tenantId), e.id, 'invoice.paid');
         expect(r.status, url).toBe('failed');
         expect(r.error, url).toMatch(/refused target/);
         expect(rx.hits.length, url).toBe(before);
@@ -451,7 +452,7 @@ describe('deliveries', () => {
       // The worker's pass runs between the Test's insert and its attempt.
       deliverer: { attempt: async (id) => (await queueDue(t.pool, watched), t.outbound.deliverer.attempt(id)) },
     });
-    const r = await deliveries.sendTest(tenantId, endpoint.id, 'invoice.paid');
+    const r = await deliveries.sendTest(operator(tenantId), endpoint.id, 'invoice.paid');
     expect(r.status).toBe('succeeded');
     expect(published.join()).not.toContain(r.deliveryId);
   });

@@ -19,7 +19,7 @@ import {
   selectionOf,
   toPage,
 } from './pagination.ts';
-import { parseInput } from './validate.ts';
+import { oneLine, parseInput } from './validate.ts';
 
 export const Customer = builder.prismaObject('Customer', {
   fields: (t) => ({
@@ -205,12 +205,12 @@ const domain = z
 
 const identity = z.object({
   provider: z.enum(PROVIDERS),
-  externalId: z.string().trim().min(1).max(200),
+  externalId: oneLine().trim().min(1).max(200),
 });
 
 const customerFields = {
-  name: z.string().trim().min(1).max(200),
-  externalId: z.string().trim().min(1).max(200).nullish(),
+  name: oneLine().trim().min(1).max(200),
+  externalId: oneLine().trim().min(1).max(200).nullish(),
   email: z.string().trim().toLowerCase().email().max(320).nullish(),
   domain: domain.nullish(),
 };

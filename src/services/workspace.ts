@@ -4,6 +4,7 @@ import { DomainError, notFound, validationFailed } from '../errors.ts';
 import type { Role } from '../contract/enums.ts';
 import { RETENTION_KEYS, RETENTION_SETTINGS, type RetentionKey } from '../contract/retention.ts';
 import { RETENTION_COLUMNS } from '../lifecycle/policy.ts';
+import { releaseHeldDeliveries } from '../outbox/events/relay.ts';
 import { changedFields, recordAudit, type Actor } from './audit.ts';
 
 // The workspace as a whole (docs/data-lifecycle.md): its retention settings, its users' roles, and its
@@ -124,6 +125,7 @@ export function createWorkspaceService(deps: { pool: pg.Pool; deletionDelayDays:
           [actor.tenantId],
         );
         if (!rows.length) throw new DomainError('conflict', 'No deletion of this workspace is waiting to be cancelled.');
+        await releaseHeldDeliveries(sql, actor.tenantId);
         await recordAudit(sql, actor, { action: 'workspace.deletion_cancelled', targetType: 'tenant', targetId: actor.tenantId });
       });
     },

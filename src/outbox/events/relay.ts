@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { onPg } from '../../db/sql.ts';
+import { onPg, type Sql } from '../../db/sql.ts';
 import { OUTBOX_CHANNEL } from './enqueue.ts';
 import { envelopeSql } from './envelope.ts';
 import { heldByEarlier } from './ordering.ts';
@@ -86,6 +86,20 @@ export async function queueDue(pool: pg.Pool, queue: Queue, opts: { requeueAfter
   // A job that fails to publish leaves queued_at set; queueDue queues it again after the lease time.
   await publishIds(queue, 'outbound.deliveries', interleaveByEndpoint(rows));
   return rows.length;
+}
+
+/**
+ * After a workspace's deletion is cancelled: its pending deliveries, whose jobs were turned away while it was
+ * scheduled, are marked unqueued so that the next due-delivery pass (every second) queues them, rather than
+ * only once their jobs count as lost. In id order, as every writer of several deliveries takes them
+ * (docs/concurrency.md, step 12).
+ */
+export async function releaseHeldDeliveries(sql: Sql, tenantId: string): Promise<void> {
+  await sql.query(
+    `UPDATE webhook_deliveries SET queued_at = NULL
+     WHERE id IN (SELECT id FROM webhook_deliveries WHERE tenant_id = $1 AND status = 'pending' AND queued_at IS NOT NULL ORDER BY id FOR NO KEY UPDATE)`,
+    [tenantId],
+  );
 }
 
 /**

@@ -211,10 +211,11 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
         tags,
         operationId: 'testWebhookEndpoint',
         summary: 'Send a test delivery',
-        description: 'Sends a signed sample of a subscribed event (default: the first) now and records the attempt. The body is optional.',
+        description:
+          'Sends a signed sample of a subscribed event (default: the first) now and records the attempt, and the Test in the audit log. The body is optional. While the workspace’s deletion is scheduled nothing is sent: `409 conflict`.',
         params,
         body: schemaOf(r.endpointTest, { examples: [{ event: 'alert.created' }] }),
-        response: { 200: schemaOf(testResult), ...problemResponses(400, 401, 403, 404, 429) },
+        response: { 200: schemaOf(testResult), ...problemResponses(400, 401, 403, 404, 409, 429) },
       },
     },
     async (req) => {
