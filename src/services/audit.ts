@@ -16,6 +16,9 @@ export interface Actor {
 export const AUDIT_ACTIONS = [
   'session.signed_in',
   'session.sign_in_failed',
+  'session.signed_out',
+  'user.sessions_revoked',
+  'workspace.sessions_revoked',
   'user.created',
   'user.role_changed',
   'user.removed',

@@ -130,6 +130,41 @@ export function createWorkspaceService(deps: { pool: pg.Pool; deletionDelayDays:
       });
     },
 
+    /**
+     * Revokes every session of one user issued until now, wherever it is used (docs/operations.md); the user
+     * signs in again. The time is this process's clock, as the tokens' issue times are.
+     */
+    async revokeUserSessions(actor: Actor, userId: string): Promise<void> {
+      await inTransaction(pool, async (sql) => {
+        const now = new Date();
+        const [u] = await sql.query<{ email: string }>(
+          'UPDATE users SET sessions_valid_after = $3, updated_at = now() WHERE id = $1 AND tenant_id = $2 RETURNING email',
+          [userId, actor.tenantId, now],
+        );
+        if (!u) throw notFound(`User ${userId}`);
+        await recordAudit(sql, actor, {
+          action: 'user.sessions_revoked',
+          targetType: 'user',
+          targetId: userId,
+          changes: { email: u.email, sessions_valid_after: now.toISOString() },
+        });
+      });
+    },
+    /** Revokes every session of every user of the workspace issued until now, the caller's included. */
+    async revokeWorkspaceSessions(actor: Actor): Promise<void> {
+      await inTransaction(pool, async (sql) => {
+        const now = new Date();
+        // The tenant row FOR NO KEY UPDATE, as every workspace transaction of the API takes it (docs/concurrency.md).
+        await sql.query('UPDATE tenants SET sessions_valid_after = $2, updated_at = now() WHERE id = $1', [actor.tenantId, now]);
+        await recordAudit(sql, actor, {
+          action: 'workspace.sessions_revoked',
+          targetType: 'tenant',
+          targetId: actor.tenantId,
+          changes: { sessions_valid_after: now.toISOString() },
+        });
+      });
+    },
+
     /** Changes a user's role; the workspace always keeps an owner, and owners do not demote themselves. */
     async setUserRole(actor: Actor, userId: string, role: Role): Promise<void> {
       await inTransaction(pool, async (sql) => {
