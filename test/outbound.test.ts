@@ -450,7 +450,7 @@ describe('deliveries', () => {
       endpoints: t.services.webhookEndpoints,
       queue: t.queue,
       // The worker's pass runs between the Test's insert and its attempt.
-      deliverer: { attempt: async (id) => (await queueDue(t.pool, watched), t.outbound.deliverer.attempt(id)) },
+      deliverer: { ...t.outbound.deliverer, attempt: async (id) => (await queueDue(t.pool, watched), t.outbound.deliverer.attempt(id)) },
     });
     const r = await deliveries.sendTest(operator(tenantId), endpoint.id, 'invoice.paid');
     expect(r.status).toBe('succeeded');

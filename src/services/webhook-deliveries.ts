@@ -2,10 +2,11 @@ import type pg from 'pg';
 import { inTransaction, onPg, type Sql } from '../db/sql.ts';
 import { DomainError, notFound, validationFailed } from '../errors.ts';
 import { envelopeSql } from '../outbox/events/envelope.ts';
+import { deliveryJobs } from '../outbox/events/relay.ts';
 import { EVENTS, isEventName } from '../outbox/events/registry.ts';
 import type { AttemptOutcome, Deliverer } from '../outbox/sender/deliverer.ts';
 import type { WebhookEndpointService } from './webhook-endpoints.ts';
-import { publishIds } from '../queue/publish-ids.ts';
+import { publishJobs } from '../queue/publish-ids.ts';
 import type { Queue } from '../queue/queue.ts';
 import { recordAudit, type Actor } from './audit.ts';
 
@@ -51,22 +52,18 @@ export function createWebhookDeliveryService(deps: {
     audit: (rows: { id: string; endpoint_id: string; url: string }[], sql: Sql) => Promise<void>,
   ): Promise<number> {
     const rows = await inTransaction(deps.pool, async (tx) => {
-      const armed = await tx.query<{ id: string; endpoint_id: string; url: string }>(
+      const armed = await tx.query<{ id: string; endpoint_id: string; tenant_id: string; url: string }>(
         `WITH target AS (SELECT id FROM webhook_deliveries WHERE ${where} ORDER BY id FOR NO KEY UPDATE)
          UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = now(), locked_until = NULL, queued_at = now(), updated_at = now()
          FROM target, webhook_endpoints e WHERE d.id = target.id AND e.id = d.endpoint_id
-         RETURNING d.id, d.endpoint_id, e.url`,
+         RETURNING d.id, d.endpoint_id, d.tenant_id, e.url`,
         values,
       );
       await audit(armed, tx);
       return armed;
     });
     // What fails to publish is queued again by the worker's due-delivery pass.
-    await publishIds(
-      deps.queue,
-      'outbound.deliveries',
-      rows.map((r) => r.id),
-    );
+    await publishJobs(deps.queue, 'outbound.deliveries', deliveryJobs(rows));
     return rows.length;
   }
 
