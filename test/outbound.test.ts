@@ -604,6 +604,24 @@ describe('delivering many at once', () => {
     rx.set('ok');
   });
 
+  it('answers a Test to an endpoint with no free slot as not sent, saying why, and never sends it later', async () => {
+    const { tenantId, apiKey, endpoint } = await endpointFor(['invoice.created']);
+    rx.set('hang');
+    // Two attempts hanging to an endpoint this process has not seen answer: its two slots are taken.
+    const before = rx.hits.length;
+    const hanging = [await emit(tenantId), await emit(tenantId)].map((id) => t.outbound.deliverer.attempt(id));
+    await expect.poll(() => rx.hits.length - before).toBe(2);
+    const res = await api(apiKey).post(`/api/v1/webhook-endpoints/${endpoint.id}/test`, {});
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ success: false, status_code: null, error: expect.stringMatching(/not sent.*in flight/) });
+    await Promise.all(hanging);
+    rx.set('ok');
+    // Settled: no due-delivery pass takes it, now or later.
+    const test = await t.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: res.json().delivery_id } });
+    expect(test).toMatchObject({ status: 'failed', nextAttemptAt: null, queuedAt: null });
+    expect(hitsFor(res.json().delivery_id)).toHaveLength(0);
+  });
+
   it('queues a batch round-robin across endpoints, so one endpoint’s run cannot fill every consumer slot', () => {
     const rows = [
       ...['a1', 'a2', 'a3'].map((id) => ({ id, endpoint_id: 'A' })),

@@ -91,6 +91,10 @@ describe('scheduling a workspace’s deletion', () => {
 
     await owner.send('DELETE', '/api/v1/workspace/deletion');
     expect(await queueDue(app.pool, app.queue)).toBe(1);
+    const cancelled = await app.prisma.auditEvent.findFirstOrThrow({
+      where: { tenantId: tenant.tenantId, action: 'workspace.deletion_cancelled' },
+    });
+    expect(cancelled.changes).toEqual({ deliveries_released: 1 });
   });
 
   test('refuses a Test during the window with a conflict problem, and does not send it after a cancellation', async ({

@@ -106,14 +106,23 @@ export function createWebhookDeliveryService(deps: {
       });
       if (!stored) throw deletionScheduled();
       const outcome = await deps.deliverer.attempt(id);
-      if (outcome.status === 'skipped') {
-        // The deletion was scheduled between the insert and the attempt: this Test is not sent later either.
-        await sql.query(
-          `UPDATE webhook_deliveries SET status = 'failed', queued_at = NULL, next_attempt_at = NULL, last_error = 'workspace deletion scheduled', updated_at = now()
+      // A Test is sent in the request or not at all: one the deliverer could not send now is settled as failed,
+      // so that no worker sends it later.
+      const notSent = (reason: string) =>
+        sql.query(
+          `UPDATE webhook_deliveries SET status = 'failed', queued_at = NULL, next_attempt_at = NULL, last_error = $2, updated_at = now()
            WHERE id = $1 AND status = 'pending'`,
-          [id],
+          [id, reason],
         );
+      if (outcome.status === 'skipped') {
+        // The deletion was scheduled between the insert and the attempt.
+        await notSent('workspace deletion scheduled');
         throw deletionScheduled();
+      }
+      if (outcome.status === 'busy') {
+        const error = 'not sent: the endpoint has as many attempts in flight as it may take; try again in a moment';
+        await notSent(error);
+        return { deliveryId: id, event: name, status: 'failed', statusCode: null, error, durationMs: 0 };
       }
       return { deliveryId: id, event: name, ...outcome };
     },

@@ -125,8 +125,14 @@ export function createWorkspaceService(deps: { pool: pg.Pool; deletionDelayDays:
           [actor.tenantId],
         );
         if (!rows.length) throw new DomainError('conflict', 'No deletion of this workspace is waiting to be cancelled.');
-        await releaseHeldDeliveries(sql, actor.tenantId);
-        await recordAudit(sql, actor, { action: 'workspace.deletion_cancelled', targetType: 'tenant', targetId: actor.tenantId });
+        const held = await releaseHeldDeliveries(sql, actor.tenantId);
+        // The cancellation lets held data go out: the log says how much.
+        await recordAudit(sql, actor, {
+          action: 'workspace.deletion_cancelled',
+          targetType: 'tenant',
+          targetId: actor.tenantId,
+          changes: { deliveries_released: held },
+        });
       });
     },
 

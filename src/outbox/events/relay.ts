@@ -108,14 +108,18 @@ export async function queueDue(pool: pg.Pool, queue: Queue, opts: { requeueAfter
  * After a workspace's deletion is cancelled: its pending deliveries, whose jobs were turned away while it was
  * scheduled, are marked unqueued so that the next due-delivery pass (every second) queues them, rather than
  * only once their jobs count as lost. In id order, as every writer of several deliveries takes them
- * (docs/concurrency.md, step 12).
+ * (docs/concurrency.md, step 12). Answers how many deliveries are pending, all of which may now go out.
  */
-export async function releaseHeldDeliveries(sql: Sql, tenantId: string): Promise<void> {
-  await sql.query(
-    `UPDATE webhook_deliveries SET queued_at = NULL
-     WHERE id IN (SELECT id FROM webhook_deliveries WHERE tenant_id = $1 AND status = 'pending' AND queued_at IS NOT NULL ORDER BY id FOR NO KEY UPDATE)`,
+export async function releaseHeldDeliveries(sql: Sql, tenantId: string): Promise<number> {
+  const [row] = await sql.query<{ held: number }>(
+    `WITH released AS (
+       UPDATE webhook_deliveries SET queued_at = NULL
+       WHERE id IN (SELECT id FROM webhook_deliveries WHERE tenant_id = $1 AND status = 'pending' AND queued_at IS NOT NULL ORDER BY id FOR NO KEY UPDATE)
+       RETURNING 1)
+     SELECT (SELECT count(*) FROM webhook_deliveries WHERE tenant_id = $1 AND status = 'pending')::int AS held`,
     [tenantId],
   );
+  return row!.held;
 }
 
 /**

@@ -212,7 +212,7 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
         operationId: 'testWebhookEndpoint',
         summary: 'Send a test delivery',
         description:
-          'Sends a signed sample of a subscribed event (default: the first) now and records the attempt, and the Test in the audit log. The body is optional. While the workspace’s deletion is scheduled nothing is sent: `409 conflict`.',
+          'Sends a signed sample of a subscribed event (default: the first) now and records the attempt, and the Test in the audit log. The body is optional. A Test is sent now or never: when the endpoint has no free slot the answer is `success: false` with an `error` saying it was not sent; while the workspace’s deletion is scheduled, `409 conflict`.',
         params,
         body: schemaOf(r.endpointTest, { examples: [{ event: 'alert.created' }] }),
         response: { 200: schemaOf(testResult), ...problemResponses(400, 401, 403, 404, 409, 429) },
