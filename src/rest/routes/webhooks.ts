@@ -285,7 +285,8 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
         tags,
         operationId: 'replayWebhookDeliveries',
         summary: 'Replay failed deliveries',
-        description: 'Queues the endpoint’s failed deliveries created since a time for another attempt; answers how many.',
+        description:
+          'Queues the endpoint’s failed deliveries created since a time for another attempt, to its current URL; answers how many. Recorded in the audit log with the URL’s host and the count.',
         params,
         body: schemaOf(r.replayInput, { examples: [{ since: '2026-11-20T00:00:00Z' }] }),
         response: {
@@ -307,7 +308,8 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
         tags,
         operationId: 'resendWebhookDelivery',
         summary: 'Resend a delivery',
-        description: 'Queues one more attempt at a delivery now.',
+        description:
+          'Queues one more attempt at a delivery now, to its endpoint’s current URL. Recorded in the audit log with the URL’s host.',
         params,
         response: {
           202: schemaOf(z.object({ resent: z.boolean() })),
