@@ -163,9 +163,10 @@ export function createAuthenticator(deps: {
       user !== 'unknown' &&
       (user.revoked.has(sessionId) ||
         (user.sessionsValidAfter !== null && (claims.issuedAtMs === null || claims.issuedAtMs <= user.sessionsValidAfter.getTime())));
-    if (user === 'unknown' || user.tenantId !== claims.tenantId || revoked) {
+    if (user === 'unknown' || user.tenantId !== claims.tenantId) {
       throw new DomainError('invalid_credentials', 'The session token is invalid or has expired.');
     }
+    if (revoked) throw new DomainError('invalid_credentials', 'This session was signed out or revoked; sign in again.');
     if (deleted(user.deletionDueAt, new Date())) throw workspaceDeleted();
     // The stored role wins over the token's, so a demotion takes effect without waiting for expiry.
     return {
