@@ -115,9 +115,10 @@ export function createWebhookDeliveryService(deps: {
           [id, reason],
         );
       if (outcome.status === 'skipped') {
-        // The deletion was scheduled between the insert and the attempt.
+        // The deletion was scheduled, or the endpoint removed, between the insert and the attempt.
         await notSent('workspace deletion scheduled');
-        throw deletionScheduled();
+        const [held] = await sql.query('SELECT 1 FROM tenants WHERE id = $1 AND deletion_requested_at IS NOT NULL', [tenantId]);
+        throw held ? deletionScheduled() : notFound(`Webhook endpoint ${endpointId}`);
       }
       if (outcome.status === 'busy') {
         const error = 'not sent: the endpoint has as many attempts in flight as it may take; try again in a moment';
