@@ -19,6 +19,24 @@ export function textProblem(s: string): string | undefined {
   return undefined;
 }
 
+// C0 controls, DEL and C1 controls: never part of a URL or a one-line name, and a CR/LF stored in one ends
+// up splitting a header, a log line or a CSV row wherever it is written out again.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const CONTROL_BUT_LINE_BREAKS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
+
+/**
+ * Why the string cannot be a one-line value (a URL, a name), or undefined when it can: it holds a control
+ * character. With `lineBreaks`, free text: tab, LF and CR are allowed, other control characters are not.
+ */
+export function controlCharacterProblem(s: string, opts: { lineBreaks?: boolean } = {}): string | undefined {
+  if ((opts.lineBreaks ? CONTROL_BUT_LINE_BREAKS : CONTROL).test(s)) {
+    return opts.lineBreaks
+      ? 'must not contain control characters other than tab and line breaks'
+      : 'must not contain control characters (such as CR or LF)';
+  }
+  return undefined;
+}
+
 /**
  * The first string or key in a parsed JSON value that cannot be stored as text, with its path
  * (`events.0.name`), or undefined. Walked without recursion, so depth cannot exhaust the stack.

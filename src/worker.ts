@@ -86,7 +86,7 @@ export function startWorker(deps: WorkerDeps) {
   const consumers = [
     startInboxConsumer(pool, queue, { prefetch: deps.prefetch ?? 256, log }),
     // HTTP outcomes are recorded by the deliverer; only infrastructure errors make the job retry.
-    queue.consume<DeliveryJob>('outbound.deliveries', ({ body }) => deps.deliverer.attempt(body.id).then(() => undefined), {
+    queue.consume<DeliveryJob>('outbound.deliveries', ({ body }) => deps.deliverer.deliver(body).then(() => undefined), {
       prefetch: 64,
       maxAttempts: 10,
     }),

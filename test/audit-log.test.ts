@@ -79,6 +79,52 @@ describe('audit log', () => {
     expect(text).not.toContain(rotated.data.rotateWebhookEndpointSecret.secret);
   });
 
+  test('records a Test, a resend and a replay with who sent what to which endpoint host, and how many', async ({
+    app,
+    admin,
+    audit,
+    tenant,
+  }) => {
+    const created = await admin.gql(
+      'mutation { createWebhookEndpoint(input: { url: "https://127.0.0.1:9/hook?token=abc", events: ["invoice.paid"] }) { endpoint { id } } }',
+    );
+    const id = created.data.createWebhookEndpoint.endpoint.id as string;
+    const tested = await admin.gql(`mutation { testWebhookEndpoint(id: "${id}") { deliveryId } }`);
+    const deliveryId = tested.data.testWebhookEndpoint.deliveryId as string;
+    await admin.gql(`mutation { resendWebhookDelivery(id: "${deliveryId}") }`);
+    await app.pool.query(
+      `INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_type, envelope, status, updated_at)
+       VALUES (gen_random_uuid(), $1, $2, 'invoice.paid', '{}', 'failed', now())`,
+      [tenant.tenantId, id],
+    );
+    const replayed = await admin.gql(`mutation { replayWebhookDeliveries(endpointId: "${id}", since: "2020-01-01T00:00:00Z") }`);
+    expect(replayed.data.replayWebhookDeliveries).toBe(1);
+
+    const [test] = await audit({ action: 'webhook_endpoint.tested' });
+    expect(test).toMatchObject({
+      actorType: 'user',
+      actorId: admin.user.id,
+      targetType: 'webhook_endpoint',
+      targetId: id,
+      changes: { url_host: '127.0.0.1:9', event: 'invoice.paid', delivery_id: deliveryId, deliveries: 1 },
+    });
+    const [resent] = await audit({ action: 'webhook_delivery.resent' });
+    expect(resent).toMatchObject({
+      actorId: admin.user.id,
+      targetType: 'webhook_delivery',
+      targetId: deliveryId,
+      changes: { endpoint_id: id, url_host: '127.0.0.1:9', deliveries: 1 },
+    });
+    const [replay] = await audit({ action: 'webhook_endpoint.replayed' });
+    expect(replay).toMatchObject({
+      actorId: admin.user.id,
+      targetId: id,
+      changes: { url_host: '127.0.0.1:9', since: '2020-01-01T00:00:00.000Z', deliveries: 1 },
+    });
+    // The host only: a URL's path and query may carry the receiver's own token.
+    expect(JSON.stringify([test, resent, replay])).not.toContain('token=abc');
+  });
+
   test('records weights changes as before and after', async ({ admin, audit }) => {
     const r = await admin.gql(
       'mutation { setHealthWeights(input: { usage: 0.4, engagement: 0.2, support: 0.1, billing: 0.2, growth: 0.1 }) { isDefault } }',

@@ -389,6 +389,18 @@ describe('the dashboard', () => {
     await s.context.close();
   });
 
+  it('signs out on the server: the token it held is refused afterwards, wherever it was copied', async () => {
+    const s = await signIn();
+    const token = await s.page.evaluate(() => JSON.parse(sessionStorage.getItem('chs.session')!).token as string);
+    const customers = () => t.app.inject({ method: 'GET', url: '/api/v1/customers', headers: { authorization: `Bearer ${token}` } });
+    expect((await customers()).statusCode).toBe(200);
+    await s.page.getByRole('button', { name: 'Sign out' }).click();
+    await s.page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(await s.page.evaluate(() => sessionStorage.getItem('chs.session'))).toBeNull();
+    expect((await customers()).statusCode).toBe(401);
+    await done(s);
+  });
+
   it('refuses a wrong password with a readable message', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();

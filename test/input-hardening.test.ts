@@ -2,7 +2,7 @@ import net, { type AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '../src/config.ts';
 import { createTestApp, type TestApp, testConfig } from './support/app.ts';
-import { customer, tenantWithKey } from './support/factories.ts';
+import { customer, tenantWithKey, userWithSession } from './support/factories.ts';
 
 // Input that once reached the database or the client unchecked: each is now a 4xx problem (REST) or a
 // GraphQL error coded validation_failed, and changes nothing.
@@ -147,6 +147,68 @@ describe('crafted REST input is a 4xx problem naming the field, never a 500', ()
     const res = await rest('GET', '/api/v1/customers?limit=1');
     expect(res.statusCode).toBe(200);
     expect(res.json().data).toHaveLength(1);
+  });
+});
+
+describe('control characters in stored one-line text', () => {
+  // A public address literal: accepted at creation without a name to resolve, so only the CR/LF decides.
+  const URL_WITH_CRLF = 'https://93.184.216.34/hook\r\nX-Injected: 1';
+
+  it('refuses an endpoint URL holding CR/LF with a 400 problem naming url, and stores nothing', async () => {
+    const res = await rest('POST', '/api/v1/webhook-endpoints', JSON.stringify({ url: URL_WITH_CRLF, events: ['invoice.paid'] }));
+    expect(res.statusCode).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.json().errors).toEqual([expect.objectContaining({ path: 'url', message: expect.stringMatching(/control characters/) })]);
+    expect(await t.prisma.webhookEndpoint.count({ where: { tenantId: k.tenantId } })).toBe(0);
+  });
+
+  it('refuses a tab, a DEL or a C1 control in an endpoint URL, on update too', async () => {
+    const created = await rest(
+      'POST',
+      '/api/v1/webhook-endpoints',
+      JSON.stringify({ url: 'https://93.184.216.34/ok', events: ['invoice.paid'] }),
+    );
+    expect(created.statusCode).toBe(201);
+    for (const url of ['https://93.184.216.34/a\tb', 'https://93.184.216.34/a\u007fb', 'https://93.184.216.34/a\u0085b']) {
+      const res = await rest('PATCH', `/api/v1/webhook-endpoints/${created.json().id}`, JSON.stringify({ url }));
+      expect(res.statusCode, JSON.stringify(url)).toBe(400);
+      expect(res.json().errors[0].path).toBe('url');
+    }
+    expect((await t.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: created.json().id } })).url).toBe('https://93.184.216.34/ok');
+    await t.prisma.webhookEndpoint.delete({ where: { id: created.json().id } });
+  });
+
+  it('refuses a bell in an endpoint description but keeps its line breaks', async () => {
+    const bell = await rest(
+      'POST',
+      '/api/v1/webhook-endpoints',
+      JSON.stringify({ url: 'https://93.184.216.34/d', events: ['invoice.paid'], description: 'a\u0007b' }),
+    );
+    expect(bell.statusCode).toBe(400);
+    expect(bell.json().errors[0].path).toBe('description');
+    const lines = await rest(
+      'POST',
+      '/api/v1/webhook-endpoints',
+      JSON.stringify({ url: 'https://93.184.216.34/d', events: ['invoice.paid'], description: 'line one\nline two' }),
+    );
+    expect(lines.statusCode).toBe(201);
+    await t.prisma.webhookEndpoint.delete({ where: { id: lines.json().id } });
+  });
+
+  it('refuses CR/LF in a customer’s name and external id, and in an API key’s name', async () => {
+    const name = await rest('POST', '/api/v1/customers', JSON.stringify({ name: 'Acme\r\nInc' }));
+    expect([name.statusCode, name.json().errors?.[0]?.path]).toEqual([400, 'name']);
+    const externalId = await rest('PATCH', `/api/v1/customers/${c.id}`, JSON.stringify({ external_id: 'a\nb' }));
+    expect([externalId.statusCode, externalId.json().errors?.[0]?.path]).toEqual([400, 'external_id']);
+    const admin = await userWithSession(t.prisma, t.sessions, k.tenantId, 'admin');
+    const key = await t.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { authorization: `Bearer ${admin.token}`, ...json },
+      payload: JSON.stringify({ query: 'mutation($n: String!) { createApiKey(name: $n) { secret } }', variables: { n: 'deploy\nkey' } }),
+    });
+    expect(key.json().errors?.[0]?.extensions?.code).toBe('validation_failed');
+    expect(await t.prisma.apiKey.count({ where: { tenantId: k.tenantId } })).toBe(1);
   });
 });
 

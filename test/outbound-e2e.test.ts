@@ -118,9 +118,9 @@ describe('the example receiver in docs', () => {
         })
       ).json();
       // The example was started with another secret: it must refuse.
-      expect((await t.services.webhookDeliveries.sendTest(tenantId, ep.id)).statusCode).toBe(401);
+      expect((await t.services.webhookDeliveries.sendTest(operator(tenantId), ep.id)).statusCode).toBe(401);
       await t.prisma.webhookEndpoint.update({ where: { id: ep.id }, data: { secret: testSecretBox().seal(secret) } });
-      const ok = await t.services.webhookDeliveries.sendTest(tenantId, ep.id);
+      const ok = await t.services.webhookDeliveries.sendTest(operator(tenantId), ep.id);
       expect(ok.statusCode).toBe(204);
       await expect.poll(() => out, { timeout: 5000 }).toContain('"event":"invoice.paid"');
     } finally {

@@ -1,3 +1,4 @@
+import { operator } from '../src/services/audit.ts';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inTransaction } from '../src/db/sql.ts';
@@ -188,7 +189,7 @@ describe('SSRF guard', () => {
         },
       });
       const before = rx.hits.length;
-      const r = await strict.services.webhookDeliveries.sendTest(tenantId, e.id, 'invoice.paid');
+      const r = await strict.services.webhookDeliveries.sendTest(operator(tenantId), e.id, 'invoice.paid');
       expect(r.status).toBe('failed');
       expect(r.error).toMatch(/non-public|refused/);
       expect(rx.hits.length).toBe(before);
@@ -208,7 +209,7 @@ describe('SSRF guard', () => {
           data: { tenantId, url, events: ['invoice.paid'], secret: (await import('./support/app.ts')).testSecretBox().seal('whsec_x') },
         });
         const before = rx.hits.length;
-        const r = await strict.services.webhookDeliveries.sendTest(tenantId, e.id, 'invoice.paid');
+        const r = await strict.services.webhookDeliveries.sendTest(operator(tenantId), e.id, 'invoice.paid');
         expect(r.status, url).toBe('failed');
         expect(r.error, url).toMatch(/refused target/);
         expect(rx.hits.length, url).toBe(before);
@@ -469,9 +470,9 @@ describe('deliveries', () => {
       endpoints: t.services.webhookEndpoints,
       queue: t.queue,
       // The worker's pass runs between the Test's insert and its attempt.
-      deliverer: { attempt: async (id) => (await queueDue(t.pool, watched), t.outbound.deliverer.attempt(id)) },
+      deliverer: { ...t.outbound.deliverer, attempt: async (id) => (await queueDue(t.pool, watched), t.outbound.deliverer.attempt(id)) },
     });
-    const r = await deliveries.sendTest(tenantId, endpoint.id, 'invoice.paid');
+    const r = await deliveries.sendTest(operator(tenantId), endpoint.id, 'invoice.paid');
     expect(r.status).toBe('succeeded');
     expect(published.join()).not.toContain(r.deliveryId);
   });
@@ -621,6 +622,24 @@ describe('delivering many at once', () => {
     expect(await attemptAll('slowing')).toEqual(Array(5).fill('succeeded'));
     expect(await attemptAll('slow')).toEqual(['busy', 'busy', 'busy', 'succeeded', 'succeeded']);
     rx.set('ok');
+  });
+
+  it('answers a Test to an endpoint with no free slot as not sent, saying why, and never sends it later', async () => {
+    const { tenantId, apiKey, endpoint } = await endpointFor(['invoice.created']);
+    rx.set('hang');
+    // Two attempts hanging to an endpoint this process has not seen answer: its two slots are taken.
+    const before = rx.hits.length;
+    const hanging = [await emit(tenantId), await emit(tenantId)].map((id) => t.outbound.deliverer.attempt(id));
+    await expect.poll(() => rx.hits.length - before).toBe(2);
+    const res = await api(apiKey).post(`/api/v1/webhook-endpoints/${endpoint.id}/test`, {});
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ success: false, status_code: null, error: expect.stringMatching(/not sent.*in flight/) });
+    await Promise.all(hanging);
+    rx.set('ok');
+    // Settled: no due-delivery pass takes it, now or later.
+    const test = await t.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: res.json().delivery_id } });
+    expect(test).toMatchObject({ status: 'failed', nextAttemptAt: null, queuedAt: null });
+    expect(hitsFor(res.json().delivery_id)).toHaveLength(0);
   });
 
   it('queues a batch round-robin across endpoints, so one endpoint’s run cannot fill every consumer slot', () => {

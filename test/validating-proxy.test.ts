@@ -3,7 +3,7 @@
 // error. Real provider deliveries and a request to every REST operation go through it; each must come back
 // as the service answered it, so a tenant can put such a proxy in front of us and lose nothing.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { sign as signEd25519 } from 'node:crypto';
+import { randomUUID, sign as signEd25519 } from 'node:crypto';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sign as signGithub } from '@octokit/webhooks-methods';
@@ -231,7 +231,7 @@ describe('behind a validating proxy (Prism with --errors)', () => {
       400,
     );
     // A session from the sign-in route, an owner's: retention and the workspace's deletion are for owners, signed in.
-    await t.services.accounts.createUser(operator(tenantId), {
+    const user = await t.services.accounts.createUser(operator(tenantId), {
       email: `proxy-${tenantId}@example.com`,
       password: 'correct horse battery',
       role: 'owner',
@@ -254,6 +254,18 @@ describe('behind a validating proxy (Prism with --errors)', () => {
     expectStatus(await send('scheduleWorkspaceDeletion', 'POST', '/api/v1/workspace/deletion', json(owner, { confirm_name: name })), 409);
     expectStatus(await send('cancelWorkspaceDeletion', 'DELETE', '/api/v1/workspace/deletion', { headers: owner }), 200);
     expectStatus(await send('cancelWorkspaceDeletion', 'DELETE', '/api/v1/workspace/deletion', { headers: owner }), 409);
+    // Ending sessions: the owner's last, as each one refuses what it ended.
+    const signIn = async () => {
+      const res = await send('login', 'POST', '/api/v1/auth/login', json({}, { email: user.email, password: 'correct horse battery' }));
+      return { authorization: `Bearer ${JSON.parse(res.body).token}` };
+    };
+    expectStatus(await send('logout', 'POST', '/api/v1/auth/logout', { headers: await signIn() }), 204);
+    expectStatus(await send('logout', 'POST', '/api/v1/auth/logout', { headers: key }), 403);
+    expectStatus(await send('revokeUserSessions', 'DELETE', `/api/v1/users/${randomUUID()}/sessions`, { headers: owner }), 404);
+    expectStatus(await send('revokeWorkspaceSessions', 'DELETE', '/api/v1/workspace/sessions', { headers: key }), 403);
+    expectStatus(await send('revokeUserSessions', 'DELETE', `/api/v1/users/${user.id}/sessions`, { headers: owner }), 204);
+    expectStatus(await send('revokeWorkspaceSessions', 'DELETE', '/api/v1/workspace/sessions', { headers: owner }), 401);
+    expectStatus(await send('revokeWorkspaceSessions', 'DELETE', '/api/v1/workspace/sessions', { headers: await signIn() }), 204);
   });
 
   it('went through every operation of the description', () => {

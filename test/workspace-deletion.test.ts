@@ -82,6 +82,38 @@ describe('scheduling a workspace’s deletion', () => {
     expect(actions.map((a) => a.action)).toEqual(['workspace.deletion_scheduled', 'workspace.deletion_cancelled']);
   });
 
+  test('sends the deliveries turned away during the window at the next due pass once cancelled', async ({ app, owner, tenant }) => {
+    const id = await pendingDelivery(app, tenant.tenantId);
+    // Queued, as the relay leaves a delivery whose job it published.
+    await app.pool.query('UPDATE webhook_deliveries SET queued_at = now() WHERE id = $1', [id]);
+    await owner.send('POST', '/api/v1/workspace/deletion', { confirm_name: owner.name });
+    expect(await app.outbound.deliverer.attempt(id)).toEqual({ status: 'skipped' });
+
+    await owner.send('DELETE', '/api/v1/workspace/deletion');
+    expect(await queueDue(app.pool, app.queue)).toBe(1);
+    const cancelled = await app.prisma.auditEvent.findFirstOrThrow({
+      where: { tenantId: tenant.tenantId, action: 'workspace.deletion_cancelled' },
+    });
+    expect(cancelled.changes).toEqual({ deliveries_released: 1 });
+  });
+
+  test('refuses a Test during the window with a conflict problem, and does not send it after a cancellation', async ({
+    app,
+    owner,
+    tenant,
+  }) => {
+    const endpoint = await owner.send('POST', '/api/v1/webhook-endpoints', { url: 'https://127.0.0.1:9/h', events: ['customer.created'] });
+    await owner.send('POST', '/api/v1/workspace/deletion', { confirm_name: owner.name });
+    const res = await owner.send('POST', `/api/v1/webhook-endpoints/${endpoint.json().id}/test`, {});
+    expect(res.statusCode).toBe(409);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.json()).toMatchObject({ code: 'conflict', detail: expect.stringMatching(/deletion is scheduled/) });
+
+    await owner.send('DELETE', '/api/v1/workspace/deletion');
+    expect(await queueDue(app.pool, app.queue)).toBe(0);
+    expect(await app.prisma.webhookDelivery.count({ where: { tenantId: tenant.tenantId } })).toBe(0);
+  });
+
   test('cannot be cancelled once the window has ended', async ({ app, owner, tenant }) => {
     await owner.send('POST', '/api/v1/workspace/deletion', { confirm_name: owner.name });
     await app.pool.query(`UPDATE tenants SET deletion_due_at = now() - interval '1 second' WHERE id = $1`, [tenant.tenantId]);

@@ -3,7 +3,7 @@ import type { Db } from '../db/prisma.ts';
 import { DomainError } from '../errors.ts';
 import { hashApiKey, isApiKeyShaped } from './api-keys.ts';
 import { PLANS_WITH_API_ACCESS, type Plan, type Principal } from './principal.ts';
-import type { Role, Sessions } from './sessions.ts';
+import { type Role, type Sessions, sessionIdOf } from './sessions.ts';
 
 interface KeyRecord {
   id: string;
@@ -14,6 +14,17 @@ interface KeyRecord {
   lastUsedAt: Date | null;
   /** When the workspace's deletion window ends, if its deletion is scheduled. */
   deletionDueAt: Date | null;
+}
+
+interface UserRecord {
+  tenantId: string;
+  plan: Plan;
+  role: Role;
+  deletionDueAt: Date | null;
+  /** The later of the user's and the workspace's revocation times: sessions issued at or before it are refused. */
+  sessionsValidAfter: Date | null;
+  /** Ids of the user's signed-out sessions that have not yet expired. */
+  revoked: Set<string>;
 }
 
 export interface Authenticator {
@@ -47,10 +58,7 @@ export function createAuthenticator(deps: {
   // A short memory of verified keys and users keeps a database round trip off most requests; its
   // TTL bounds how long a revoked key or a deleted user can still be served.
   const keys = new LRUCache<string, KeyRecord | 'unknown'>({ max: 10_000, ttl: Math.max(deps.cacheMs, 1) });
-  const users = new LRUCache<string, { tenantId: string; plan: Plan; role: Role; deletionDueAt: Date | null } | 'unknown'>({
-    max: 10_000,
-    ttl: Math.max(deps.cacheMs, 1),
-  });
+  const users = new LRUCache<string, UserRecord | 'unknown'>({ max: 10_000, ttl: Math.max(deps.cacheMs, 1) });
   const invalid = () => new DomainError('invalid_credentials', 'The API key is unknown, revoked or expired.');
   // A burst of requests with one key, arriving before it is cached, shares one lookup instead of taking
   // a database connection each.
@@ -115,23 +123,61 @@ export function createAuthenticator(deps: {
     return { kind: 'api_key', tenantId: record.tenantId, plan: record.plan, apiKeyId: record.id };
   }
 
+  /**
+   * The user with what revokes their sessions, in one read that the cache keeps for `cacheMs`: that bounds how
+   * long a revocation made through another process can go unseen here (docs/operations.md).
+   */
+  async function loadUser(userId: string): Promise<UserRecord | 'unknown'> {
+    const cached = deps.cacheMs > 0 ? users.get(userId) : undefined;
+    if (cached) return cached;
+    const row = await prisma.user.findUnique({
+      where: { id: userId },
+      select: {
+        tenantId: true,
+        role: true,
+        sessionsValidAfter: true,
+        tenant: { select: { plan: true, deletionDueAt: true, sessionsValidAfter: true } },
+        revokedSessions: { where: { expiresAt: { gt: new Date() } }, select: { tokenHash: true } },
+      },
+    });
+    const later = (a: Date | null, b: Date | null) => (a && b ? (a > b ? a : b) : (a ?? b));
+    const user: UserRecord | 'unknown' = row
+      ? {
+          tenantId: row.tenantId,
+          role: row.role,
+          plan: row.tenant.plan,
+          deletionDueAt: row.tenant.deletionDueAt,
+          sessionsValidAfter: later(row.sessionsValidAfter, row.tenant.sessionsValidAfter),
+          revoked: new Set(row.revokedSessions.map((r) => r.tokenHash)),
+        }
+      : 'unknown';
+    if (deps.cacheMs > 0) users.set(userId, user);
+    return user;
+  }
+
   async function bySession(token: string): Promise<Principal> {
     const claims = await sessions.verify(token);
-    let user = deps.cacheMs > 0 ? users.get(claims.userId) : undefined;
-    if (!user) {
-      const row = await prisma.user.findUnique({
-        where: { id: claims.userId },
-        select: { tenantId: true, role: true, tenant: { select: { plan: true, deletionDueAt: true } } },
-      });
-      user = row ? { tenantId: row.tenantId, role: row.role, ...row.tenant } : 'unknown';
-      if (deps.cacheMs > 0) users.set(claims.userId, user);
-    }
+    const user = await loadUser(claims.userId);
+    const sessionId = sessionIdOf(token);
+    const revoked =
+      user !== 'unknown' &&
+      (user.revoked.has(sessionId) ||
+        (user.sessionsValidAfter !== null && (claims.issuedAtMs === null || claims.issuedAtMs <= user.sessionsValidAfter.getTime())));
     if (user === 'unknown' || user.tenantId !== claims.tenantId) {
       throw new DomainError('invalid_credentials', 'The session token is invalid or has expired.');
     }
+    if (revoked) throw new DomainError('invalid_credentials', 'This session was signed out or revoked; sign in again.');
     if (deleted(user.deletionDueAt, new Date())) throw workspaceDeleted();
     // The stored role wins over the token's, so a demotion takes effect without waiting for expiry.
-    return { kind: 'session', tenantId: claims.tenantId, plan: user.plan, userId: claims.userId, role: user.role };
+    return {
+      kind: 'session',
+      tenantId: claims.tenantId,
+      plan: user.plan,
+      userId: claims.userId,
+      role: user.role,
+      sessionId,
+      sessionExpiresAt: claims.expiresAt,
+    };
   }
 
   return {

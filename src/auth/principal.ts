@@ -5,7 +5,16 @@ export type Plan = 'free' | 'starter' | 'growth' | 'scale';
 /** Who is calling: a tenant's API key (the machine path) or a signed-in user (the browser path). */
 export type Principal =
   | { kind: 'api_key'; tenantId: string; plan: Plan; apiKeyId: string }
-  | { kind: 'session'; tenantId: string; plan: Plan; userId: string; role: Role };
+  | {
+      kind: 'session';
+      tenantId: string;
+      plan: Plan;
+      userId: string;
+      role: Role;
+      /** The session's id on the server (`sessionIdOf` its token) and when it ends: what signing out records. */
+      sessionId: string;
+      sessionExpiresAt: Date;
+    };
 
 export const PLANS_WITH_API_ACCESS: readonly Plan[] = ['growth', 'scale'];
 

@@ -1,3 +1,4 @@
+import { createHash, randomUUID } from 'node:crypto';
 import { createRemoteJWKSet, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { z } from 'zod';
 import { DomainError } from '../errors.ts';
@@ -11,17 +12,28 @@ export interface SessionClaims {
   role: Role;
 }
 
+/** A verified token's claims, with what revocation compares: when it was issued and when it ends. */
+export interface VerifiedSession extends SessionClaims {
+  /** Milliseconds since the epoch; null when the token does not say (then a revocation refuses it). */
+  issuedAtMs: number | null;
+  expiresAt: Date;
+}
+
 const claimsSchema = z.object({
   sub: z.string().uuid(),
   tid: z.string().uuid(),
   role: z.enum(ROLES),
   exp: z.number(),
+  iat: z.number().optional(),
 });
 
 export interface Sessions {
   issue(claims: SessionClaims): Promise<{ token: string; expiresAt: Date }>;
-  verify(token: string): Promise<SessionClaims>;
+  verify(token: string): Promise<VerifiedSession>;
 }
+
+/** A session's id on the server: the SHA-256 of its token, so any token, ours or an identity provider's, has one. */
+export const sessionIdOf = (token: string) => createHash('sha256').update(token).digest('hex');
 
 const ISSUER = 'customer-health-service';
 /** Leeway for the identity provider's clock against ours on exp and nbf; more would stretch every token's life. */
@@ -53,12 +65,17 @@ export function createSessions(opts: { secret: string; ttlSeconds: number; idp?:
 
   return {
     async issue({ userId, tenantId, role }) {
-      const expiresAt = new Date(Date.now() + opts.ttlSeconds * 1000);
+      const now = Date.now();
+      const expiresAt = new Date(now + opts.ttlSeconds * 1000);
       const token = await new SignJWT({ tid: tenantId, role })
         .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
         .setSubject(userId)
+        // Two sign-ins in the same millisecond are still two sessions, one signed out without the other.
+        .setJti(randomUUID())
         .setIssuer(ISSUER)
-        .setIssuedAt()
+        // In milliseconds (a NumericDate may have a fraction): a session begun just after a revocation, in
+        // the same second, is not mistaken for one from before it.
+        .setIssuedAt(now / 1000)
         .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
         .sign(key);
       return { token, expiresAt };
@@ -85,7 +102,14 @@ export function createSessions(opts: { secret: string; ttlSeconds: number; idp?:
       }
       const parsed = claimsSchema.safeParse(payload);
       if (!parsed.success) throw invalid();
-      return { userId: parsed.data.sub, tenantId: parsed.data.tid, role: parsed.data.role };
+      const { sub, tid, role, exp, iat } = parsed.data;
+      return {
+        userId: sub,
+        tenantId: tid,
+        role,
+        issuedAtMs: iat === undefined ? null : Math.round(iat * 1000),
+        expiresAt: new Date(exp * 1000),
+      };
     },
   };
 }

@@ -14,11 +14,29 @@ export async function publishIds(
   chunkSize = 100,
   timeoutMs = CONFIRM_TIMEOUT_MS,
 ): Promise<string[]> {
-  for (let i = 0; i < ids.length; i += chunkSize) {
-    const chunk = ids.slice(i, i + chunkSize);
-    const results = await Promise.allSettled(chunk.map((id) => queue.publish(topic, { id }, { messageId: id, timeoutMs })));
+  const failed = await publishJobs(
+    queue,
+    topic,
+    ids.map((id) => ({ id })),
+    chunkSize,
+    timeoutMs,
+  );
+  return failed.map((j) => j.id);
+}
+
+/** `publishIds` for jobs that carry more than their id; the message id is still the job's id. */
+export async function publishJobs<J extends { id: string }>(
+  queue: Queue,
+  topic: Topic,
+  jobs: J[],
+  chunkSize = 100,
+  timeoutMs = CONFIRM_TIMEOUT_MS,
+): Promise<J[]> {
+  for (let i = 0; i < jobs.length; i += chunkSize) {
+    const chunk = jobs.slice(i, i + chunkSize);
+    const results = await Promise.allSettled(chunk.map((job) => queue.publish(topic, job, { messageId: job.id, timeoutMs })));
     const failed = chunk.filter((_, j) => results[j]!.status === 'rejected');
-    if (failed.length) return [...failed, ...ids.slice(i + chunkSize)];
+    if (failed.length) return [...failed, ...jobs.slice(i + chunkSize)];
   }
   return [];
 }

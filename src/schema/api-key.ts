@@ -3,7 +3,7 @@ import { DEFAULT_ROTATION_GRACE_HOURS } from '../services/api-keys.ts';
 import { notFound } from '../errors.ts';
 import { builder } from './builder.ts';
 import { actorOf, requireCapability } from './guards.ts';
-import { parseInput } from './validate.ts';
+import { oneLine, parseInput } from './validate.ts';
 
 const ApiKey = builder.prismaObject('ApiKey', {
   description: 'A tenant API key. Only its prefix is ever shown again after creation.',
@@ -47,7 +47,7 @@ builder.queryField('apiKeys', (t) =>
 );
 
 const createInput = z.object({
-  name: z.string().trim().min(1).max(100),
+  name: oneLine().trim().min(1).max(100),
   expiresAt: z
     .date()
     .refine((d) => d > new Date(), 'must be in the future')

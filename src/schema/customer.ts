@@ -21,7 +21,7 @@ import {
   selectionOf,
   toPage,
 } from './pagination.ts';
-import { parseInput } from './validate.ts';
+import { oneLine, parseInput } from './validate.ts';
 
 /** The GraphQL type of each kind of customer field (src/contract/customer-fields.ts). */
 const TYPE_OF_KIND = {
@@ -215,12 +215,12 @@ const domain = z
 
 const identity = z.object({
   provider: z.enum(PROVIDERS),
-  externalId: z.string().trim().min(1).max(200),
+  externalId: oneLine().trim().min(1).max(200),
 });
 
 const customerFields = {
-  name: z.string().trim().min(1).max(200),
-  externalId: z.string().trim().min(1).max(200).nullish(),
+  name: oneLine().trim().min(1).max(200),
+  externalId: oneLine().trim().min(1).max(200).nullish(),
   email: z.string().trim().toLowerCase().email().max(320).nullish(),
   domain: domain.nullish(),
 };

@@ -4,7 +4,7 @@ import type { OutboxEvent as OutboxEventRow, WebhookDelivery as WebhookDeliveryR
 import { builder } from './builder.ts';
 import { actorOf, requireCapability } from './guards.ts';
 import { connectionOf, DEFAULT_PAGE_SIZE, keysetPage, MAX_PAGE_SIZE, type Page, PageInfo, type Sort } from './pagination.ts';
-import { parseInput } from './validate.ts';
+import { freeText, oneLine, parseInput } from './validate.ts';
 
 interface EventTypeView {
   name: string;
@@ -257,18 +257,18 @@ const EndpointInput = builder.inputType('WebhookEndpointInput', {
 });
 
 const createInput = z.object({
-  url: z.string().max(2048),
+  url: oneLine().max(2048),
   events: z.array(z.string()).max(50),
-  description: z.string().max(500).nullish(),
+  description: freeText().max(500).nullish(),
   ordered: z.boolean().optional(),
   signatureScheme: z.string().max(20).optional(),
   filters: z.unknown().optional(),
 });
 const updateInput = z
   .object({
-    url: z.string().max(2048).optional(),
+    url: oneLine().max(2048).optional(),
     events: z.array(z.string()).max(50).optional(),
-    description: z.string().max(500).nullish(),
+    description: freeText().max(500).nullish(),
     enabled: z.boolean().optional(),
     ordered: z.boolean().optional(),
     signatureScheme: z.string().max(20).optional(),
@@ -330,13 +330,14 @@ builder.mutationFields((t) => ({
     type: TestResult,
     description: 'Sends a sample payload of a subscribed event (default: the first), signed like any delivery, and records the attempt.',
     args: { id: t.arg({ type: 'UUID' }), event: t.arg.string({ required: false }) },
-    resolve: (_r, args, ctx) => ctx.services.webhookDeliveries.sendTest(requireCapability(ctx, 'manage').tenantId, args.id, args.event),
+    resolve: (_r, args, ctx) =>
+      ctx.services.webhookDeliveries.sendTest(actorOf(ctx, requireCapability(ctx, 'manage')), args.id, args.event),
   }),
   resendWebhookDelivery: t.boolean({
     description: 'Makes one more attempt at a delivery now.',
     args: { id: t.arg({ type: 'UUID' }) },
     resolve: async (_r, args, ctx) => {
-      await ctx.services.webhookDeliveries.resend(requireCapability(ctx, 'manage').tenantId, args.id);
+      await ctx.services.webhookDeliveries.resend(actorOf(ctx, requireCapability(ctx, 'manage')), args.id);
       return true;
     },
   }),
@@ -344,6 +345,6 @@ builder.mutationFields((t) => ({
     description: 'Resends an endpoint’s failed deliveries created since a time; answers how many.',
     args: { endpointId: t.arg({ type: 'UUID' }), since: t.arg({ type: 'DateTime' }) },
     resolve: (_r, args, ctx) =>
-      ctx.services.webhookDeliveries.replayFailed(requireCapability(ctx, 'manage').tenantId, args.endpointId, args.since),
+      ctx.services.webhookDeliveries.replayFailed(actorOf(ctx, requireCapability(ctx, 'manage')), args.endpointId, args.since),
   }),
 }));

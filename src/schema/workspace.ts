@@ -198,6 +198,24 @@ builder.mutationFields((t) => ({
       return ctx.prisma.user.findUniqueOrThrow({ ...query, where: { id: args.id } });
     },
   }),
+  revokeUserSessions: t.boolean({
+    description:
+      'Revokes every session of a user issued until now: each device must sign in again. Owners for any user of the workspace; every signed-in user for themselves.',
+    args: { id: t.arg({ type: 'UUID' }) },
+    resolve: async (_root, args, ctx) => {
+      const self = ctx.principal?.kind === 'session' && ctx.principal.userId === args.id;
+      const p = requireCapability(ctx, self ? 'read' : 'own');
+      await ctx.services.workspace.revokeUserSessions(actorOf(ctx, p), args.id);
+      return true;
+    },
+  }),
+  revokeWorkspaceSessions: t.boolean({
+    description: 'Revokes every session of every user of the workspace issued until now, the caller’s included (owners only).',
+    resolve: async (_root, _args, ctx) => {
+      await ctx.services.workspace.revokeWorkspaceSessions(actorOf(ctx, requireCapability(ctx, 'own')));
+      return true;
+    },
+  }),
   removeUser: t.field({
     type: 'UUID',
     description: 'Removes a user from the workspace (owners only; not themselves); answers the id.',

@@ -62,6 +62,30 @@ export function createAccountService(deps: { prisma: Db; sessions?: Sessions }) 
       await recordAudit(onPrisma(prisma), actor!, { action: 'session.signed_in', targetType: 'user', targetId: user.id });
       return session;
     },
+    /**
+     * Signs one session out on the server: its id is refused until the token would have expired anyway. The
+     * user's revocations that have expired go in the same transaction (rows others hold are left for later).
+     */
+    async signOut(actor: Actor & { id: string }, session: { id: string; expiresAt: Date }): Promise<void> {
+      await prisma.$transaction(async (tx) => {
+        const sql = onPrisma(tx);
+        await sql.query(
+          `DELETE FROM revoked_sessions WHERE token_hash IN (
+             SELECT token_hash FROM revoked_sessions WHERE user_id = $1::uuid AND expires_at <= now() FOR UPDATE SKIP LOCKED)`,
+          [actor.id],
+        );
+        await sql.query(
+          `INSERT INTO revoked_sessions (token_hash, user_id, expires_at) VALUES ($1, $2::uuid, $3) ON CONFLICT (token_hash) DO NOTHING`,
+          [session.id, actor.id, session.expiresAt],
+        );
+        await recordAudit(sql, actor, {
+          action: 'session.signed_out',
+          targetType: 'user',
+          targetId: actor.id,
+          changes: { session_expires_at: session.expiresAt.toISOString() },
+        });
+      });
+    },
   };
 }
 

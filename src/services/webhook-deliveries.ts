@@ -1,13 +1,15 @@
 import type pg from 'pg';
-import { onPg } from '../db/sql.ts';
+import { inTransaction, onPg, type Sql } from '../db/sql.ts';
 import { DomainError, notFound, validationFailed } from '../errors.ts';
 import { envelopeSql } from '../outbox/events/envelope.ts';
 import { passesFilterSql } from '../outbox/events/filters.ts';
+import { deliveryJobs } from '../outbox/events/relay.ts';
 import { EVENTS, isEventName } from '../outbox/events/registry.ts';
 import type { AttemptOutcome, Deliverer } from '../outbox/sender/deliverer.ts';
 import type { WebhookEndpointService } from './webhook-endpoints.ts';
-import { publishIds } from '../queue/publish-ids.ts';
+import { publishJobs } from '../queue/publish-ids.ts';
 import type { Queue } from '../queue/queue.ts';
+import { recordAudit, type Actor } from './audit.ts';
 
 const TEST_ENVELOPE = envelopeSql({
   id: '$1::uuid',
@@ -37,29 +39,54 @@ export function createWebhookDeliveryService(deps: {
 }) {
   const sql = onPg(deps.pool);
 
-  /** Re-arms deliveries for one more attempt now and queues them. */
-  async function rearm(where: string, values: unknown[]): Promise<number> {
-    const rows = await sql.query<{ id: string }>(
-      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), locked_until = NULL, queued_at = now(), updated_at = now()
-       WHERE ${where} RETURNING id`,
-      values,
-    );
+  /** The host a URL sends to, as the audit log names it (never its path or query, which may carry tokens). */
+  const hostOf = (url: string) => {
+    try {
+      return new URL(url).host;
+    } catch {
+      return null;
+    }
+  };
+
+  /**
+   * Re-arms deliveries for one more attempt now, records who sent what where in the audit log in the same
+   * transaction, and queues them. Rows are taken in id order, as every writer of several deliveries takes
+   * them (docs/concurrency.md, step 12), before the audit insert (step 14).
+   */
+  async function rearm(
+    actor: Actor,
+    where: string,
+    values: unknown[],
+    audit: (rows: { id: string; endpoint_id: string; url: string }[], sql: Sql) => Promise<void>,
+  ): Promise<number> {
+    const rows = await inTransaction(deps.pool, async (tx) => {
+      const armed = await tx.query<{ id: string; endpoint_id: string; tenant_id: string; url: string }>(
+        `WITH target AS (SELECT id FROM webhook_deliveries WHERE ${where} ORDER BY id FOR NO KEY UPDATE)
+         UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = now(), locked_until = NULL, queued_at = now(), updated_at = now()
+         FROM target, webhook_endpoints e WHERE d.id = target.id AND e.id = d.endpoint_id
+         RETURNING d.id, d.endpoint_id, d.tenant_id, e.url`,
+        values,
+      );
+      await audit(armed, tx);
+      return armed;
+    });
     // What fails to publish is queued again by the worker's due-delivery pass.
-    await publishIds(
-      deps.queue,
-      'outbound.deliveries',
-      rows.map((r) => r.id),
-    );
+    await publishJobs(deps.queue, 'outbound.deliveries', deliveryJobs(rows));
     return rows.length;
   }
 
   return {
-    /** Sends a sample of a subscribed event (default: the first), signed like any delivery, and records the attempt. */
+    /**
+     * Sends a sample of a subscribed event (default: the first), signed like any delivery, and records the
+     * attempt. A workspace whose deletion is scheduled sends nothing (docs/data-lifecycle.md): the Test is
+     * refused, and not kept to go out later.
+     */
     async sendTest(
-      tenantId: string,
+      actor: Actor,
       endpointId: string,
       event?: string | null,
     ): Promise<{ deliveryId: string; event: string } & AttemptOutcome> {
+      const { tenantId } = actor;
       const e = await deps.endpoints.owned(tenantId, endpointId);
       const name = event ?? e.events[0]!;
       if (!e.events.includes(name))
@@ -73,37 +100,91 @@ export function createWebhookDeliveryService(deps: {
       if (!sample?.passes) {
         throw new DomainError('conflict', `The endpoint's filter for ${name} drops its sample, so a Test would send nothing.`);
       }
-      // Marked queued: this request attempts it at once and answers with the outcome, so the worker's
-      // due-delivery pass must not take it first (the caller would be told it was skipped).
-      await sql.query(
-        `INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_type, envelope, is_test, status, next_attempt_at, queued_at, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, ${TEST_ENVELOPE}, true, 'pending', now(), now(), now(), now())`,
-        [id, tenantId, endpointId, name, JSON.stringify(payload)],
-      );
-      return { deliveryId: id, event: name, ...(await deps.deliverer.attempt(id)) };
+      const stored = await inTransaction(deps.pool, async (tx) => {
+        // Marked queued: this request attempts it at once and answers with the outcome, so the worker's
+        // due-delivery pass must not take it first (the caller would be told it was skipped).
+        const inserted = await tx.query(
+          `INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_type, envelope, is_test, status, next_attempt_at, queued_at, created_at, updated_at)
+           SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, ${TEST_ENVELOPE}, true, 'pending', now(), now(), now(), now()
+           WHERE NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = $2::uuid AND t.deletion_requested_at IS NOT NULL)
+           RETURNING 1`,
+          [id, tenantId, endpointId, name, JSON.stringify(payload)],
+        );
+        if (!inserted.length) return false;
+        await recordAudit(tx, actor, {
+          action: 'webhook_endpoint.tested',
+          targetType: 'webhook_endpoint',
+          targetId: endpointId,
+          changes: { url_host: hostOf(e.url), event: name, delivery_id: id, deliveries: 1 },
+        });
+        return true;
+      });
+      if (!stored) throw deletionScheduled();
+      const outcome = await deps.deliverer.attempt(id);
+      // A Test is sent in the request or not at all: one the deliverer could not send now is settled as failed,
+      // so that no worker sends it later.
+      const notSent = (reason: string) =>
+        sql.query(
+          `UPDATE webhook_deliveries SET status = 'failed', queued_at = NULL, next_attempt_at = NULL, last_error = $2, updated_at = now()
+           WHERE id = $1 AND status = 'pending'`,
+          [id, reason],
+        );
+      if (outcome.status === 'skipped') {
+        // The deletion was scheduled, or the endpoint removed, between the insert and the attempt.
+        await notSent('workspace deletion scheduled');
+        const [held] = await sql.query('SELECT 1 FROM tenants WHERE id = $1 AND deletion_requested_at IS NOT NULL', [tenantId]);
+        throw held ? deletionScheduled() : notFound(`Webhook endpoint ${endpointId}`);
+      }
+      if (outcome.status === 'busy') {
+        const error = 'not sent: the endpoint has as many attempts in flight as it may take; try again in a moment';
+        await notSent(error);
+        return { deliveryId: id, event: name, status: 'failed', statusCode: null, error, durationMs: 0 };
+      }
+      return { deliveryId: id, event: name, ...outcome };
     },
-    async resend(tenantId: string, deliveryId: string): Promise<void> {
-      const n = await rearm(`id = $1 AND tenant_id = $2 AND status <> 'pending' AND ${PASSES_FILTER}`, [deliveryId, tenantId]);
+    async resend(actor: Actor, deliveryId: string): Promise<void> {
+      const n = await rearm(actor, `id = $1 AND tenant_id = $2 AND status <> 'pending' AND ${PASSES_FILTER}`, [deliveryId, actor.tenantId], async (rows, tx) => {
+        for (const r of rows)
+          await recordAudit(tx, actor, {
+            action: 'webhook_delivery.resent',
+            targetType: 'webhook_delivery',
+            targetId: r.id,
+            changes: { endpoint_id: r.endpoint_id, url_host: hostOf(r.url), deliveries: 1 },
+          });
+      });
       if (n === 0) {
         const [d] = await sql.query<{ passes: boolean }>(
           `SELECT ${PASSES_FILTER} AS passes FROM webhook_deliveries WHERE id = $1 AND tenant_id = $2`,
-          [deliveryId, tenantId],
+          [deliveryId, actor.tenantId],
         );
         if (!d) throw notFound(`Webhook delivery ${deliveryId}`);
         if (!d.passes)
           throw new DomainError('conflict', "The endpoint's filter for the delivery's event type drops it now; it was not resent.");
       }
     },
-    /** Resends an endpoint's failed deliveries created since a time. */
-    async replayFailed(tenantId: string, endpointId: string, since: Date): Promise<number> {
-      await deps.endpoints.owned(tenantId, endpointId);
-      return rearm(`endpoint_id = $1 AND tenant_id = $2 AND status = 'failed' AND NOT is_test AND created_at >= $3 AND ${PASSES_FILTER}`, [
-        endpointId,
-        tenantId,
-        since,
-      ]);
+    /** Resends an endpoint's failed deliveries created since a time; audited even when there were none. */
+    async replayFailed(actor: Actor, endpointId: string, since: Date): Promise<number> {
+      const e = await deps.endpoints.owned(actor.tenantId, endpointId);
+      return rearm(
+        actor,
+        `endpoint_id = $1 AND tenant_id = $2 AND status = 'failed' AND NOT is_test AND created_at >= $3 AND ${PASSES_FILTER}`,
+        [endpointId, actor.tenantId, since],
+        (rows, tx) =>
+          recordAudit(tx, actor, {
+            action: 'webhook_endpoint.replayed',
+            targetType: 'webhook_endpoint',
+            targetId: endpointId,
+            changes: { url_host: hostOf(rows[0]?.url ?? e.url), since: since.toISOString(), deliveries: rows.length },
+          }),
+      );
     },
   };
 }
+
+const deletionScheduled = () =>
+  new DomainError(
+    'conflict',
+    'The workspace’s deletion is scheduled: nothing is sent to its webhook endpoints, Tests included, unless the deletion is cancelled.',
+  );
 
 export type WebhookDeliveryService = ReturnType<typeof createWebhookDeliveryService>;

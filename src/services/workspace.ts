@@ -4,6 +4,7 @@ import { DomainError, notFound, validationFailed } from '../errors.ts';
 import type { Role } from '../contract/enums.ts';
 import { RETENTION_KEYS, RETENTION_SETTINGS, type RetentionKey } from '../contract/retention.ts';
 import { RETENTION_COLUMNS } from '../lifecycle/policy.ts';
+import { releaseHeldDeliveries } from '../outbox/events/relay.ts';
 import { changedFields, recordAudit, type Actor } from './audit.ts';
 
 // The workspace as a whole (docs/data-lifecycle.md): its retention settings, its users' roles, and its
@@ -124,7 +125,49 @@ export function createWorkspaceService(deps: { pool: pg.Pool; deletionDelayDays:
           [actor.tenantId],
         );
         if (!rows.length) throw new DomainError('conflict', 'No deletion of this workspace is waiting to be cancelled.');
-        await recordAudit(sql, actor, { action: 'workspace.deletion_cancelled', targetType: 'tenant', targetId: actor.tenantId });
+        const held = await releaseHeldDeliveries(sql, actor.tenantId);
+        // The cancellation lets held data go out: the log says how much.
+        await recordAudit(sql, actor, {
+          action: 'workspace.deletion_cancelled',
+          targetType: 'tenant',
+          targetId: actor.tenantId,
+          changes: { deliveries_released: held },
+        });
+      });
+    },
+
+    /**
+     * Revokes every session of one user issued until now, wherever it is used (docs/operations.md); the user
+     * signs in again. The time is this process's clock, as the tokens' issue times are.
+     */
+    async revokeUserSessions(actor: Actor, userId: string): Promise<void> {
+      await inTransaction(pool, async (sql) => {
+        const now = new Date();
+        const [u] = await sql.query<{ email: string }>(
+          'UPDATE users SET sessions_valid_after = $3, updated_at = now() WHERE id = $1 AND tenant_id = $2 RETURNING email',
+          [userId, actor.tenantId, now],
+        );
+        if (!u) throw notFound(`User ${userId}`);
+        await recordAudit(sql, actor, {
+          action: 'user.sessions_revoked',
+          targetType: 'user',
+          targetId: userId,
+          changes: { email: u.email, sessions_valid_after: now.toISOString() },
+        });
+      });
+    },
+    /** Revokes every session of every user of the workspace issued until now, the caller's included. */
+    async revokeWorkspaceSessions(actor: Actor): Promise<void> {
+      await inTransaction(pool, async (sql) => {
+        const now = new Date();
+        // The tenant row FOR NO KEY UPDATE, as every workspace transaction of the API takes it (docs/concurrency.md).
+        await sql.query('UPDATE tenants SET sessions_valid_after = $2, updated_at = now() WHERE id = $1', [actor.tenantId, now]);
+        await recordAudit(sql, actor, {
+          action: 'workspace.sessions_revoked',
+          targetType: 'tenant',
+          targetId: actor.tenantId,
+          changes: { sessions_valid_after: now.toISOString() },
+        });
       });
     },
 

@@ -13,8 +13,11 @@ export interface UrlRule {
 
 const lookupAll = promisify(dnsLookup) as unknown as (host: string, opts: { all: true }) => Promise<LookupAddress[]>;
 
-/** Endpoint URLs must be https:// and, unless private targets are allowed, resolve only to public addresses. */
+/** Endpoint URLs must be https:// with no space or control character and, unless private targets are allowed, resolve only to public addresses. */
 export async function checkEndpointUrl(raw: string, allowPrivate: boolean): Promise<UrlRule> {
+  // The URL parser drops tabs and line breaks and trims controls and spaces, so it would accept a URL that
+  // is stored, shown and audited otherwise than it is sent.
+  if (/[\s\u0000-\u001f\u007f-\u009f]/.test(raw)) return { ok: false, reason: 'must not contain spaces or control characters' };
   let url: URL;
   try {
     url = new URL(raw);

@@ -1,15 +1,31 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { onPg } from '../../db/sql.ts';
+import { onPg, type Sql } from '../../db/sql.ts';
 import { OUTBOX_CHANNEL } from './enqueue.ts';
 import { envelopeSql } from './envelope.ts';
 import { passesFilterSql } from './filters.ts';
 import { heldByEarlier } from './ordering.ts';
-import { publishIds } from '../../queue/publish-ids.ts';
+import { publishJobs } from '../../queue/publish-ids.ts';
 import type { Queue } from '../../queue/queue.ts';
 
+/**
+ * A delivery to attempt, with its endpoint and tenant: the deliverer sees from them whether it has a free slot
+ * before it claims anything. A job without them (Test deliveries, jobs published before they were added) is
+ * claimed first.
+ */
 export interface DeliveryJob {
   id: string;
+  endpointId?: string;
+  tenantId?: string;
+}
+
+/** The jobs of delivery rows, round-robin across endpoints (`interleaveByEndpoint`). */
+export function deliveryJobs(rows: { id: string; endpoint_id: string; tenant_id: string }[]): DeliveryJob[] {
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return interleaveByEndpoint(rows).map((id) => {
+    const r = byId.get(id)!;
+    return { id, endpointId: r.endpoint_id, tenantId: r.tenant_id };
+  });
 }
 
 /**
@@ -50,7 +66,7 @@ const ENVELOPE = envelopeSql({
 });
 
 export async function relayOutbox(pool: pg.Pool, queue: Queue, limit = 500): Promise<number> {
-  const rows = await onPg(pool).query<{ id: string; endpoint_id: string }>(
+  const rows = await onPg(pool).query<{ id: string; endpoint_id: string; tenant_id: string }>(
     `WITH taken AS (
        SELECT p.event_id FROM outbox_pending p JOIN outbox_events o ON o.id = p.event_id
        ORDER BY p.created_at LIMIT $1
@@ -68,11 +84,11 @@ export async function relayOutbox(pool: pg.Pool, queue: Queue, limit = 500): Pro
      FROM claimed c JOIN webhook_endpoints e ON e.tenant_id = c.tenant_id AND e.enabled AND c.type = ANY(e.events)
                          AND ${passesFilterSql('c.type', 'c.payload')}
      ON CONFLICT (outbox_event_id, endpoint_id) DO NOTHING
-     RETURNING id, endpoint_id`,
+     RETURNING id, endpoint_id, tenant_id`,
     [limit],
   );
   // A job that fails to publish leaves queued_at set; queueDue queues it again after the lease time.
-  await publishIds(queue, 'outbound.deliveries', interleaveByEndpoint(rows));
+  await publishJobs(queue, 'outbound.deliveries', deliveryJobs(rows));
   return rows.length;
 }
 
@@ -81,7 +97,7 @@ export async function relayOutbox(pool: pg.Pool, queue: Queue, limit = 500): Pro
  * holds behind an earlier event of its subject is left until that one is settled (ordering.ts).
  */
 export async function queueDue(pool: pg.Pool, queue: Queue, opts: { requeueAfterSeconds?: number; limit?: number } = {}): Promise<number> {
-  const rows = await onPg(pool).query<{ id: string; endpoint_id: string }>(
+  const rows = await onPg(pool).query<{ id: string; endpoint_id: string; tenant_id: string }>(
     `UPDATE webhook_deliveries SET queued_at = now()
      WHERE id IN (
        SELECT id FROM webhook_deliveries
@@ -91,12 +107,30 @@ export async function queueDue(pool: pg.Pool, queue: Queue, opts: { requeueAfter
          AND NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = webhook_deliveries.tenant_id AND t.deletion_requested_at IS NOT NULL)
          AND NOT ${heldByEarlier('webhook_deliveries')}
        ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-     RETURNING id, endpoint_id`,
+     RETURNING id, endpoint_id, tenant_id`,
     [opts.limit ?? 500, opts.requeueAfterSeconds ?? 60],
   );
   // A job that fails to publish leaves queued_at set; queueDue queues it again after the lease time.
-  await publishIds(queue, 'outbound.deliveries', interleaveByEndpoint(rows));
+  await publishJobs(queue, 'outbound.deliveries', deliveryJobs(rows));
   return rows.length;
+}
+
+/**
+ * After a workspace's deletion is cancelled: its pending deliveries, whose jobs were turned away while it was
+ * scheduled, are marked unqueued so that the next due-delivery pass (every second) queues them, rather than
+ * only once their jobs count as lost. In id order, as every writer of several deliveries takes them
+ * (docs/concurrency.md, step 12). Answers how many deliveries are pending, all of which may now go out.
+ */
+export async function releaseHeldDeliveries(sql: Sql, tenantId: string): Promise<number> {
+  const [row] = await sql.query<{ held: number }>(
+    `WITH released AS (
+       UPDATE webhook_deliveries SET queued_at = NULL
+       WHERE id IN (SELECT id FROM webhook_deliveries WHERE tenant_id = $1 AND status = 'pending' AND queued_at IS NOT NULL ORDER BY id FOR NO KEY UPDATE)
+       RETURNING 1)
+     SELECT (SELECT count(*) FROM webhook_deliveries WHERE tenant_id = $1 AND status = 'pending')::int AS held`,
+    [tenantId],
+  );
+  return row!.held;
 }
 
 /**

@@ -1,11 +1,18 @@
 import type pg from 'pg';
 import { openWithOverlap, type SecretBox } from '../../crypto/secret-box.ts';
+import type { DeliveryJob } from '../events/relay.ts';
 import { createDeliveryStore, type ClaimedDelivery } from './delivery-store.ts';
 import type { Sender } from './http-send.ts';
 import { nextAttemptAt } from './retry-schedule.ts';
 import { signedHeaders } from './signing.ts';
 
 const BUSY_DELAY_MS = 250;
+/**
+ * Deliveries this process holds in memory until their endpoint (or tenant) has a free slot; past this, a job
+ * that finds no slot is left as it is, queued, and the due-delivery pass queues it again once its job counts
+ * as lost (the lease time).
+ */
+const MAX_WAITING = 10_000;
 /**
  * How long a delivery given back waits when its endpoint is held to CAUTIOUS_CONCURRENCY: a slot frees only
  * when a slow attempt ends, and given back every 250 ms its deliveries would crowd the queue ahead of every
@@ -37,6 +44,11 @@ export interface AttemptOutcome {
  * comes next. A per-endpoint cap keeps one slow receiver from holding every slot (two only, until it has
  * answered well lately), and a per-tenant cap one tenant's many slow receivers (up to 20 endpoints, each
  * within its own cap).
+ *
+ * A job that names its endpoint and tenant (`deliver`) is claimed only when both have a free slot; otherwise
+ * it waits in this process's memory, touching no row, and is attempted as soon as an attempt to the same
+ * tenant ends. Claiming it only to give it back would cost two writes every few seconds for every delivery
+ * behind a slow receiver, for as long as it stays slow.
  */
 export function createDeliverer(deps: {
   /** Where delivery state lives; see `createDeliveryStore` for why it may commit asynchronously. */
@@ -72,6 +84,88 @@ export function createDeliverer(deps: {
     if (prompt.size > REMEMBERED_ENDPOINTS) prompt.delete(prompt.keys().next().value!);
   };
 
+  const endpointCapOf = (endpointId: string) => (prompt.get(endpointId) ? cap : Math.min(cap, CAUTIOUS_CONCURRENCY));
+  const hasSlot = (endpointId: string, tenantId: string) =>
+    inFlight(endpointId) < endpointCapOf(endpointId) && inFlight(tenantId) < tenantCap;
+
+  // Deliveries waiting for a slot: by endpoint in arrival order, and the endpoints of each tenant that have some.
+  const waiting = new Map<string, string[]>();
+  const waitingIds = new Set<string>();
+  const waitingEndpoints = new Map<string, Set<string>>();
+
+  function wait(id: string, endpointId: string, tenantId: string) {
+    if (waitingIds.size >= MAX_WAITING) return;
+    waitingIds.add(id);
+    const list = waiting.get(endpointId);
+    if (list) list.push(id);
+    else waiting.set(endpointId, [id]);
+    const endpoints = waitingEndpoints.get(tenantId);
+    if (endpoints) endpoints.add(endpointId);
+    else waitingEndpoints.set(tenantId, new Set([endpointId]));
+  }
+
+  /** Starts what waits for the tenant's endpoints while slots are free, taking the endpoints in turn. */
+  function pump(tenantId: string) {
+    const endpoints = waitingEndpoints.get(tenantId);
+    if (!endpoints) return;
+    for (const endpointId of [...endpoints]) {
+      if (inFlight(tenantId) >= tenantCap) break;
+      const list = waiting.get(endpointId)!;
+      while (list.length && hasSlot(endpointId, tenantId)) {
+        const id = list.shift()!;
+        waitingIds.delete(id);
+        // A failure here leaves the delivery queued as it was; the due-delivery pass queues it again.
+        void attemptWithSlot(id, endpointId, tenantId).catch(() => {});
+      }
+      // The endpoint served goes last, so that one endpoint's backlog cannot keep the tenant's slots.
+      endpoints.delete(endpointId);
+      if (list.length) endpoints.add(endpointId);
+      else waiting.delete(endpointId);
+    }
+    if (!endpoints.size) waitingEndpoints.delete(tenantId);
+  }
+
+  /** Sends a leased delivery in the slot its caller counted, and remembers how promptly the endpoint answered. */
+  async function sendInSlot(d: ClaimedDelivery): Promise<AttemptOutcome> {
+    let outcome: AttemptOutcome | undefined;
+    try {
+      return (outcome = await send(d));
+    } finally {
+      remember(d.endpoint_id, outcome?.durationMs);
+    }
+  }
+
+  /** Claims and sends a delivery in a slot taken before the claim (the caller saw it free). */
+  async function attemptWithSlot(id: string, endpointId: string, tenantId: string): Promise<AttemptOutcome> {
+    count(endpointId, 1);
+    count(tenantId, 1);
+    try {
+      const d = await store.claim(id);
+      if (!d) return { status: 'skipped' };
+      if (!d.enabled && !d.is_test) {
+        await store.failDisabled(d.id);
+        return { status: 'failed', error: 'endpoint disabled' };
+      }
+      return await sendInSlot(d);
+    } finally {
+      count(endpointId, -1);
+      count(tenantId, -1);
+      pump(tenantId);
+    }
+  }
+
+  /** A worker's job: claimed only when its endpoint and tenant have a slot, else held in memory until they do. */
+  async function deliver(job: DeliveryJob): Promise<AttemptOutcome> {
+    if (!job.endpointId || !job.tenantId) return attempt(job.id);
+    if (waitingIds.has(job.id)) return { status: 'busy' };
+    if (!hasSlot(job.endpointId, job.tenantId)) {
+      wait(job.id, job.endpointId, job.tenantId);
+      return { status: 'busy' };
+    }
+    return attemptWithSlot(job.id, job.endpointId, job.tenantId);
+  }
+
+  /** One delivery by id, its endpoint known only once claimed (a Test, a job without its endpoint). */
   async function attempt(deliveryId: string): Promise<AttemptOutcome> {
     const d = await store.claim(deliveryId);
     if (!d) return { status: 'skipped' };
@@ -80,21 +174,20 @@ export function createDeliverer(deps: {
       return { status: 'failed', error: 'endpoint disabled' };
     }
     const cautious = !prompt.get(d.endpoint_id);
-    const endpointCap = cautious ? Math.min(cap, CAUTIOUS_CONCURRENCY) : cap;
-    if (inFlight(d.endpoint_id) >= endpointCap || inFlight(d.tenant_id) >= tenantCap) {
+    const endpointCap = endpointCapOf(d.endpoint_id);
+    if (!hasSlot(d.endpoint_id, d.tenant_id)) {
       const delayMs = cautious && inFlight(d.endpoint_id) >= endpointCap ? CAUTIOUS_BUSY_DELAY_MS * (1 + Math.random() / 5) : BUSY_DELAY_MS;
       await store.release(d.id, delayMs / 1000);
       return { status: 'busy' };
     }
     count(d.endpoint_id, 1);
     count(d.tenant_id, 1);
-    let outcome: AttemptOutcome | undefined;
     try {
-      return (outcome = await send(d));
+      return await sendInSlot(d);
     } finally {
-      remember(d.endpoint_id, outcome?.durationMs);
       count(d.endpoint_id, -1);
       count(d.tenant_id, -1);
+      pump(d.tenant_id);
     }
   }
 
@@ -151,7 +244,7 @@ export function createDeliverer(deps: {
     return { status: next ? 'retrying' : 'failed', statusCode: result.statusCode, error, durationMs: result.durationMs };
   }
 
-  return { attempt };
+  return { attempt, deliver };
 }
 
 export type Deliverer = ReturnType<typeof createDeliverer>;

@@ -4,7 +4,7 @@ import { loginInput } from '../../contract/requests.ts';
 import { serialize } from '../../contract/serialize.ts';
 import { type ContractTypeProvider, schemaOf, time } from '../../contract/wire.ts';
 import { problemResponses } from '../../http/openapi.ts';
-import { LoginDocument } from '../generated/operations.ts';
+import { LoginDocument, SignOutDocument } from '../generated/operations.ts';
 import type { RestDeps } from '../deps.ts';
 
 const session = z.object({ token: z.string(), expires_at: time });
@@ -26,5 +26,22 @@ export async function authRoutes(fastify: FastifyInstance, { run, context }: Res
       },
     },
     async (req) => serialize(session, (await run(LoginDocument, req.body, context(req))).login),
+  );
+  app.post(
+    '/auth/logout',
+    {
+      schema: {
+        tags: ['Authentication'],
+        operationId: 'logout',
+        summary: 'Sign out',
+        description:
+          'Signs the session sent as `Authorization: Bearer` out on the server: from then on its token is refused (`401 invalid_credentials`) by every process of the service, within `API_KEY_CACHE_MS` (2 s by default). Recorded in the audit log. Sessions only: an API key is refused with `403`.',
+        response: { 204: { type: 'null' }, ...problemResponses(401, 403, 429) },
+      },
+    },
+    async (req, reply) => {
+      await run(SignOutDocument, {}, context(req));
+      return reply.code(204).send();
+    },
   );
 }

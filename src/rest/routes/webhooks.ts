@@ -212,7 +212,7 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
         operationId: 'testWebhookEndpoint',
         summary: 'Send a test delivery',
         description:
-          'Sends a sample of a subscribed event (default: the first), signed in the endpoint’s scheme, now and records the attempt. The body is optional. 409 when the endpoint’s filter for the event drops the sample.',
+          'Sends a sample of a subscribed event (default: the first), signed in the endpoint’s scheme, now and records the attempt, and the Test in the audit log. The body is optional. A Test is sent now or never: when the endpoint has no free slot the answer is `success: false` with an `error` saying it was not sent; `409 conflict` while the workspace’s deletion is scheduled, or when the endpoint’s filter for the event drops the sample.',
         params,
         body: schemaOf(r.endpointTest, { examples: [{ event: 'alert.created' }] }),
         response: { 200: schemaOf(testResult), ...problemResponses(400, 401, 403, 404, 409, 429) },
@@ -286,7 +286,7 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
         operationId: 'replayWebhookDeliveries',
         summary: 'Replay failed deliveries',
         description:
-          'Queues the endpoint’s failed deliveries created since a time for another attempt, those its filters now drop excepted; answers how many.',
+          'Queues the endpoint’s failed deliveries created since a time for another attempt, to its current URL, those its filters now drop excepted; answers how many. Recorded in the audit log with the URL’s host and the count.',
         params,
         body: schemaOf(r.replayInput, { examples: [{ since: '2026-11-20T00:00:00Z' }] }),
         response: {
@@ -308,7 +308,8 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
         tags,
         operationId: 'resendWebhookDelivery',
         summary: 'Resend a delivery',
-        description: 'Queues one more attempt at a delivery now; 409 when the endpoint’s filter for its event type now drops it.',
+        description:
+          'Queues one more attempt at a delivery now, to its endpoint’s current URL; 409 when the endpoint’s filter for its event type now drops it. Recorded in the audit log with the URL’s host.',
         params,
         response: {
           202: schemaOf(z.object({ resent: z.boolean() })),

@@ -14,6 +14,8 @@ import {
   DeleteWorkspaceDocument,
   GetRetentionDocument,
   GetWorkspaceDocument,
+  RevokeUserSessionsDocument,
+  RevokeWorkspaceSessionsDocument,
   SetRetentionDocument,
   StartDataExportDocument,
   type RetentionItemFragment,
@@ -110,6 +112,43 @@ export async function workspaceRoutes(fastify: FastifyInstance, { run, context }
       },
     },
     async (req) => serialize(C.workspace.shape, (await run(CancelWorkspaceDeletionDocument, {}, context(req))).cancelWorkspaceDeletion),
+  );
+
+  app.delete(
+    '/workspace/sessions',
+    {
+      schema: {
+        tags,
+        operationId: 'revokeWorkspaceSessions',
+        summary: 'Revoke every session of the workspace',
+        description:
+          'Owners only, signed in. Every session of every user of the workspace issued until now is refused from then on (`401 invalid_credentials`), the caller’s included, by every process of the service within `API_KEY_CACHE_MS` (2 s by default); users sign in again. API keys are not affected. Recorded in the audit log.',
+        response: { 204: { type: 'null' }, ...problemResponses(401, 403, 429) },
+      },
+    },
+    async (req, reply) => {
+      await run(RevokeWorkspaceSessionsDocument, {}, context(req));
+      return reply.code(204).send();
+    },
+  );
+
+  app.delete(
+    '/users/:id/sessions',
+    {
+      schema: {
+        tags,
+        operationId: 'revokeUserSessions',
+        summary: 'Revoke a user’s sessions',
+        description:
+          'Every session of the user issued until now is refused from then on (`401 invalid_credentials`), on every device, by every process of the service within `API_KEY_CACHE_MS` (2 s by default). Owners, signed in, for any user of the workspace; every signed-in user for themselves. Recorded in the audit log.',
+        params: schemaOf(r.idParams),
+        response: { 204: { type: 'null' }, ...problemResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (req, reply) => {
+      await run(RevokeUserSessionsDocument, { id: req.params.id }, context(req));
+      return reply.code(204).send();
+    },
   );
 
   app.get(

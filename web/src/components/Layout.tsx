@@ -1,4 +1,6 @@
 import { Link, NavLink, Outlet } from 'react-router';
+import { useMutation } from 'urql';
+import { graphql } from '../gql/index.ts';
 import { useAuth } from '../lib/auth.tsx';
 import { formatDateTime, humanize } from '../lib/format.ts';
 import { useViewer } from '../lib/viewer.tsx';
@@ -16,8 +18,21 @@ const SETTINGS = [
   { to: '/settings/audit-log', label: 'Audit log' },
 ];
 
+const SignOutDoc = graphql(`
+  mutation SignOut {
+    signOut
+  }
+`);
+
 export function Layout() {
   const { signOut } = useAuth();
+  const [{ fetching: signingOut }, signOutOnServer] = useMutation(SignOutDoc);
+  // The server refuses the token from then on; the browser drops it whatever the answer, so an unreachable
+  // server still leaves no one signed in here.
+  const endSession = async () => {
+    await signOutOnServer({});
+    signOut();
+  };
   const { tenant, user } = useViewer();
   return (
     <div className="shell">
@@ -35,7 +50,7 @@ export function Layout() {
               <span className="user-email">{user.email}</span> <span className="muted">({user.role})</span>
             </>
           ) : null}
-          <button type="button" className="ghost" onClick={() => signOut()}>
+          <button type="button" className="ghost" disabled={signingOut} onClick={() => void endSession()}>
             Sign out
           </button>
         </span>

@@ -15,6 +15,7 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
  */
 type Documents = {
     "\n  query WebhookEventTypes {\n    webhookEventTypes {\n      name\n      description\n    }\n  }\n": typeof types.WebhookEventTypesDocument,
+    "\n  mutation SignOut {\n    signOut\n  }\n": typeof types.SignOutDocument,
     "\n  query Viewer {\n    viewer {\n      kind\n      tenant {\n        id\n        name\n        plan\n        apiAccess\n        deletion {\n          dueAt\n        }\n      }\n      user {\n        id\n        email\n        role\n      }\n    }\n  }\n": typeof types.ViewerDocument,
     "\n  fragment AlertFields on Alert {\n    id\n    alertType\n    severity\n    status\n    title\n    message\n    createdAt\n  }\n": typeof types.AlertFieldsFragmentDoc,
     "\n  query AlertInbox($first: Int, $after: String, $status: AlertStatus, $severity: AlertSeverity, $alertType: AlertType, $customerId: UUID) {\n    alerts(first: $first, after: $after, status: $status, severity: $severity, alertType: $alertType, customerId: $customerId) {\n      totalCount\n      pageInfo {\n        endCursor\n        hasNextPage\n      }\n      nodes {\n        ...AlertFields\n        acknowledgedAt\n        snoozedUntil\n        resolvedAt\n        customer {\n          id\n          name\n        }\n      }\n    }\n  }\n": typeof types.AlertInboxDocument,
@@ -60,6 +61,7 @@ type Documents = {
 };
 const documents: Documents = {
     "\n  query WebhookEventTypes {\n    webhookEventTypes {\n      name\n      description\n    }\n  }\n": types.WebhookEventTypesDocument,
+    "\n  mutation SignOut {\n    signOut\n  }\n": types.SignOutDocument,
     "\n  query Viewer {\n    viewer {\n      kind\n      tenant {\n        id\n        name\n        plan\n        apiAccess\n        deletion {\n          dueAt\n        }\n      }\n      user {\n        id\n        email\n        role\n      }\n    }\n  }\n": types.ViewerDocument,
     "\n  fragment AlertFields on Alert {\n    id\n    alertType\n    severity\n    status\n    title\n    message\n    createdAt\n  }\n": types.AlertFieldsFragmentDoc,
     "\n  query AlertInbox($first: Int, $after: String, $status: AlertStatus, $severity: AlertSeverity, $alertType: AlertType, $customerId: UUID) {\n    alerts(first: $first, after: $after, status: $status, severity: $severity, alertType: $alertType, customerId: $customerId) {\n      totalCount\n      pageInfo {\n        endCursor\n        hasNextPage\n      }\n      nodes {\n        ...AlertFields\n        acknowledgedAt\n        snoozedUntil\n        resolvedAt\n        customer {\n          id\n          name\n        }\n      }\n    }\n  }\n": types.AlertInboxDocument,
@@ -122,6 +124,10 @@ export function graphql(source: string): unknown;
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query WebhookEventTypes {\n    webhookEventTypes {\n      name\n      description\n    }\n  }\n"): (typeof documents)["\n  query WebhookEventTypes {\n    webhookEventTypes {\n      name\n      description\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SignOut {\n    signOut\n  }\n"): (typeof documents)["\n  mutation SignOut {\n    signOut\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
