@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { issueApiKey } from '../src/services/api-keys.ts';
 import { createPrisma } from '../src/db/prisma.ts';
-import { composeHealth } from '../src/scoring/compose.ts';
+import { overallHealth } from '../src/scoring/overall-score.ts';
 import { DEFAULT_WEIGHTS, riskLevelFor } from '../src/scoring/dimensions.ts';
 import { alternate, freshDatabase, report, rssMiB, serviceEnv, spreadOf, startProcess } from './lib.ts';
 
@@ -28,7 +28,7 @@ for (let start = 0; start < CUSTOMERS; start += 1000) {
     const id = randomUUID();
     ids.push(id);
     const s = (k: number) => (i * 7 + k * 13) % 101;
-    const h = composeHealth(
+    const h = overallHealth(
       {
         usage: { score: s(1), signals: [{ key: 'active_users_30d', label: 'Active users', value: s(1) }] },
         engagement: { score: s(2) },

@@ -10,7 +10,7 @@ import { createOutbound } from './outbox/sender/index.ts';
 import type { Queue } from './queue/queue.ts';
 import { type Database, openDatabase } from './runtime/database.ts';
 import { sessionSecret } from './runtime/secrets.ts';
-import { queueFor, secretBoxFor } from './runtime/services.ts';
+import { queueFor, secretBoxFor } from './runtime/infrastructure.ts';
 import { createThreadFitter } from './scoring/fit-runner.ts';
 import { createServices } from './services/index.ts';
 import { startWorker, type WorkerDeps } from './worker.ts';

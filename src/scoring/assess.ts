@@ -1,5 +1,5 @@
 import type { HealthInputs } from './churn-model.ts';
-import { composeHealth } from './compose.ts';
+import { overallHealth } from './overall-score.ts';
 import { type Carry, scoreDimensions } from './dimension-scores.ts';
 import { DIMENSIONS, type DimensionKey, type Weights } from './dimensions.ts';
 import type { Features } from './features.ts';
@@ -27,7 +27,7 @@ export function assessHealth(f: Features, carry: Carry, weights: Weights, past: 
     const before = past.dimensions7d[key];
     inputs[key].trend = now !== null && before !== null && before !== undefined ? round(now - before, 1) : null;
   }
-  const health = composeHealth(inputs, weights);
+  const health = overallHealth(inputs, weights);
   const change = (before: number | null) => (health.score !== null && before !== null ? health.score - before : null);
   const dimensions = Object.fromEntries(health.dimensions.map((d) => [d.key, d.score])) as Record<DimensionKey, number | null>;
   const churnInputs: HealthInputs = { dimensions, change30d: change(past.score30d) };

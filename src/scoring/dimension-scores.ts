@@ -1,4 +1,4 @@
-import type { DimensionInput, Signal } from './compose.ts';
+import type { DimensionInput, Signal } from './overall-score.ts';
 import type { DimensionKey } from './dimensions.ts';
 import { daysBetween, type Features } from './features.ts';
 import { clamp, round } from './numbers.ts';

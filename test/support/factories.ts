@@ -5,7 +5,7 @@ import { issueApiKey } from '../../src/services/api-keys.ts';
 import { hashPassword } from '../../src/auth/passwords.ts';
 import type { Sessions } from '../../src/auth/sessions.ts';
 import type { Db } from '../../src/db/prisma.ts';
-import { composeHealth } from '../../src/scoring/compose.ts';
+import { overallHealth } from '../../src/scoring/overall-score.ts';
 import { DEFAULT_WEIGHTS, riskLevelFor } from '../../src/scoring/dimensions.ts';
 
 type Plan = 'free' | 'starter' | 'growth' | 'scale';
@@ -47,7 +47,7 @@ export async function scoredCustomer(
   scores: { usage: number | null; engagement: number | null; support: number | null; billing: number | null; growth: number | null },
   probability = 0.2,
 ) {
-  const h = composeHealth(
+  const h = overallHealth(
     Object.fromEntries(
       Object.entries(scores).map(([k, v]) => [k, { score: v, signals: [{ key: `${k}_signal`, label: `${k} signal`, value: v }] }]),
     ) as never,

@@ -15,7 +15,7 @@ export interface DimensionInput {
 }
 
 /** Combines five dimension scores into the overall score, its band and the per-dimension breakdown. */
-export function composeHealth(inputs: Record<DimensionKey, DimensionInput>, weights: Weights) {
+export function overallHealth(inputs: Record<DimensionKey, DimensionInput>, weights: Weights) {
   const present = Object.fromEntries(DIMENSIONS.map((k) => [k, inputs[k].score !== null])) as Record<DimensionKey, boolean>;
   const w = effectiveWeights(weights, present);
   const dimensions = DIMENSIONS.map((key) => {

@@ -1,3 +1,4 @@
+// The stored secrets' key and the queue a process runs on, chosen from its configuration.
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { createSecretBox, parseEncryptionKeys, type SecretBox } from '../crypto/secret-box.ts';
