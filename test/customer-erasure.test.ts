@@ -70,11 +70,11 @@ async function tracesOf(terms: string[]): Promise<string[]> {
   return hits;
 }
 
-/** The columns (uuid, text or JSON) of every table that hold an id. */
+/** The columns (uuid, text, JSON or arrays) of every table that hold an id. */
 async function idsOf(id: string): Promise<string[]> {
   const { rows: columns } = await t.pool.query<{ table_name: string; column_name: string }>(
     `SELECT table_name, column_name FROM information_schema.columns
-     WHERE table_schema = 'public' AND table_name <> '_prisma_migrations' AND data_type IN ('uuid', 'text', 'jsonb', 'json')
+     WHERE table_schema = 'public' AND table_name <> '_prisma_migrations' AND data_type IN ('uuid', 'text', 'jsonb', 'json', 'ARRAY')
      ORDER BY table_name, column_name`,
   );
   const hits: string[] = [];
@@ -121,10 +121,13 @@ beforeAll(async () => {
 describe('erasing a customer', () => {
   it('leaves no trace of its name, email, domain or provider ids in any table', async () => {
     expect(await tracesOf(Object.values(INITECH))).not.toEqual([]);
+    // Its PaymentIntent and Charge, remembered with its invoice from the deliveries.
+    const payments = (await t.prisma.invoicePayment.findMany({ where: { tenantId } })).map((p) => p.paymentId);
+    expect(payments.sort()).toEqual(['ch_3Pb2024', 'pi_3Pb2024']);
     const res = await api('DELETE', `/api/v1/customers/${initechId}`);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ id: initechId, external_id: 'crm-7781', deleted: true });
-    expect(await tracesOf([...Object.values(INITECH), 'peter@initech.example'])).toEqual([]);
+    expect(await tracesOf([...Object.values(INITECH), 'peter@initech.example', ...payments])).toEqual([]);
     // The tenant's own id for it stays only in the customer.deleted announcement, so its systems can match it.
     expect(await tracesOf(['crm-7781'])).toEqual(['outbox_events.payload: crm-7781']);
   });

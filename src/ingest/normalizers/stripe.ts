@@ -5,6 +5,12 @@ import { customerForProviderAccount, customerKeys, customerOf, resolveCustomer }
 import { companyDomain } from '../email-domain.ts';
 import { canMove, EVENT_FOR_STATUS, type InvoiceStatus } from '../invoice-state.ts';
 import { recordSignals, type SignalInput } from '../../services/signals.ts';
+import {
+  invoiceOfPayment,
+  latestPaymentOf,
+  type PaymentOfInvoice,
+  rememberPayments as rememberPaymentsOf,
+} from '../../services/invoice-payments.ts';
 import type { Sql } from '../../db/sql.ts';
 import type { OutboxInput } from '../../outbox/events/enqueue.ts';
 import { fromUnix, type NormalizeContext, type Normalizer, type Outcome, type StoredEvent, str } from './types.ts';
@@ -70,55 +76,10 @@ function paymentsOfInvoice(o: any): string[] {
 const paymentOfInvoicePayment = (ip: any): string | null =>
   idOf(ip?.payment?.payment_intent) ?? idOf(ip?.payment?.charge) ?? idOf(ip?.payment?.payment_record);
 
-/** A payment and the invoice it belongs to, for events that name only the payment. */
-interface PaymentOfInvoice {
-  tenantId: string;
-  invoiceExternalId: string;
-  paymentId: string;
-}
 const paymentsOf = (tenantId: string, invoiceExternalId: string, paymentIds: string[]): PaymentOfInvoice[] =>
   paymentIds.map((paymentId) => ({ tenantId, invoiceExternalId, paymentId }));
 
-/**
- * Remembers which invoice each payment belongs to, in one statement; the first invoice to name a payment
- * keeps it. Inserted in payment order: a payment two invoices name may be written by two transactions at
- * once (each holding only its own invoice's lock), and they then meet on its key in the same order.
- */
-async function rememberPayments(sql: Sql, payments: PaymentOfInvoice[]) {
-  const seen = new Set<string>();
-  const first = payments
-    .filter((p) => !seen.has(`${p.tenantId}:${p.paymentId}`) && seen.add(`${p.tenantId}:${p.paymentId}`))
-    .sort((a, b) => (a.tenantId + a.paymentId < b.tenantId + b.paymentId ? -1 : 1));
-  if (first.length === 0) return;
-  await sql.query(
-    `INSERT INTO invoice_payments (id, tenant_id, provider, payment_id, invoice_external_id)
-     SELECT gen_random_uuid(), t, $1, p, i FROM unnest($2::uuid[], $3::text[], $4::text[]) AS r(t, p, i)
-     ON CONFLICT (tenant_id, provider, payment_id) DO NOTHING`,
-    [PROVIDER, first.map((p) => p.tenantId), first.map((p) => p.paymentId), first.map((p) => p.invoiceExternalId)],
-  );
-}
-
-/** The invoice a payment belongs to, as remembered from earlier events. */
-async function invoiceOfPayment(ctx: NormalizeContext, paymentIds: (string | null)[]): Promise<string | null> {
-  const ids = paymentIds.filter((id): id is string => id !== null);
-  if (ids.length === 0) return null;
-  const [row] = await ctx.sql.query<{ invoice_external_id: string }>(
-    `SELECT invoice_external_id FROM invoice_payments WHERE tenant_id = $1 AND provider = $2 AND payment_id = ANY($3::text[])
-     ORDER BY array_position($3::text[], payment_id) LIMIT 1`,
-    [ctx.event.tenantId, PROVIDER, ids],
-  );
-  return row?.invoice_external_id ?? null;
-}
-
-/** The newest payment remembered for an invoice. */
-async function latestPaymentOf(ctx: NormalizeContext, invoiceExternalId: string): Promise<string | null> {
-  const [row] = await ctx.sql.query<{ payment_id: string }>(
-    `SELECT payment_id FROM invoice_payments WHERE tenant_id = $1 AND provider = $2 AND invoice_external_id = $3
-     ORDER BY created_at DESC, payment_id DESC LIMIT 1`,
-    [ctx.event.tenantId, PROVIDER, invoiceExternalId],
-  );
-  return row?.payment_id ?? null;
-}
+const rememberPayments = (sql: Sql, payments: PaymentOfInvoice[]) => rememberPaymentsOf(sql, PROVIDER, payments);
 
 /** `invoice_payment.paid` (API 2025-03-31 and later): the one event that ties a payment to its invoice. */
 async function invoicePaymentPaid(ctx: NormalizeContext, o: any): Promise<Outcome> {
@@ -390,7 +351,7 @@ async function paymentFailed(ctx: NormalizeContext, o: any): Promise<Outcome> {
   await rememberPayments(ctx.sql, paymentsOf(tenantId, str(o.id)!, named));
   // A current-version invoice names no payment; one paid before (invoice_payment.paid) may be remembered.
   // Failing that, the Stripe invoice id is the one reference the event gives to the failed attempt.
-  const paymentId = named[0] ?? (await latestPaymentOf(ctx, str(o.id)!)) ?? str(o.id)!;
+  const paymentId = named[0] ?? (await latestPaymentOf(ctx.sql, tenantId, PROVIDER, str(o.id)!)) ?? str(o.id)!;
   const amountMinor = minor(o?.amount_due ?? o?.total);
   ctx.outbox.push({
     tenantId,
@@ -464,7 +425,14 @@ async function refunded(ctx: NormalizeContext, o: any): Promise<Outcome> {
         [idOf(o?.payment_intent), chargeId].filter((id): id is string => id !== null),
       ),
     );
-  const invoiceExternal = named ?? (await invoiceOfPayment(ctx, [idOf(o?.payment_intent), chargeId]));
+  const invoiceExternal =
+    named ??
+    (await invoiceOfPayment(
+      ctx.sql,
+      tenantId,
+      PROVIDER,
+      [idOf(o?.payment_intent), chargeId].filter((id): id is string => id !== null),
+    ));
   const [invoice] = invoiceExternal
     ? await ctx.sql.query<{ id: string }>('SELECT id FROM invoices WHERE tenant_id = $1 AND provider = $2 AND external_id = $3', [
         tenantId,
