@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { FastifyInstance } from 'fastify';
 import { type FailureBudget, tooManyAttempts } from '../auth/attempt-counter.ts';
 import type { Db } from '../db/prisma.ts';
-import { DomainError } from '../errors.ts';
+import { DomainError, validationFailed } from '../errors.ts';
 import { jsonContentTypeRefusal } from '../http/media-type.ts';
 import { isUuid } from '../uuid.ts';
 import { problemResponses } from '../http/openapi.ts';
@@ -130,6 +130,10 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
       }
       const handshake = spec.handshake?.(body, inbound);
       if (handshake) return reply.code(handshake.status).send(handshake.body ?? undefined);
+      // Numbers its normalizer could not store would fail the transaction applying the event, and every
+      // event beside it: refused here, where the sender learns which field and why.
+      const outOfRange = spec.rangeErrors?.(body) ?? [];
+      if (outOfRange.length > 0) throw validationFailed(outOfRange);
       const { dedupKey, eventType } = spec.describe(body, inbound);
       if (Buffer.byteLength(dedupKey) > MAX_DEDUP_KEY_BYTES) {
         const field = spec.dedupKeyField ?? 'id';

@@ -1,3 +1,5 @@
+import type { FieldError } from '../../errors.ts';
+import { RangeCheck } from './ranges.ts';
 import { resolveCustomer } from '../../services/customers.ts';
 import { recordSignals } from '../../services/signals.ts';
 import { fromUnix, type NormalizeContext, type Normalizer, str } from './types.ts';
@@ -29,6 +31,19 @@ async function record(ctx: NormalizeContext, source: 'slack' | 'discord', f: Cha
     },
   ]);
   return 'processed' as const;
+}
+
+/** The times a Slack event's signals would be recorded at, out of range (ranges.ts). */
+export function slackRangeErrors(body: any): FieldError[] {
+  return new RangeCheck()
+    .unix('event.event_ts', body?.event?.event_ts, { numericString: true })
+    .unix('event.ts', body?.event?.ts, { numericString: true })
+    .unix('event_time', body?.event_time).errors;
+}
+
+/** The time a Discord dispatch's signal would be recorded at, out of range (ranges.ts). */
+export function discordRangeErrors(body: any): FieldError[] {
+  return new RangeCheck().isoTime('d.timestamp', body?.d?.timestamp).errors;
 }
 
 /** Slack Events API: messages, reactions, joins and leaves, by team (workspace) or channel. */

@@ -1,3 +1,5 @@
+import type { FieldError } from '../../errors.ts';
+import { RangeCheck } from './ranges.ts';
 import { resolveCustomer } from '../../services/customers.ts';
 import { companyDomain } from '../email-domain.ts';
 import { recordSignals } from '../../services/signals.ts';
@@ -50,3 +52,8 @@ export const normalizeIntercom: Normalizer = async ({ sql, event, sentiment }) =
   ]);
   return 'processed';
 };
+
+/** The time an Intercom notification's signal would be recorded at, out of range (ranges.ts). */
+export function intercomRangeErrors(body: any): FieldError[] {
+  return new RangeCheck().unix('created_at', body?.created_at).errors;
+}

@@ -12,6 +12,8 @@ import {
   rememberPayments as rememberPaymentsOf,
 } from '../../services/invoice-payments.ts';
 import type { Sql } from '../../db/sql.ts';
+import type { FieldError } from '../../errors.ts';
+import { MAX_AMOUNT, MAX_COUNT, RangeCheck } from './ranges.ts';
 import type { OutboxInput } from '../../outbox/events/enqueue.ts';
 import { fromUnix, type NormalizeContext, type Normalizer, type Outcome, type StoredEvent, str } from './types.ts';
 
@@ -331,8 +333,8 @@ export function prepareStripe(events: StoredEvent[]): Map<string, InvoiceSegment
     segment = new InvoiceSegment();
   };
   for (const event of events) {
-    // An object that is not usable (an invalid currency) throws here as its own normalizer would: the batch fails.
-    const t = transitionOf(event);
+    // One out of range is refused by its normalizer (stripeRangeErrors), alone: it ends the segment.
+    const t = stripeRangeErrors(event.body).length === 0 ? transitionOf(event) : null;
     if (t) segment.transitions.push(t);
     else if (!besideInvoices(event)) end();
   }
@@ -639,6 +641,53 @@ export function orderKeyOfStripeEvent(body: any): string | null {
   if (type === 'invoice_payment.paid') return idOf(o?.invoice);
   if (type === 'charge.refunded') return idOf(o?.invoice) ?? str(o?.id);
   return null;
+}
+
+/**
+ * The numbers and codes of a Stripe event that its handler would write, out of range (ranges.ts): the
+ * event's time; an invoice's amounts, due date and currency; a refunded charge's amounts and currency; a
+ * subscription's times, quantities, prices and the seats and monthly amount they make.
+ */
+export function stripeRangeErrors(body: any): FieldError[] {
+  const type = String(body?.type ?? '');
+  const o = body?.data?.object;
+  const at = 'data.object';
+  const check = new RangeCheck().unix('created', body?.created);
+  const currency = () =>
+    check.rule(
+      `${at}.currency`,
+      o?.currency == null || (typeof o.currency === 'string' && /^[a-z]{3}$/i.test(o.currency)),
+      'is not a currency code',
+    );
+  if (Object.hasOwn(INVOICE_EVENTS, type) || type === 'invoice.payment_failed') {
+    check.amount(`${at}.total`, o?.total).amount(`${at}.amount_due`, o?.amount_due).unix(`${at}.due_date`, o?.due_date);
+    currency();
+  } else if (type === 'charge.refunded') {
+    check.amount(`${at}.amount_refunded`, o?.amount_refunded).amount(`${at}.amount`, o?.amount);
+    currency();
+  } else if (type.startsWith('customer.subscription.')) {
+    for (const f of ['trial_end', 'canceled_at', 'ended_at']) check.unix(`${at}.${f}`, o?.[f]);
+    const items: any[] = Array.isArray(o?.items?.data) ? o.items.data : [];
+    items.forEach((item, i) => {
+      const p = item?.price ? 'price' : 'plan';
+      const price = item?.[p] ?? {};
+      check
+        .count(`${at}.items.data.${i}.quantity`, item?.quantity)
+        .amount(`${at}.items.data.${i}.${p}.${price.unit_amount != null ? 'unit_amount' : 'amount'}`, price.unit_amount ?? price.amount)
+        .count(`${at}.items.data.${i}.${p}.interval_count`, price.recurring?.interval_count ?? price.interval_count);
+    });
+    if (check.errors.length === 0) {
+      const facts = subscriptionFacts(o);
+      check
+        .rule(`${at}.items`, (facts.seats ?? 0) <= MAX_COUNT, `holds more than ${MAX_COUNT} seats in all`)
+        .rule(
+          `${at}.items`,
+          facts.mrrMinor === null || (facts.mrrMinor <= BigInt(MAX_AMOUNT) && facts.mrrMinor >= -BigInt(MAX_AMOUNT)),
+          `comes to a monthly amount beyond ${MAX_AMOUNT} minor units`,
+        );
+    }
+  }
+  return check.errors;
 }
 
 /** What applies a Stripe event of this type; none for the types kept but not used, which touch nothing. */

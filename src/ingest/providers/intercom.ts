@@ -1,9 +1,10 @@
-import { normalizeIntercom } from '../normalizers/intercom.ts';
+import { normalizeIntercom, intercomRangeErrors } from '../normalizers/intercom.ts';
 import { afterPrefix, hexEqual, hmacHex } from './hmac.ts';
-import { header, type ProviderSpec } from './types.ts';
+import { header, type ProviderSpec, withinRanges } from './types.ts';
 
 export const intercom: ProviderSpec = {
-  normalize: normalizeIntercom,
+  normalize: withinRanges(normalizeIntercom, intercomRangeErrors),
+  rangeErrors: intercomRangeErrors,
   sign: (secret, body) => ({ 'x-hub-signature': `sha1=${hmacHex('sha1', secret, body)}` }),
   name: 'intercom',
   dedupKeySigned: true,
@@ -15,7 +16,9 @@ export const intercom: ProviderSpec = {
   describe: (body) => ({ dedupKey: String(body?.id ?? ''), eventType: String(body?.topic ?? 'unknown') }),
   // A conversation's events in the order accepted: opened, replied, closed.
   orderKeyOf: (body) =>
-    String(body?.topic ?? '').startsWith('conversation.') && body?.data?.item?.id != null ? `conversation:${String(body.data.item.id)}` : null,
+    String(body?.topic ?? '').startsWith('conversation.') && body?.data?.item?.id != null
+      ? `conversation:${String(body.data.item.id)}`
+      : null,
   openapi: {
     label: 'Intercom',
     headers: { 'x-hub-signature': '`sha1=<hex HMAC-SHA1 of the body>`.' },

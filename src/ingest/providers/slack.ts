@@ -1,9 +1,10 @@
-import { normalizeSlack } from '../normalizers/chat.ts';
+import { normalizeSlack, slackRangeErrors } from '../normalizers/chat.ts';
 import { afterPrefix, hexEqual, hmacHex } from './hmac.ts';
-import { header, type ProviderSpec, TOLERANCE_SECONDS } from './types.ts';
+import { header, type ProviderSpec, TOLERANCE_SECONDS, withinRanges } from './types.ts';
 
 export const slack: ProviderSpec = {
-  normalize: normalizeSlack,
+  normalize: withinRanges(normalizeSlack, slackRangeErrors),
+  rangeErrors: slackRangeErrors,
   sign: (secret, body, now) => ({
     'x-slack-request-timestamp': String(now),
     'x-slack-signature': `v0=${hmacHex('sha256', secret, `v0:${now}:`, body)}`,

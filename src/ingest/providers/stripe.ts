@@ -1,6 +1,6 @@
-import { normalizeStripe, objectsOfStripeEvent, orderKeyOfStripeEvent, prepareStripe } from '../normalizers/stripe.ts';
+import { normalizeStripe, stripeRangeErrors, objectsOfStripeEvent, orderKeyOfStripeEvent, prepareStripe } from '../normalizers/stripe.ts';
 import { hexEqual, hmacHex } from './hmac.ts';
-import { header, type ProviderSpec, TOLERANCE_SECONDS } from './types.ts';
+import { header, type ProviderSpec, TOLERANCE_SECONDS, withinRanges } from './types.ts';
 
 /** `Stripe-Signature: t=<unix>,v1=<hex>[,v1=<hex>...]` over `{t}.{raw body}`; any v1 may match. */
 export function parseStripeSignature(value: string | undefined): { t: number; v1: string[] } | null {
@@ -16,7 +16,8 @@ export function parseStripeSignature(value: string | undefined): { t: number; v1
 }
 
 export const stripe: ProviderSpec = {
-  normalize: normalizeStripe,
+  normalize: withinRanges(normalizeStripe, stripeRangeErrors),
+  rangeErrors: stripeRangeErrors,
   prepare: prepareStripe,
   objectsOf: objectsOfStripeEvent,
   orderKeyOf: orderKeyOfStripeEvent,
