@@ -61,6 +61,9 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
     LOGIN_ATTEMPTS_PER_ADDRESS: '100000',
     LOGIN_ATTEMPTS_PER_ACCOUNT: '100000',
     AUTH_FAILURES_PER_ADDRESS: '100000',
+    INBOUND_FAILURES_PER_SENDER: '100000',
+    INBOUND_FAILURES_PER_CLIENT: '100000',
+    INBOUND_FAILURES_PER_INBOUND_ADDRESS: '100000',
     ...env,
   });
 }

@@ -9,6 +9,8 @@ export const github: ProviderSpec = {
     'x-hub-signature-256': `sha256=${hmacHex('sha256', secret, body)}`,
   }),
   name: 'github',
+  // No limit of its own: GitHub caps a delivery at 25 MB, and a push of many commits comes near the service's.
+  signed: (headers) => afterPrefix(header(headers, 'x-hub-signature-256'), 'sha256=') !== null,
   dedupKeySigned: false,
   dedupKeyField: 'X-GitHub-Delivery',
   verify({ headers, rawBody }, secrets) {

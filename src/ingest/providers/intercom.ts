@@ -1,12 +1,15 @@
 import { normalizeIntercom, intercomRangeErrors } from '../normalizers/intercom.ts';
 import { afterPrefix, hexEqual, hmacHex } from './hmac.ts';
-import { header, type ProviderSpec, withinRanges } from './types.ts';
+import { header, KIB, type ProviderSpec, withinRanges } from './types.ts';
 
 export const intercom: ProviderSpec = {
   normalize: withinRanges(normalizeIntercom, intercomRangeErrors),
   rangeErrors: intercomRangeErrors,
   sign: (secret, body) => ({ 'x-hub-signature': `sha1=${hmacHex('sha1', secret, body)}` }),
   name: 'intercom',
+  // A notification carries the conversation with its parts (up to 500 of them).
+  maxBodyBytes: 512 * KIB,
+  signed: (headers) => afterPrefix(header(headers, 'x-hub-signature'), 'sha1=') !== null,
   dedupKeySigned: true,
   verify({ headers, rawBody }, secrets) {
     const got = afterPrefix(header(headers, 'x-hub-signature'), 'sha1=');

@@ -1,6 +1,6 @@
 import { normalizeSlack, slackRangeErrors } from '../normalizers/chat.ts';
 import { afterPrefix, hexEqual, hmacHex } from './hmac.ts';
-import { header, type ProviderSpec, TOLERANCE_SECONDS, withinRanges } from './types.ts';
+import { header, KIB, type ProviderSpec, TOLERANCE_SECONDS, withinRanges } from './types.ts';
 
 export const slack: ProviderSpec = {
   normalize: withinRanges(normalizeSlack, slackRangeErrors),
@@ -10,6 +10,17 @@ export const slack: ProviderSpec = {
     'x-slack-signature': `v0=${hmacHex('sha256', secret, `v0:${now}:`, body)}`,
   }),
   name: 'slack',
+  // An Events API envelope around one message (at most 40,000 characters of text, with its blocks).
+  maxBodyBytes: 256 * KIB,
+  signed(headers, now) {
+    const ts = header(headers, 'x-slack-request-timestamp');
+    return (
+      !!ts &&
+      /^\d+$/.test(ts) &&
+      Math.abs(now - Number(ts)) <= TOLERANCE_SECONDS &&
+      afterPrefix(header(headers, 'x-slack-signature'), 'v0=') !== null
+    );
+  },
   dedupKeySigned: true,
   dedupKeyField: 'event_id',
   verify({ headers, rawBody, now }, secrets) {

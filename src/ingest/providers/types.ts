@@ -22,6 +22,17 @@ export interface ProviderSpec {
   /** Checks the signature over the exact bytes with each candidate secret (current, then the rotated-out one). */
   verify(req: InboundRequest, secrets: string[]): boolean;
   /**
+   * Whether the headers carry a signature `verify` could accept (present, well formed, its timestamp within
+   * the window): checked before the body is read, so a request that cannot verify costs no read of its body.
+   */
+  signed(headers: IncomingHttpHeaders, now: number): boolean;
+  /**
+   * The largest body accepted from this provider, in bytes: what its largest real deliveries need, with room
+   * (docs/inbound-webhooks.md, "Limits"). A larger one is refused with 413 before it is read whole. Unset, or
+   * above BODY_LIMIT_BYTES: that limit.
+   */
+  maxBodyBytes?: number;
+  /**
    * Whether `describe`'s dedup key is inside the signed bytes. When it is not (GitHub's delivery id is
    * a header), a captured body re-posted with a fresh id would pass the signature as a new event, so
    * the inbox also deduplicates on a hash of the body. Unset means signed.
@@ -101,3 +112,5 @@ export function withinRanges(normalize: Normalizer, rangeErrors: (body: any) => 
     return normalize(ctx);
   };
 }
+
+export const KIB = 1024;
