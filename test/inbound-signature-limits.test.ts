@@ -120,6 +120,25 @@ describe('failed signatures at a known tenant’s address', () => {
   });
 });
 
+describe('wrong verify tokens at Meta’s subscription check', () => {
+  it('counts them as failed verifications at the address: 429 once over the sender’s budget, the right token still served elsewhere', async () => {
+    const { tenantId } = await tenantWithKey(t.prisma, 'free');
+    const store = createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 });
+    await store.put({ tenantId, provider: 'meta_ads', verifyToken: 'the-right-token-1234' }, operator(tenantId));
+    const check = (token: string, from: string) =>
+      t.app.inject({
+        method: 'GET',
+        url: `/api/v1/webhooks/in/meta_ads/${tenantId}?hub.mode=subscribe&hub.challenge=c42&hub.verify_token=${token}`,
+        remoteAddress: from,
+      });
+    for (let i = 0; i < PER_SENDER; i++) expect((await check(`guess-${i}`, '203.0.113.30')).statusCode).toBe(403);
+    expectRateLimited(await check('the-right-token-1234', '203.0.113.30'));
+    const right = await check('the-right-token-1234', '192.0.2.70');
+    expect(right.statusCode).toBe(200);
+    expect(right.body).toBe('c42');
+  });
+});
+
 describe('reading no more of a body than the provider sends', () => {
   it('refuses a declared length over the provider’s limit with 413 before any of the body arrives', async () => {
     const { tenantId, secret } = await stripeTenant();

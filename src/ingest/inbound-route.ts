@@ -222,7 +222,7 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
         operationId: 'verifyMetaWebhook',
         summary: 'Verify a Meta webhook subscription',
         description:
-          'Meta’s subscription check: echoes `hub.challenge` as text when `hub.mode` is `subscribe` and `hub.verify_token` is the tenant’s verify token; 403 otherwise. An unknown tenant is 404, a tenant without a Meta secret 403.',
+          'Meta’s subscription check: echoes `hub.challenge` as text when `hub.mode` is `subscribe` and `hub.verify_token` is the tenant’s verify token; 403 otherwise, counted with the address’s failed signatures (429 with Retry-After once over budget). An unknown tenant is 404, a tenant without a Meta secret 403.',
         security: [],
         params: doc.metaParams,
         querystring: doc.metaVerificationQuery,
@@ -230,13 +230,19 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
       },
     },
     async (req, reply) => {
-      const { active } = await addressOf('meta_ads', req.params.tenant_id, req.ip);
+      const { tenantId, active } = await addressOf('meta_ads', req.params.tenant_id, req.ip);
+      // A wrong token is a failed verification at the address, as a wrong signature is: it may be a guess.
+      const key = `meta_ads/${tenantId}`;
+      const wait = deps.badSignatures.waitFor(req.ip, key);
+      if (wait > 0) throw tooManyAttempts('Too many requests whose verify token did not match at this address.', wait);
       const q = req.query;
       const token = q['hub.verify_token'];
       // A repeated parameter arrives as an array: it is not a token.
       if (q['hub.mode'] !== 'subscribe' || !active.verifyToken || typeof token !== 'string' || !hexEqual(token, active.verifyToken)) {
+        await deps.badSignatures.failed(req.ip, key);
         throw new DomainError('forbidden', 'hub.verify_token does not match the verify token set for this tenant.');
       }
+      deps.badSignatures.verified(req.ip, key);
       return reply.type('text/plain; charset=utf-8').send(typeof q['hub.challenge'] === 'string' ? q['hub.challenge'] : '');
     },
   );
