@@ -1,7 +1,7 @@
 // A signed event whose numbers cannot be stored (an amount past a bigint, a time past year 9999) failed the
 // transaction applying it, and every event of its batch was then applied one transaction each. Such an
 // event is refused on acceptance, naming the field; the events beside it go through their batches.
-import { createHmac, randomUUID, sign } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID, sign } from 'node:crypto';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { operator } from '../src/services/audit.ts';
@@ -11,7 +11,7 @@ import { createTestApp, type TestApp, testSecretBox } from './support/app.ts';
 import { tenantWithKey } from './support/factories.ts';
 import * as p from './support/providers.ts';
 
-type Provider = 'stripe' | 'slack' | 'discord' | 'intercom' | 'meta_ads';
+type Provider = 'stripe' | 'github' | 'slack' | 'discord' | 'intercom' | 'meta_ads';
 
 let t: TestApp;
 let worker: { close(): Promise<void> };
@@ -55,6 +55,7 @@ function signed(provider: Provider, secret: string, body: string): p.Signed {
       },
     };
   }
+  if (provider === 'github') return { body, headers: p.githubHeaders(secret, 'push', body) };
   if (provider === 'intercom') return { body, headers: { ...json, 'x-hub-signature': `sha1=${hmac('sha1', secret, body)}` } };
   if (provider === 'meta_ads') return { body, headers: { ...json, 'x-hub-signature-256': `sha256=${hmac('sha256', secret, body)}` } };
   const ts = String(p.nowS());
@@ -78,8 +79,29 @@ const item = (quantity: number | string, unitAmount: number | string = 5000) => 
   price: { id: 'price_pro', unit_amount: unitAmount, currency: 'usd', recurring: { interval: 'month', interval_count: 1 } },
 });
 
-/** Each provider's numbers a normalizer writes, one past what can be stored, with the path refused. */
+/** An id no index entry could hold, and no provider sends: random, so it does not compress. */
+const longId = (prefix: string) => prefix + randomBytes(1100).toString('hex');
+
+/** Each provider's numbers and ids a normalizer writes, one past what can be stored, with the path refused. */
 const CASES: { name: string; provider: Provider; body: () => string; path: string }[] = [
+  {
+    name: 'a customer id longer than an index entry holds',
+    provider: 'stripe',
+    body: () => JSON.stringify(p.stripeEvent('customer.created', p.stripeCustomer(longId('cus_')))),
+    path: 'data.object.id',
+  },
+  {
+    name: 'an organisation login longer than an index entry holds',
+    provider: 'github',
+    body: () => JSON.stringify({ ...p.githubPush('acme'), organization: { login: longId('org-') } }),
+    path: 'organization.login',
+  },
+  {
+    name: 'a team id longer than an index entry holds',
+    provider: 'slack',
+    body: () => JSON.stringify(p.slackMessage(longId('T'), 'C1', 'hi')),
+    path: 'team_id',
+  },
   {
     name: 'an invoice total past a bigint',
     provider: 'stripe',

@@ -187,8 +187,8 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
       }
       const handshake = spec.handshake?.(body, inbound);
       if (handshake) return reply.code(handshake.status).send(handshake.body ?? undefined);
-      // Numbers its normalizer could not store would fail the transaction applying the event, and every
-      // event beside it: refused here, where the sender learns which field and why.
+      // Values its normalizer could not store (numbers, times, ids) would fail the transaction applying the
+      // event, and every event beside it: refused here, where the sender learns which field and why.
       const outOfRange = spec.rangeErrors?.(body) ?? [];
       if (outOfRange.length > 0) throw validationFailed(outOfRange);
       const { dedupKey, eventType } = spec.describe(body, inbound);

@@ -1,9 +1,9 @@
 import type { FieldError } from '../../errors.ts';
 
-// The bounds of what a normalizer writes from a provider's numbers. A value past them cannot be stored
-// (a bigint or integer column overflows, a date is past what PostgreSQL or JavaScript holds) and would
-// fail the transaction applying it, with every event beside it: such an event is refused on acceptance
-// (docs/inbound-webhooks.md, "Numbers and dates").
+// The bounds of what a normalizer writes from a provider's values. A value past them cannot be stored
+// (a bigint or integer column overflows, a date is past what PostgreSQL or JavaScript holds, an id is
+// longer than an index entry holds) and would fail the transaction applying it, with every event beside
+// it: such an event is refused on acceptance (docs/inbound-webhooks.md, "Numbers, dates and ids").
 
 /** The latest time accepted, 9999-12-31T23:59:59Z, in unix seconds; the earliest is the epoch. */
 export const MAX_UNIX_SECONDS = 253_402_300_799;
@@ -11,6 +11,11 @@ export const MAX_UNIX_SECONDS = 253_402_300_799;
 export const MAX_AMOUNT = Number.MAX_SAFE_INTEGER;
 /** Counts stored in an integer column (seats). */
 export const MAX_COUNT = 2 ** 31 - 1;
+/**
+ * Ids, names and emails stored in an indexed column (a provider's account or object id, a customer's name,
+ * the domain of an email), in UTF-8 bytes: an index entry holds about 2.7 kB, and no provider's is near this.
+ */
+export const MAX_KEY_BYTES = 1024;
 
 /** The numbers of one event found out of range, each with its path in the body. */
 export class RangeCheck {
@@ -46,6 +51,13 @@ export class RangeCheck {
     if (v === undefined || v === null) return this;
     const n = typeof v === 'number' ? v : typeof v === 'string' ? Number(v) : NaN;
     if (!Number.isFinite(n) || n < 0 || n > max) this.errors.push({ path, message: `is not a count between 0 and ${max}` });
+    return this;
+  }
+
+  /** An id, name or email written to an indexed column (a string, or a number written as one). */
+  key(path: string, v: unknown): this {
+    if ((typeof v === 'string' || typeof v === 'number') && Buffer.byteLength(String(v)) > MAX_KEY_BYTES)
+      this.errors.push({ path, message: `is longer than ${MAX_KEY_BYTES} bytes: no index could hold it` });
     return this;
   }
 

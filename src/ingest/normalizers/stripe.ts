@@ -653,6 +653,13 @@ export function stripeRangeErrors(body: any): FieldError[] {
   const o = body?.data?.object;
   const at = 'data.object';
   const check = new RangeCheck().unix('created', body?.created);
+  // The ids it writes or keys objects by, expanded or not, and the customer's name and emails.
+  for (const ref of ['id', 'customer', 'invoice', 'payment_intent', 'charge']) check.key(`${at}.${ref}`, idOf(o?.[ref]));
+  for (const f of ['name', 'email', 'customer_email', 'receipt_email']) check.key(`${at}.${f}`, o?.[f]);
+  check.key(`${at}.billing_details.email`, o?.billing_details?.email);
+  const listed: any[] = Array.isArray(o?.payments?.data) ? o.payments.data : [];
+  listed.forEach((ip, i) => check.key(`${at}.payments.data.${i}.payment`, paymentOfInvoicePayment(ip)));
+  check.key(`${at}.payment`, paymentOfInvoicePayment(o));
   const currency = () =>
     check.rule(
       `${at}.currency`,
