@@ -10,6 +10,7 @@ import type { Config } from './config.ts';
 import type { Db } from './db/prisma.ts';
 import type { Inbox } from './ingest/inbox.ts';
 import { inboundRoutes, isInboundPath } from './ingest/inbound-route.ts';
+import { createVerificationBudget } from './ingest/verification-budget.ts';
 import { authHook } from './http/auth-hook.ts';
 import { defaultDashboardDir, registerDashboard } from './http/dashboard.ts';
 import { registerDeprecation } from './http/deprecation.ts';
@@ -150,6 +151,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   const authFailures = createFailureBudget(counter('failed-address'), limits.failuresPerAddress);
   const inboundMisses = createFailureBudget(counter('inbound-miss-address'), limits.failuresPerAddress);
+  const badSignatures = createVerificationBudget({ counter, ...limits.inboundFailures });
   const context = (req: FastifyRequest): Context => ({
     prisma,
     services: deps.services,
@@ -189,6 +191,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       bodyLimit: config.http.bodyLimit,
       cacheMs: config.apiKeyCacheMs,
       unknownTenants: inboundMisses,
+      badSignatures,
       now: deps.now,
     });
   });

@@ -77,6 +77,10 @@ const envSchema = z.object({
   LOGIN_ATTEMPTS_PER_ACCOUNT: z.coerce.number().int().min(1).default(10),
   /** Failed authentications (and unknown inbound addresses) per minute from one client address before 429. */
   AUTH_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(30),
+  /** Failed inbound signatures per minute from one client address at one inbound address, at any inbound address, and at one inbound address from any client, before 429. */
+  INBOUND_FAILURES_PER_SENDER: z.coerce.number().int().min(1).default(30),
+  INBOUND_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(120),
+  INBOUND_FAILURES_PER_INBOUND_ADDRESS: z.coerce.number().int().min(1).default(300),
   /** How long a verified API key is remembered in memory; bounds how late a revocation takes effect. */
   API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(5000).default(2000),
   SEED_DEMO: z.enum(['auto', 'never']).default('auto'),
@@ -176,7 +180,14 @@ export interface Config {
   };
   rateLimit: { perMinute: { growth: number; scale: number }; windowMs: number };
   apiKeyCacheMs: number;
-  authLimits: { loginPerAddress: number; loginPerAccount: number; failuresPerAddress: number; windowMs: number };
+  authLimits: {
+    loginPerAddress: number;
+    loginPerAccount: number;
+    failuresPerAddress: number;
+    windowMs: number;
+    /** Failed inbound signatures: per sender (client at one inbound address), per client, per inbound address. */
+    inboundFailures: { perSender: number; perClient: number; perAddress: number };
+  };
   seedDemo: boolean;
   metrics: { token?: string; port?: number; host: string };
   dashboardDir?: string;
@@ -276,6 +287,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       loginPerAccount: e.LOGIN_ATTEMPTS_PER_ACCOUNT,
       failuresPerAddress: e.AUTH_FAILURES_PER_ADDRESS,
       windowMs: 60_000,
+      inboundFailures: {
+        perSender: e.INBOUND_FAILURES_PER_SENDER,
+        perClient: e.INBOUND_FAILURES_PER_CLIENT,
+        perAddress: e.INBOUND_FAILURES_PER_INBOUND_ADDRESS,
+      },
     },
     seedDemo: e.SEED_DEMO === 'auto',
     metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT, host: e.METRICS_HOST ?? e.HOST },

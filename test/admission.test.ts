@@ -83,12 +83,15 @@ async function stripeAddress(t: TestApp) {
   return { tenantId, secret, path: `/api/v1/webhooks/in/stripe/${tenantId}` };
 }
 
+/** A signature header that is well formed and fresh but matches no secret: the body is read before it fails (one that could not verify is refused before). */
+const unverifiedSignature = () => ({ 'stripe-signature': `t=${Math.floor(Date.now() / 1000)},v1=00` });
+
 describe('traffic without credentials', () => {
   it('cannot starve authenticated API calls by trickling inbound webhook bodies', async () => {
     const { t, port, base } = await listening({ MAX_IN_FLIGHT: '8' });
     const { path } = await stripeAddress(t);
     const { apiKey } = await tenantWithKey(t.prisma);
-    const held = Array.from({ length: 40 }, () => slowBody(port, path, { 'stripe-signature': 't=1,v1=00' }));
+    const held = Array.from({ length: 40 }, () => slowBody(port, path, unverifiedSignature()));
     await settle();
 
     for (let i = 0; i < 10; i++) {
@@ -124,7 +127,7 @@ describe('traffic without credentials', () => {
     const { t, port, base } = await listening({ MAX_UNAUTHENTICATED_PER_ADDRESS: '4' });
     const { path } = await stripeAddress(t);
     const { apiKey } = await tenantWithKey(t.prisma);
-    const held = Array.from({ length: 4 }, () => slowBody(port, path, { 'stripe-signature': 't=1,v1=00' }));
+    const held = Array.from({ length: 4 }, () => slowBody(port, path, unverifiedSignature()));
     await settle();
 
     const refused = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
@@ -140,7 +143,7 @@ describe('traffic without credentials', () => {
   it('cuts off an inbound webhook body at the short deadline for requests without credentials, storing nothing', async () => {
     const { t, port } = await listening({ UNAUTHENTICATED_BODY_TIMEOUT_MS: '300' });
     const { tenantId, path } = await stripeAddress(t);
-    const answer = await slowBody(port, path, { 'stripe-signature': 't=1,v1=00' });
+    const answer = await slowBody(port, path, unverifiedSignature());
     expect(answer).toMatch(/^HTTP\/1\.1 408/);
     expect(answer).toContain('"code":"request_timeout"');
     expect(await t.prisma.inboxEvent.count({ where: { tenantId } })).toBe(0);

@@ -3,7 +3,7 @@ import { type DocumentNode, type ExecutionResult, Kind, type OperationDefinition
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import { type Plugin, processRegularResult } from 'graphql-yoga';
 import type { Context } from '../schema/context.ts';
-import { COMPILE_AFTER_RUNS } from './graphql-jit.ts';
+import { asInterpreted, COMPILE_AFTER_RUNS, refusedVariables } from './graphql-jit.ts';
 import { checkVariableCost } from './graphql-cost.ts';
 import { codeRejectedDocument, GRAPHQL_LIMITS } from './graphql-limits.ts';
 import { documentCache } from './document-cache.ts';
@@ -151,7 +151,10 @@ export function createGraphQLFastPath(opts: FastPathOptions) {
     // As under Yoga: page sizes given as variables count in the cost limit with this request's values.
     const tooCostly = checkVariableCost(opts.schema, entry.document, entry.operation, vars, GRAPHQL_LIMITS.maxCost);
     if (tooCostly) return Promise.resolve(answerWith({ errors: [tooCostly] }, mediaType));
-    return run(entry.compiled, req, vars, mediaType);
+    // Refused before anything runs, as Yoga's executor refuses them (graphql-jit.ts).
+    const refused = refusedVariables(opts.schema, entry.operation, vars);
+    if (refused) return Promise.resolve(answerWith({ errors: refused.map((e) => opts.maskError(e)) as never }, mediaType));
+    return run(entry.compiled, entry.document, req, vars, mediaType);
   };
 
   const answerWith = (result: ExecutionResult, mediaType: string): GraphQLAnswer => {
@@ -161,14 +164,15 @@ export function createGraphQLFastPath(opts: FastPathOptions) {
 
   const run = async (
     compiled: CompiledQuery,
+    document: DocumentNode,
     req: FastifyRequest,
     variables: Record<string, unknown> | null | undefined,
     mediaType: string,
   ): Promise<GraphQLAnswer> => {
     let result: ExecutionResult & { stringify?: (r: unknown) => string };
     try {
-      result = await compiled.query(undefined, opts.buildContext(req), variables as Record<string, unknown>);
-      result.stringify = compiled.stringify;
+      const answer = await compiled.query(undefined, opts.buildContext(req), variables as Record<string, unknown>);
+      result = { ...asInterpreted(answer, document), stringify: compiled.stringify };
       if (result.errors) result = { ...result, errors: result.errors.map((e) => opts.maskError(e)) as never };
     } catch (e) {
       result = { errors: [opts.maskError(e as Error)] as never };

@@ -1,8 +1,9 @@
+import { Transform, type Readable } from 'node:stream';
 import { LRUCache } from 'lru-cache';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type FailureBudget, tooManyAttempts } from '../auth/attempt-counter.ts';
 import type { Db } from '../db/prisma.ts';
-import { DomainError } from '../errors.ts';
+import { DomainError, validationFailed } from '../errors.ts';
 import { jsonContentTypeRefusal } from '../http/media-type.ts';
 import { isUuid } from '../uuid.ts';
 import { problemResponses } from '../http/openapi.ts';
@@ -13,6 +14,7 @@ import { PROVIDER_SPECS } from './providers/index.ts';
 import { isProvider, MAX_DEDUP_KEY_BYTES } from './providers/types.ts';
 import { hexEqual } from './providers/hmac.ts';
 import type { InboundSecretStore } from '../services/integrations.ts';
+import type { VerificationBudget } from './verification-budget.ts';
 
 export interface InboundDeps {
   prisma: Db;
@@ -22,6 +24,8 @@ export interface InboundDeps {
   cacheMs: number;
   /** Per-address budget of lookups for tenants that do not exist. */
   unknownTenants: FailureBudget;
+  /** Budgets of failed signature checks at the addresses of tenants that exist (verification-budget.ts). */
+  badSignatures: VerificationBudget;
   now?: () => number;
 }
 
@@ -38,6 +42,28 @@ export const isInboundPath = (path: string) => path.startsWith(PREFIX);
 const documentedOnly = () => () => true;
 
 const notFound = () => new DomainError('not_found', 'No such inbound webhook address: check the provider name and tenant id.');
+const invalidSignature = (provider: string) =>
+  new DomainError('invalid_signature', `The ${provider} signature is missing, does not match this tenant's secret, or is too old.`);
+const tooLarge = (provider: string, limit: number) =>
+  new DomainError('payload_too_large', `A ${provider} body may be at most ${limit} bytes.`);
+
+/**
+ * The body as it arrives, refused with `error` once more than `limit` bytes have come: a body is never
+ * read past what its provider can send. The rest is left unread.
+ */
+function capped(payload: Readable, limit: number, error: () => Error): Readable {
+  let received = 0;
+  const out = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      received += chunk.length;
+      if (received <= limit) return callback(null, chunk);
+      payload.unpipe(out);
+      callback(error());
+    },
+  });
+  payload.on('error', (err) => out.destroy(err));
+  return payload.pipe(out);
+}
 
 /**
  * POST /api/v1/webhooks/in/{provider}/{tenant_id}: verify over the raw bytes, answer handshakes,
@@ -92,16 +118,47 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
     return { provider, tenantId: tenantId.toLowerCase(), active };
   }
 
+  type Address = Awaited<ReturnType<typeof addressOf>>;
+  // The address each request was found to be, before its body was read.
+  const addresses = new WeakMap<FastifyRequest, Address>();
+
+  /**
+   * Everything that can refuse a request before its body is read, in order: the address (404, 403), the
+   * budgets of failed signatures (429), a declared length over the provider's limit (413), a signature
+   * header that could not verify (401, counted as a failure); then the body is read up to that limit. The
+   * connection stays open for the answer: a client still uploading reads it rather than a reset.
+   */
+  async function beforeBody(
+    req: FastifyRequest<{ Params: { provider: string; tenant_id: string } }>,
+    _reply: FastifyReply,
+    payload: Readable,
+  ) {
+    const address = await addressOf(req.params.provider, req.params.tenant_id, req.ip);
+    const spec = PROVIDER_SPECS[address.provider];
+    const key = `${address.provider}/${address.tenantId}`;
+    const wait = deps.badSignatures.waitFor(req.ip, key);
+    if (wait > 0) throw tooManyAttempts('Too many requests whose signature did not verify at this address.', wait);
+    const limit = Math.min(spec.maxBodyBytes ?? Infinity, deps.bodyLimit);
+    if (Number(req.headers['content-length']) > limit) throw tooLarge(address.provider, limit);
+    if (!spec.signed(req.headers, now())) {
+      await deps.badSignatures.failed(req.ip, key);
+      throw invalidSignature(address.provider);
+    }
+    addresses.set(req, address);
+    return capped(payload, limit, () => tooLarge(address.provider, limit));
+  }
+
   app.post<{ Params: { provider: string; tenant_id: string } }>(
     '/webhooks/in/:provider/:tenant_id',
     {
+      preParsing: beforeBody,
       validatorCompiler: documentedOnly,
       schema: {
         tags: ['Inbound webhooks'],
         operationId: 'receiveInboundWebhook',
         summary: 'Receive a provider webhook',
         description:
-          'Signed by the provider with the tenant’s inbound secret. Answers 202 `{received, id, duplicate: false}` once the event is stored and queued, 200 `{duplicate: true}` for a replay, the provider’s handshake answer for set-up requests, and, for Discord, the answer Discord expects (204 for Webhook Events, an interaction response for Interactions). An unknown provider or tenant is 404, a missing or wrong signature 401, a provider without a generated secret 403. Not rate limited.',
+          'Signed by the provider with the tenant’s inbound secret. Answers 202 `{received, id, duplicate: false}` once the event is stored and queued, 200 `{duplicate: true}` for a replay, the provider’s handshake answer for set-up requests, and, for Discord, the answer Discord expects (204 for Webhook Events, an interaction response for Interactions). An unknown provider or tenant is 404, a missing or wrong signature 401, a provider without a generated secret 403, a body larger than the provider’s limit 413 (refused before it is read whole), and a sender whose signatures keep failing at the address 429 with Retry-After. Not rate limited otherwise.',
         security: [],
         params: doc.inboundParams,
         headers: doc.signatureHeaders,
@@ -110,16 +167,16 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
       },
     },
     async (req, reply) => {
-      const { provider, tenantId, active } = await addressOf(req.params.provider, req.params.tenant_id, req.ip);
+      const { provider, tenantId, active } = addresses.get(req) ?? (await addressOf(req.params.provider, req.params.tenant_id, req.ip));
       const spec = PROVIDER_SPECS[provider];
       const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const inbound = { headers: req.headers, rawBody, now: now() };
+      const key = `${provider}/${tenantId}`;
       if (!spec.verify(inbound, active.secrets)) {
-        throw new DomainError(
-          'invalid_signature',
-          `The ${provider} signature is missing, does not match this tenant's secret, or is too old.`,
-        );
+        await deps.badSignatures.failed(req.ip, key);
+        throw invalidSignature(provider);
       }
+      deps.badSignatures.verified(req.ip, key);
       let body: unknown;
       try {
         body = parseEventJson(rawBody.toString('utf8'));
@@ -130,6 +187,10 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
       }
       const handshake = spec.handshake?.(body, inbound);
       if (handshake) return reply.code(handshake.status).send(handshake.body ?? undefined);
+      // Values its normalizer could not store (numbers, times, ids) would fail the transaction applying the
+      // event, and every event beside it: refused here, where the sender learns which field and why.
+      const outOfRange = spec.rangeErrors?.(body) ?? [];
+      if (outOfRange.length > 0) throw validationFailed(outOfRange);
       const { dedupKey, eventType } = spec.describe(body, inbound);
       if (Buffer.byteLength(dedupKey) > MAX_DEDUP_KEY_BYTES) {
         const field = spec.dedupKeyField ?? 'id';
@@ -161,7 +222,7 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
         operationId: 'verifyMetaWebhook',
         summary: 'Verify a Meta webhook subscription',
         description:
-          'Meta’s subscription check: echoes `hub.challenge` as text when `hub.mode` is `subscribe` and `hub.verify_token` is the tenant’s verify token; 403 otherwise. An unknown tenant is 404, a tenant without a Meta secret 403.',
+          'Meta’s subscription check: echoes `hub.challenge` as text when `hub.mode` is `subscribe` and `hub.verify_token` is the tenant’s verify token; 403 otherwise, counted with the address’s failed signatures (429 with Retry-After once over budget). An unknown tenant is 404, a tenant without a Meta secret 403.',
         security: [],
         params: doc.metaParams,
         querystring: doc.metaVerificationQuery,
@@ -169,13 +230,19 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
       },
     },
     async (req, reply) => {
-      const { active } = await addressOf('meta_ads', req.params.tenant_id, req.ip);
+      const { tenantId, active } = await addressOf('meta_ads', req.params.tenant_id, req.ip);
+      // A wrong token is a failed verification at the address, as a wrong signature is: it may be a guess.
+      const key = `meta_ads/${tenantId}`;
+      const wait = deps.badSignatures.waitFor(req.ip, key);
+      if (wait > 0) throw tooManyAttempts('Too many requests whose verify token did not match at this address.', wait);
       const q = req.query;
       const token = q['hub.verify_token'];
       // A repeated parameter arrives as an array: it is not a token.
       if (q['hub.mode'] !== 'subscribe' || !active.verifyToken || typeof token !== 'string' || !hexEqual(token, active.verifyToken)) {
+        await deps.badSignatures.failed(req.ip, key);
         throw new DomainError('forbidden', 'hub.verify_token does not match the verify token set for this tenant.');
       }
+      deps.badSignatures.verified(req.ip, key);
       return reply.type('text/plain; charset=utf-8').send(typeof q['hub.challenge'] === 'string' ? q['hub.challenge'] : '');
     },
   );

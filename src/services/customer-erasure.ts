@@ -5,6 +5,7 @@ import { enqueueEvents } from '../outbox/events/enqueue.ts';
 import { forgetSequences } from '../outbox/events/sequences.ts';
 import { recordAudit, type Actor } from './audit.ts';
 import { dequeueCustomer } from '../scoring/scoring-queue.ts';
+import { forgetPaymentsOf } from './invoice-payments.ts';
 
 // Erasure of one customer (docs/data-lifecycle.md): everything that names or describes the customer goes,
 // in one transaction, so a failure leaves the customer whole and a success leaves nothing behind.
@@ -22,6 +23,7 @@ export interface Erased {
   inboundBodies: number;
   outboxEvents: number;
   deliveries: number;
+  payments: number;
 }
 
 export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string): Promise<Erased> {
@@ -85,14 +87,20 @@ export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string):
      RETURNING id`,
     [tenantId, customerId, accountIds, c.domain],
   );
-  // Revenue facts stay, without the link or the provider's account id.
-  for (const table of ['invoices', 'subscriptions']) {
-    await sql.query(
-      `UPDATE ${table} SET customer_id = NULL, account_id = NULL
-       WHERE tenant_id = $1 AND (customer_id = $2 OR account_id = ANY($3::text[]))`,
-      [tenantId, customerId, accountIds],
-    );
-  }
+  // Revenue facts stay, without the link or the provider's account id; the payments remembered for the
+  // customer's invoices go: a payment id is the provider's reference to the person's payment.
+  const invoices = await sql.query<{ provider: string; externalId: string }>(
+    `UPDATE invoices SET customer_id = NULL, account_id = NULL
+     WHERE tenant_id = $1 AND (customer_id = $2 OR account_id = ANY($3::text[]))
+     RETURNING provider, external_id AS "externalId"`,
+    [tenantId, customerId, accountIds],
+  );
+  const payments = await forgetPaymentsOf(sql, tenantId, invoices);
+  await sql.query(
+    `UPDATE subscriptions SET customer_id = NULL, account_id = NULL
+     WHERE tenant_id = $1 AND (customer_id = $2 OR account_id = ANY($3::text[]))`,
+    [tenantId, customerId, accountIds],
+  );
   // Outbound events about the customer and their deliveries (with their attempts' response excerpts).
   const outbox = await sql.query<{ id: string }>(
     `DELETE FROM outbox_events WHERE tenant_id = $1
@@ -120,6 +128,7 @@ export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string):
     inboundBodies: bodies.length,
     outboxEvents: outbox.length,
     deliveries: deliveries.length,
+    payments,
   };
   // The record of the erasure names only the id and counts: nothing that identifies the person.
   await recordAudit(sql, actor, {
@@ -131,6 +140,7 @@ export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string):
       inbound_bodies: erased.inboundBodies,
       outbox_events: erased.outboxEvents,
       deliveries: erased.deliveries,
+      payments: erased.payments,
     },
   });
   return erased;

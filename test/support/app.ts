@@ -40,7 +40,8 @@ export interface TestApp {
   /** Recomputes every customer whose scores are due, as the worker would; resolves with how many. */
   score(): Promise<number>;
   /** Starts the worker's consumers and passes on this app's queue, inbox and deliverer, as `npm start` does. */
-  startWorker(opts?: Partial<Pick<WorkerDeps, 'sweepEveryMs' | 'overdueEveryMs'>>): { close(): Promise<void> };
+  /** The worker, silent unless given a logger (to read what it logs). */
+  startWorker(opts?: Partial<Pick<WorkerDeps, 'sweepEveryMs' | 'overdueEveryMs' | 'log'>>): { close(): Promise<void> };
   /** SQL statements the app sent since the last reset, to catch N+1 queries. */
   queries: string[];
   close(): Promise<void>;
@@ -60,6 +61,9 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
     LOGIN_ATTEMPTS_PER_ADDRESS: '100000',
     LOGIN_ATTEMPTS_PER_ACCOUNT: '100000',
     AUTH_FAILURES_PER_ADDRESS: '100000',
+    INBOUND_FAILURES_PER_SENDER: '100000',
+    INBOUND_FAILURES_PER_CLIENT: '100000',
+    INBOUND_FAILURES_PER_INBOUND_ADDRESS: '100000',
     ...env,
   });
 }

@@ -1,3 +1,5 @@
+import type { FieldError } from '../../errors.ts';
+import { RangeCheck } from './ranges.ts';
 import { resolveCustomer } from '../../services/customers.ts';
 import { recordSignals } from '../../services/signals.ts';
 import { fromUnix, type NormalizeContext, type Normalizer, str } from './types.ts';
@@ -29,6 +31,28 @@ async function record(ctx: NormalizeContext, source: 'slack' | 'discord', f: Cha
     },
   ]);
   return 'processed' as const;
+}
+
+/** The times a Slack event's signals would be recorded at and the ids they are kept under, out of range (ranges.ts). */
+export function slackRangeErrors(body: any): FieldError[] {
+  return new RangeCheck()
+    .key('team_id', body?.team_id)
+    .key('event.team', body?.event?.team)
+    .key('event.channel', body?.event?.channel)
+    .key('event.item.channel', body?.event?.item?.channel)
+    .unix('event.event_ts', body?.event?.event_ts, { numericString: true })
+    .unix('event.ts', body?.event?.ts, { numericString: true })
+    .unix('event_time', body?.event_time).errors;
+}
+
+/** The time a Discord dispatch's signal would be recorded at and the ids it is kept under, out of range (ranges.ts). */
+export function discordRangeErrors(body: any): FieldError[] {
+  return new RangeCheck()
+    .isoTime('d.timestamp', body?.d?.timestamp)
+    .key('d.guild_id', body?.d?.guild_id)
+    .key('guild_id', body?.guild_id)
+    .key('d.channel_id', body?.d?.channel_id)
+    .key('channel_id', body?.channel_id).errors;
 }
 
 /** Slack Events API: messages, reactions, joins and leaves, by team (workspace) or channel. */

@@ -1,3 +1,5 @@
+import type { FieldError } from '../../errors.ts';
+import { RangeCheck } from './ranges.ts';
 import { resolveCustomer } from '../../services/customers.ts';
 import { companyDomain } from '../email-domain.ts';
 import { recordSignals } from '../../services/signals.ts';
@@ -50,3 +52,11 @@ export const normalizeGithub: Normalizer = async ({ sql, event }) => {
   ]);
   return 'processed';
 };
+
+/** The logins a GitHub event's signals are kept under, out of range (ranges.ts). */
+export function githubRangeErrors(body: any): FieldError[] {
+  return new RangeCheck()
+    .key('organization.login', body?.organization?.login)
+    .key('repository.owner.login', body?.repository?.owner?.login)
+    .key('sender.login', body?.sender?.login).errors;
+}

@@ -1,3 +1,5 @@
+import type { FieldError } from '../../errors.ts';
+import { RangeCheck } from './ranges.ts';
 import { resolveCustomer } from '../../services/customers.ts';
 import { companyDomain } from '../email-domain.ts';
 import { recordSignals } from '../../services/signals.ts';
@@ -50,3 +52,17 @@ export const normalizeIntercom: Normalizer = async ({ sql, event, sentiment }) =
   ]);
   return 'processed';
 };
+
+/** The time an Intercom notification's signal would be recorded at and the ids it is kept under, out of range (ranges.ts). */
+export function intercomRangeErrors(body: any): FieldError[] {
+  const check = new RangeCheck().unix('created_at', body?.created_at);
+  const item = body?.data?.item ?? {};
+  check.key('data.item.id', item.id).key('data.item.source.author.email', item.source?.author?.email);
+  const companies: any[] = Array.isArray(item.companies?.companies) ? item.companies.companies : [];
+  companies.forEach((c, i) => check.key(`data.item.companies.companies.${i}`, c?.company_id ?? c?.id));
+  const contacts: any[] = Array.isArray(item.contacts?.contacts) ? item.contacts.contacts : [];
+  contacts.forEach((c, i) =>
+    check.key(`data.item.contacts.contacts.${i}`, c?.external_id ?? c?.id).key(`data.item.contacts.contacts.${i}.email`, c?.email),
+  );
+  return check.errors;
+}

@@ -1,3 +1,5 @@
+import type { FieldError } from '../../errors.ts';
+import { RangeCheck } from './ranges.ts';
 import { resolveCustomer } from '../../services/customers.ts';
 import { companyDomain } from '../email-domain.ts';
 import { recordSignals, type SignalInput } from '../../services/signals.ts';
@@ -42,3 +44,23 @@ export const normalizeMetaAds: Normalizer = async ({ sql, event }) => {
   await recordSignals(sql, signals);
   return signals.length ? 'processed' : 'ignored';
 };
+
+/** The times a Meta delivery's lead signals would be recorded at and the ids they are kept under, out of range (ranges.ts). */
+export function metaAdsRangeErrors(body: any): FieldError[] {
+  const check = new RangeCheck();
+  const entries: any[] = Array.isArray(body?.entry) ? body.entry : [];
+  entries.forEach((entry, i) => {
+    check.unix(`entry.${i}.time`, entry?.time).key(`entry.${i}.id`, entry?.id);
+    const changes: any[] = Array.isArray(entry?.changes) ? entry.changes : [];
+    changes.forEach((change, j) => {
+      if (change?.field !== 'leadgen') return;
+      const v = change?.value ?? {};
+      check
+        .unix(`entry.${i}.changes.${j}.value.created_time`, v.created_time)
+        .key(`entry.${i}.changes.${j}.value.page_id`, v.page_id)
+        .key(`entry.${i}.changes.${j}.value.ad_account_id`, v.ad_account_id)
+        .key(`entry.${i}.changes.${j}.value`, leadEmail(v));
+    });
+  });
+  return check.errors;
+}

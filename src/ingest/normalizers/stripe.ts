@@ -5,7 +5,15 @@ import { customerForProviderAccount, customerKeys, customerOf, resolveCustomer }
 import { companyDomain } from '../email-domain.ts';
 import { canMove, EVENT_FOR_STATUS, type InvoiceStatus } from '../invoice-state.ts';
 import { recordSignals, type SignalInput } from '../../services/signals.ts';
+import {
+  invoiceOfPayment,
+  latestPaymentOf,
+  type PaymentOfInvoice,
+  rememberPayments as rememberPaymentsOf,
+} from '../../services/invoice-payments.ts';
 import type { Sql } from '../../db/sql.ts';
+import type { FieldError } from '../../errors.ts';
+import { MAX_AMOUNT, MAX_COUNT, RangeCheck } from './ranges.ts';
 import type { OutboxInput } from '../../outbox/events/enqueue.ts';
 import { fromUnix, type NormalizeContext, type Normalizer, type Outcome, type StoredEvent, str } from './types.ts';
 
@@ -70,55 +78,10 @@ function paymentsOfInvoice(o: any): string[] {
 const paymentOfInvoicePayment = (ip: any): string | null =>
   idOf(ip?.payment?.payment_intent) ?? idOf(ip?.payment?.charge) ?? idOf(ip?.payment?.payment_record);
 
-/** A payment and the invoice it belongs to, for events that name only the payment. */
-interface PaymentOfInvoice {
-  tenantId: string;
-  invoiceExternalId: string;
-  paymentId: string;
-}
 const paymentsOf = (tenantId: string, invoiceExternalId: string, paymentIds: string[]): PaymentOfInvoice[] =>
   paymentIds.map((paymentId) => ({ tenantId, invoiceExternalId, paymentId }));
 
-/**
- * Remembers which invoice each payment belongs to, in one statement; the first invoice to name a payment
- * keeps it. Inserted in payment order: a payment two invoices name may be written by two transactions at
- * once (each holding only its own invoice's lock), and they then meet on its key in the same order.
- */
-async function rememberPayments(sql: Sql, payments: PaymentOfInvoice[]) {
-  const seen = new Set<string>();
-  const first = payments
-    .filter((p) => !seen.has(`${p.tenantId}:${p.paymentId}`) && seen.add(`${p.tenantId}:${p.paymentId}`))
-    .sort((a, b) => (a.tenantId + a.paymentId < b.tenantId + b.paymentId ? -1 : 1));
-  if (first.length === 0) return;
-  await sql.query(
-    `INSERT INTO invoice_payments (id, tenant_id, provider, payment_id, invoice_external_id)
-     SELECT gen_random_uuid(), t, $1, p, i FROM unnest($2::uuid[], $3::text[], $4::text[]) AS r(t, p, i)
-     ON CONFLICT (tenant_id, provider, payment_id) DO NOTHING`,
-    [PROVIDER, first.map((p) => p.tenantId), first.map((p) => p.paymentId), first.map((p) => p.invoiceExternalId)],
-  );
-}
-
-/** The invoice a payment belongs to, as remembered from earlier events. */
-async function invoiceOfPayment(ctx: NormalizeContext, paymentIds: (string | null)[]): Promise<string | null> {
-  const ids = paymentIds.filter((id): id is string => id !== null);
-  if (ids.length === 0) return null;
-  const [row] = await ctx.sql.query<{ invoice_external_id: string }>(
-    `SELECT invoice_external_id FROM invoice_payments WHERE tenant_id = $1 AND provider = $2 AND payment_id = ANY($3::text[])
-     ORDER BY array_position($3::text[], payment_id) LIMIT 1`,
-    [ctx.event.tenantId, PROVIDER, ids],
-  );
-  return row?.invoice_external_id ?? null;
-}
-
-/** The newest payment remembered for an invoice. */
-async function latestPaymentOf(ctx: NormalizeContext, invoiceExternalId: string): Promise<string | null> {
-  const [row] = await ctx.sql.query<{ payment_id: string }>(
-    `SELECT payment_id FROM invoice_payments WHERE tenant_id = $1 AND provider = $2 AND invoice_external_id = $3
-     ORDER BY created_at DESC, payment_id DESC LIMIT 1`,
-    [ctx.event.tenantId, PROVIDER, invoiceExternalId],
-  );
-  return row?.payment_id ?? null;
-}
+const rememberPayments = (sql: Sql, payments: PaymentOfInvoice[]) => rememberPaymentsOf(sql, PROVIDER, payments);
 
 /** `invoice_payment.paid` (API 2025-03-31 and later): the one event that ties a payment to its invoice. */
 async function invoicePaymentPaid(ctx: NormalizeContext, o: any): Promise<Outcome> {
@@ -370,8 +333,8 @@ export function prepareStripe(events: StoredEvent[]): Map<string, InvoiceSegment
     segment = new InvoiceSegment();
   };
   for (const event of events) {
-    // An object that is not usable (an invalid currency) throws here as its own normalizer would: the batch fails.
-    const t = transitionOf(event);
+    // One out of range is refused by its normalizer (stripeRangeErrors), alone: it ends the segment.
+    const t = stripeRangeErrors(event.body).length === 0 ? transitionOf(event) : null;
     if (t) segment.transitions.push(t);
     else if (!besideInvoices(event)) end();
   }
@@ -390,7 +353,7 @@ async function paymentFailed(ctx: NormalizeContext, o: any): Promise<Outcome> {
   await rememberPayments(ctx.sql, paymentsOf(tenantId, str(o.id)!, named));
   // A current-version invoice names no payment; one paid before (invoice_payment.paid) may be remembered.
   // Failing that, the Stripe invoice id is the one reference the event gives to the failed attempt.
-  const paymentId = named[0] ?? (await latestPaymentOf(ctx, str(o.id)!)) ?? str(o.id)!;
+  const paymentId = named[0] ?? (await latestPaymentOf(ctx.sql, tenantId, PROVIDER, str(o.id)!)) ?? str(o.id)!;
   const amountMinor = minor(o?.amount_due ?? o?.total);
   ctx.outbox.push({
     tenantId,
@@ -464,7 +427,14 @@ async function refunded(ctx: NormalizeContext, o: any): Promise<Outcome> {
         [idOf(o?.payment_intent), chargeId].filter((id): id is string => id !== null),
       ),
     );
-  const invoiceExternal = named ?? (await invoiceOfPayment(ctx, [idOf(o?.payment_intent), chargeId]));
+  const invoiceExternal =
+    named ??
+    (await invoiceOfPayment(
+      ctx.sql,
+      tenantId,
+      PROVIDER,
+      [idOf(o?.payment_intent), chargeId].filter((id): id is string => id !== null),
+    ));
   const [invoice] = invoiceExternal
     ? await ctx.sql.query<{ id: string }>('SELECT id FROM invoices WHERE tenant_id = $1 AND provider = $2 AND external_id = $3', [
         tenantId,
@@ -671,6 +641,60 @@ export function orderKeyOfStripeEvent(body: any): string | null {
   if (type === 'invoice_payment.paid') return idOf(o?.invoice);
   if (type === 'charge.refunded') return idOf(o?.invoice) ?? str(o?.id);
   return null;
+}
+
+/**
+ * The numbers and codes of a Stripe event that its handler would write, out of range (ranges.ts): the
+ * event's time; an invoice's amounts, due date and currency; a refunded charge's amounts and currency; a
+ * subscription's times, quantities, prices and the seats and monthly amount they make.
+ */
+export function stripeRangeErrors(body: any): FieldError[] {
+  const type = String(body?.type ?? '');
+  const o = body?.data?.object;
+  const at = 'data.object';
+  const check = new RangeCheck().unix('created', body?.created);
+  // The ids it writes or keys objects by, expanded or not, and the customer's name and emails.
+  for (const ref of ['id', 'customer', 'invoice', 'payment_intent', 'charge']) check.key(`${at}.${ref}`, idOf(o?.[ref]));
+  for (const f of ['name', 'email', 'customer_email', 'receipt_email']) check.key(`${at}.${f}`, o?.[f]);
+  check.key(`${at}.billing_details.email`, o?.billing_details?.email);
+  const listed: any[] = Array.isArray(o?.payments?.data) ? o.payments.data : [];
+  listed.forEach((ip, i) => check.key(`${at}.payments.data.${i}.payment`, paymentOfInvoicePayment(ip)));
+  check.key(`${at}.payment`, paymentOfInvoicePayment(o));
+  const currency = () =>
+    check.rule(
+      `${at}.currency`,
+      o?.currency == null || (typeof o.currency === 'string' && /^[a-z]{3}$/i.test(o.currency)),
+      'is not a currency code',
+    );
+  if (Object.hasOwn(INVOICE_EVENTS, type) || type === 'invoice.payment_failed') {
+    check.amount(`${at}.total`, o?.total).amount(`${at}.amount_due`, o?.amount_due).unix(`${at}.due_date`, o?.due_date);
+    currency();
+  } else if (type === 'charge.refunded') {
+    check.amount(`${at}.amount_refunded`, o?.amount_refunded).amount(`${at}.amount`, o?.amount);
+    currency();
+  } else if (type.startsWith('customer.subscription.')) {
+    for (const f of ['trial_end', 'canceled_at', 'ended_at']) check.unix(`${at}.${f}`, o?.[f]);
+    const items: any[] = Array.isArray(o?.items?.data) ? o.items.data : [];
+    items.forEach((item, i) => {
+      const p = item?.price ? 'price' : 'plan';
+      const price = item?.[p] ?? {};
+      check
+        .count(`${at}.items.data.${i}.quantity`, item?.quantity)
+        .amount(`${at}.items.data.${i}.${p}.${price.unit_amount != null ? 'unit_amount' : 'amount'}`, price.unit_amount ?? price.amount)
+        .count(`${at}.items.data.${i}.${p}.interval_count`, price.recurring?.interval_count ?? price.interval_count);
+    });
+    if (check.errors.length === 0) {
+      const facts = subscriptionFacts(o);
+      check
+        .rule(`${at}.items`, (facts.seats ?? 0) <= MAX_COUNT, `holds more than ${MAX_COUNT} seats in all`)
+        .rule(
+          `${at}.items`,
+          facts.mrrMinor === null || (facts.mrrMinor <= BigInt(MAX_AMOUNT) && facts.mrrMinor >= -BigInt(MAX_AMOUNT)),
+          `comes to a monthly amount beyond ${MAX_AMOUNT} minor units`,
+        );
+    }
+  }
+  return check.errors;
 }
 
 /** What applies a Stripe event of this type; none for the types kept but not used, which touch nothing. */

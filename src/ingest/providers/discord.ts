@@ -1,7 +1,7 @@
-import { normalizeDiscord } from '../normalizers/chat.ts';
+import { normalizeDiscord, discordRangeErrors } from '../normalizers/chat.ts';
 import { isDiscordPublicKey } from '../../contract/provider-secrets.ts';
 import { createPublicKey, verify as verifySignature } from 'node:crypto';
-import { type HandshakeReply, header, type ProviderSpec } from './types.ts';
+import { type HandshakeReply, header, KIB, type ProviderSpec, withinRanges } from './types.ts';
 
 // DER prefix of an Ed25519 SubjectPublicKeyInfo; the raw 32-byte key follows it.
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
@@ -50,12 +50,17 @@ function interactionAnswer(type: unknown): HandshakeReply | null {
 }
 
 export const discord: ProviderSpec = {
-  normalize: normalizeDiscord,
+  normalize: withinRanges(normalizeDiscord, discordRangeErrors),
+  rangeErrors: discordRangeErrors,
   sign: () => {
     // The tenant's Discord secret is the application's public key: only Discord holds the private key.
     throw new TypeError('discord requests cannot be re-signed: Discord signs with a private key only Discord holds');
   },
   name: 'discord',
+  // An interaction or a relayed dispatch: one message (at most 4,000 characters and 6,000 of embeds) with its resolved users.
+  maxBodyBytes: 128 * KIB,
+  signed: (headers) =>
+    /^[0-9a-fA-F]{128}$/.test(header(headers, 'x-signature-ed25519') ?? '') && !!header(headers, 'x-signature-timestamp'),
   dedupKeySigned: true,
   verify({ headers, rawBody }, secrets) {
     const sig = header(headers, 'x-signature-ed25519');

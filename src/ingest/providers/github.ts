@@ -1,14 +1,17 @@
-import { normalizeGithub } from '../normalizers/github.ts';
+import { githubRangeErrors, normalizeGithub } from '../normalizers/github.ts';
 import { afterPrefix, hexEqual, hmacHex } from './hmac.ts';
-import { header, type ProviderSpec } from './types.ts';
+import { header, type ProviderSpec, withinRanges } from './types.ts';
 
 export const github: ProviderSpec = {
-  normalize: normalizeGithub,
+  normalize: withinRanges(normalizeGithub, githubRangeErrors),
+  rangeErrors: githubRangeErrors,
   sign: (secret, body) => ({
     'x-hub-signature': `sha1=${hmacHex('sha1', secret, body)}`,
     'x-hub-signature-256': `sha256=${hmacHex('sha256', secret, body)}`,
   }),
   name: 'github',
+  // No limit of its own: GitHub caps a delivery at 25 MB, and a push of many commits comes near the service's.
+  signed: (headers) => afterPrefix(header(headers, 'x-hub-signature-256'), 'sha256=') !== null,
   dedupKeySigned: false,
   dedupKeyField: 'X-GitHub-Delivery',
   verify({ headers, rawBody }, secrets) {

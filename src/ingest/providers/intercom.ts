@@ -1,11 +1,15 @@
-import { normalizeIntercom } from '../normalizers/intercom.ts';
+import { normalizeIntercom, intercomRangeErrors } from '../normalizers/intercom.ts';
 import { afterPrefix, hexEqual, hmacHex } from './hmac.ts';
-import { header, type ProviderSpec } from './types.ts';
+import { header, KIB, type ProviderSpec, withinRanges } from './types.ts';
 
 export const intercom: ProviderSpec = {
-  normalize: normalizeIntercom,
+  normalize: withinRanges(normalizeIntercom, intercomRangeErrors),
+  rangeErrors: intercomRangeErrors,
   sign: (secret, body) => ({ 'x-hub-signature': `sha1=${hmacHex('sha1', secret, body)}` }),
   name: 'intercom',
+  // A notification carries the conversation with its parts (up to 500 of them).
+  maxBodyBytes: 512 * KIB,
+  signed: (headers) => afterPrefix(header(headers, 'x-hub-signature'), 'sha1=') !== null,
   dedupKeySigned: true,
   verify({ headers, rawBody }, secrets) {
     const got = afterPrefix(header(headers, 'x-hub-signature'), 'sha1=');
@@ -15,7 +19,9 @@ export const intercom: ProviderSpec = {
   describe: (body) => ({ dedupKey: String(body?.id ?? ''), eventType: String(body?.topic ?? 'unknown') }),
   // A conversation's events in the order accepted: opened, replied, closed.
   orderKeyOf: (body) =>
-    String(body?.topic ?? '').startsWith('conversation.') && body?.data?.item?.id != null ? `conversation:${String(body.data.item.id)}` : null,
+    String(body?.topic ?? '').startsWith('conversation.') && body?.data?.item?.id != null
+      ? `conversation:${String(body.data.item.id)}`
+      : null,
   openapi: {
     label: 'Intercom',
     headers: { 'x-hub-signature': '`sha1=<hex HMAC-SHA1 of the body>`.' },

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { normalizeMetaAds } from '../normalizers/meta-ads.ts';
+import { normalizeMetaAds, metaAdsRangeErrors } from '../normalizers/meta-ads.ts';
 import { afterPrefix, hexEqual, hmacHex } from './hmac.ts';
-import { header, MAX_DEDUP_KEY_BYTES, type ProviderSpec } from './types.ts';
+import { header, KIB, MAX_DEDUP_KEY_BYTES, type ProviderSpec, withinRanges } from './types.ts';
 
 /** Every lead change in the delivery: entry id, change time and leadgen id make its identity. */
 export function leadKeys(body: any): string[] {
@@ -17,12 +17,16 @@ export function leadKeys(body: any): string[] {
 }
 
 export const metaAds: ProviderSpec = {
-  normalize: normalizeMetaAds,
+  normalize: withinRanges(normalizeMetaAds, metaAdsRangeErrors),
+  rangeErrors: metaAdsRangeErrors,
   sign: (secret, body) => ({
     'x-hub-signature': `sha1=${hmacHex('sha1', secret, body)}`,
     'x-hub-signature-256': `sha256=${hmacHex('sha256', secret, body)}`,
   }),
   name: 'meta_ads',
+  // A batch of lead changes, a few hundred bytes each.
+  maxBodyBytes: 256 * KIB,
+  signed: (headers) => afterPrefix(header(headers, 'x-hub-signature-256'), 'sha256=') !== null,
   dedupKeySigned: true,
   verify({ headers, rawBody }, secrets) {
     const got = afterPrefix(header(headers, 'x-hub-signature-256'), 'sha256=');

@@ -1,14 +1,26 @@
-import { normalizeSlack } from '../normalizers/chat.ts';
+import { normalizeSlack, slackRangeErrors } from '../normalizers/chat.ts';
 import { afterPrefix, hexEqual, hmacHex } from './hmac.ts';
-import { header, type ProviderSpec, TOLERANCE_SECONDS } from './types.ts';
+import { header, KIB, type ProviderSpec, TOLERANCE_SECONDS, withinRanges } from './types.ts';
 
 export const slack: ProviderSpec = {
-  normalize: normalizeSlack,
+  normalize: withinRanges(normalizeSlack, slackRangeErrors),
+  rangeErrors: slackRangeErrors,
   sign: (secret, body, now) => ({
     'x-slack-request-timestamp': String(now),
     'x-slack-signature': `v0=${hmacHex('sha256', secret, `v0:${now}:`, body)}`,
   }),
   name: 'slack',
+  // An Events API envelope around one message (at most 40,000 characters of text, with its blocks).
+  maxBodyBytes: 256 * KIB,
+  signed(headers, now) {
+    const ts = header(headers, 'x-slack-request-timestamp');
+    return (
+      !!ts &&
+      /^\d+$/.test(ts) &&
+      Math.abs(now - Number(ts)) <= TOLERANCE_SECONDS &&
+      afterPrefix(header(headers, 'x-slack-signature'), 'v0=') !== null
+    );
+  },
   dedupKeySigned: true,
   dedupKeyField: 'event_id',
   verify({ headers, rawBody, now }, secrets) {

@@ -1,6 +1,6 @@
-import { normalizeStripe, objectsOfStripeEvent, orderKeyOfStripeEvent, prepareStripe } from '../normalizers/stripe.ts';
+import { normalizeStripe, stripeRangeErrors, objectsOfStripeEvent, orderKeyOfStripeEvent, prepareStripe } from '../normalizers/stripe.ts';
 import { hexEqual, hmacHex } from './hmac.ts';
-import { header, type ProviderSpec, TOLERANCE_SECONDS } from './types.ts';
+import { header, KIB, type ProviderSpec, TOLERANCE_SECONDS, withinRanges } from './types.ts';
 
 /** `Stripe-Signature: t=<unix>,v1=<hex>[,v1=<hex>...]` over `{t}.{raw body}`; any v1 may match. */
 export function parseStripeSignature(value: string | undefined): { t: number; v1: string[] } | null {
@@ -16,12 +16,19 @@ export function parseStripeSignature(value: string | undefined): { t: number; v1
 }
 
 export const stripe: ProviderSpec = {
-  normalize: normalizeStripe,
+  normalize: withinRanges(normalizeStripe, stripeRangeErrors),
+  rangeErrors: stripeRangeErrors,
   prepare: prepareStripe,
   objectsOf: objectsOfStripeEvent,
   orderKeyOf: orderKeyOfStripeEvent,
   sign: (secret, body, now) => ({ 'stripe-signature': `t=${now},v1=${hmacHex('sha256', secret, `${now}.`, body)}` }),
   name: 'stripe',
+  // Event objects carry one API object each (an invoice lists its first lines only): tens of kilobytes.
+  maxBodyBytes: 512 * KIB,
+  signed(headers, now) {
+    const sig = parseStripeSignature(header(headers, 'stripe-signature'));
+    return sig !== null && Math.abs(now - sig.t) <= TOLERANCE_SECONDS;
+  },
   verify({ headers, rawBody, now }, secrets) {
     const sig = parseStripeSignature(header(headers, 'stripe-signature'));
     if (!sig || Math.abs(now - sig.t) > TOLERANCE_SECONDS) return false;

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ProviderName } from '../../contract/enums.ts';
+import { type FieldError, validationFailed } from '../../errors.ts';
 import type { Normalizer, StoredEvent } from '../normalizers/types.ts';
 
 export { isProvider, type ProviderName, PROVIDERS } from '../../contract/enums.ts';
@@ -21,6 +22,17 @@ export interface ProviderSpec {
   /** Checks the signature over the exact bytes with each candidate secret (current, then the rotated-out one). */
   verify(req: InboundRequest, secrets: string[]): boolean;
   /**
+   * Whether the headers carry a signature `verify` could accept (present, well formed, its timestamp within
+   * the window): checked before the body is read, so a request that cannot verify costs no read of its body.
+   */
+  signed(headers: IncomingHttpHeaders, now: number): boolean;
+  /**
+   * The largest body accepted from this provider, in bytes: what its largest real deliveries need, with room
+   * (docs/inbound-webhooks.md, "Limits"). A larger one is refused with 413 before it is read whole. Unset, or
+   * above BODY_LIMIT_BYTES: that limit.
+   */
+  maxBodyBytes?: number;
+  /**
    * Whether `describe`'s dedup key is inside the signed bytes. When it is not (GitHub's delivery id is
    * a header), a captured body re-posted with a fresh id would pass the signature as a new event, so
    * the inbox also deduplicates on a hash of the body. Unset means signed.
@@ -34,6 +46,12 @@ export interface ProviderSpec {
   dedupKeyField?: string;
   /** The provider's own id of this event (replays carry the same) and its type. */
   describe(body: any, req: InboundRequest): { dedupKey: string; eventType: string };
+  /**
+   * The numbers (amounts, counts, times) and codes of the event that its normalizer would write and that
+   * are out of what can be stored (normalizers/ranges.ts), each with its path in the body: such an event is
+   * refused on acceptance, and one stored before is refused by its normalizer. Unset: it writes none.
+   */
+  rangeErrors?(body: any): FieldError[];
   /** Turns a stored event into invoices, subscriptions, signals and outbound events (src/ingest/normalizers). */
   normalize: Normalizer;
   /**
@@ -82,3 +100,17 @@ export const MAX_DEDUP_KEY_BYTES = 1024;
 
 /** Replay window for schemes that sign a timestamp (Stripe, Slack). */
 export const TOLERANCE_SECONDS = 300;
+
+/**
+ * A normalizer that first refuses an event whose numbers are out of range (`rangeErrors`): such an event,
+ * stored before acceptance refused it, fails on its own with the fields named, before anything is written.
+ */
+export function withinRanges(normalize: Normalizer, rangeErrors: (body: any) => FieldError[]): Normalizer {
+  return (ctx) => {
+    const errors = rangeErrors(ctx.event.body);
+    if (errors.length > 0) throw validationFailed(errors);
+    return normalize(ctx);
+  };
+}
+
+export const KIB = 1024;
