@@ -6,10 +6,11 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { operator } from '../src/services/audit.ts';
 import { createInboundSecretStore } from '../src/services/integrations.ts';
-import { processInboxEvent } from '../src/ingest/processor.ts';
+import { processInboxBatch, processInboxEvent } from '../src/ingest/processor.ts';
 import { createTestApp, type TestApp, testSecretBox } from './support/app.ts';
 import { tenantWithKey } from './support/factories.ts';
 import * as p from './support/providers.ts';
+import { storeGroup } from './support/inbox.ts';
 
 type Provider = 'stripe' | 'github' | 'slack' | 'discord' | 'intercom' | 'meta_ads';
 
@@ -284,5 +285,21 @@ describe('numbers an event’s normalizer cannot store', () => {
       fieldErrors: [{ path: 'data.object.total', message: expect.any(String) }],
     });
     expect(await t.prisma.invoice.count({ where: { tenantId } })).toBe(0);
+  });
+
+  it('leaves such an event out of the batch it comes in, which applies the others, and holds its invoice’s later events', async () => {
+    const { tenantId } = await tenantWith('stripe');
+    // Stored as before acceptance checked numbers, and published to no worker: only this batch applies them.
+    const [good, bad, later] = await storeGroup(t.pool, tenantId, [
+      p.stripeEvent('invoice.created', p.stripeInvoice('in_GOOD', 'cus_R1', 100)),
+      p.stripeEvent('invoice.created', { ...p.stripeInvoice('in_BAD', 'cus_R1', 100), total: 1e20 }),
+      p.stripeEvent('invoice.paid', p.stripeInvoice('in_BAD', 'cus_R1', 100, { status: 'paid' })),
+    ]);
+    const results = await processInboxBatch(
+      t.pool,
+      [good!, bad!, later!].map((id) => ({ id })),
+    );
+    expect([good, bad, later].map((id) => results.get(id!))).toEqual(['processed', 'alone', 'behind']);
+    expect(await t.prisma.invoice.findMany({ where: { tenantId }, select: { externalId: true } })).toEqual([{ externalId: 'in_GOOD' }]);
   });
 });

@@ -252,7 +252,7 @@ export function processInboxBatch(pool: pg.Pool, messages: EventRef[]): Promise<
       // that bound).
       // Each step by its index, by id or by object, never by status: the plan is generic (APPLYING), and an
       // index over the status would lead it through every event still to apply, a whole backlog.
-      const rows = await sql.query<Row & { behind: string | null }>(
+      const rows = await sql.query<Row & { behind: string | null; order_key: string | null }>(
         `WITH named AS (
            SELECT tenant_id, order_key, max(seq) AS upto FROM inbox_events
            WHERE id = ANY($1::uuid[]) AND order_key IS NOT NULL GROUP BY tenant_id, order_key),
@@ -282,7 +282,20 @@ export function processInboxBatch(pool: pg.Pool, messages: EventRef[]): Promise<
       // waits behind an earlier event waits for it with everything after it about the same object.
       const applied = rows.filter((r) => r.behind === null);
       for (const r of rows) if (r.behind !== null) results.set(r.id, 'behind');
-      const events = applied.map(storedEvent);
+      // An event whose numbers are out of range (stored before acceptance refused such events) would fail the
+      // whole batch: it is applied on its own, where it fails alone, and its object's later events wait for it.
+      const refusedObjects = new Set<string>();
+      const events: StoredEvent[] = [];
+      for (const r of applied) {
+        const rangeErrors = isProvider(r.provider) ? PROVIDER_SPECS[r.provider].rangeErrors : undefined;
+        const object = r.order_key === null ? null : `${r.tenant_id}:${r.order_key}`;
+        const event = storedEvent(r);
+        if (object !== null && refusedObjects.has(object)) results.set(r.id, 'behind');
+        else if (rangeErrors && rangeErrors(event.body).length > 0) {
+          results.set(r.id, 'alone');
+          if (object !== null) refusedObjects.add(object);
+        } else events.push(event);
+      }
       await lockFor(sql, events);
       const prepared = prepareBatch(events);
       const outbox: OutboxInput[] = [];
