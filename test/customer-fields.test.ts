@@ -71,6 +71,15 @@ describe('the one list of a customer’s fields', () => {
     for (const name of NAMES) expect(rest[name], name).toEqual(one[camelCase(name)]);
   });
 
+  it('keeps the customers CSV’s columns where spreadsheets built on it expect them', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/exports/customers?format=csv', headers: { 'x-api-key': apiKey } });
+    expect(res.body.split('\n')[0]).toBe(
+      'id,external_id,name,email,domain,identities,health_score,health_status,usage_score,engagement_score,support_score,billing_score,' +
+        'growth_score,weakest_dimension,trend_7d,trend_30d,health_computed_at,churn_probability,churn_risk_level,churn_model_version,' +
+        'churn_predicted_at,created_at,updated_at',
+    );
+  });
+
   it('has a column each in the customers export, with the same values', async () => {
     const res = await t.app.inject({
       method: 'GET',

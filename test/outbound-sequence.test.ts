@@ -185,6 +185,16 @@ describe('numbering outbound events per subject', () => {
       { dedup_key: 'new', sequence: 2 },
     ]);
     expect(await counterOf(tenantId, `customer:${c}`)).toBe(2);
+    // The events still to relay carry the same numbers, which ordered delivery goes by.
+    const { rows } = await t.pool.query(
+      `SELECT o.sequence AS event, p.sequence AS pending FROM outbox_events o JOIN outbox_pending p ON p.event_id = o.id
+       WHERE o.tenant_id = $1 AND o.sequence_subject = $2 ORDER BY o.sequence`,
+      [tenantId, `customer:${c}`],
+    );
+    expect(rows).toEqual([
+      { event: 1, pending: 1 },
+      { event: 2, pending: 2 },
+    ]);
   });
 
   it('numbers a payment under its invoice, else its customer, else the payment, and a trial extension under its customer, else its subscription', () => {

@@ -290,6 +290,19 @@ describe('deliveries', () => {
     expect(await t.prisma.webhookDelivery.count({ where: { endpointId: endpoint.id, outboxEventId: written.id } })).toBe(1);
   });
 
+  it('lists as still to relay an event written without the service’s own statement, as an earlier release writes one', async () => {
+    const { tenantId, endpoint } = await endpointFor(['invoice.created']);
+    const event = exampleEvent(tenantId, 'invoice.created');
+    const { rows } = await t.pool.query<{ id: string }>(
+      `INSERT INTO outbox_events (id, tenant_id, type, payload, dedup_key) VALUES (gen_random_uuid(), $1, $2, $3, $4) RETURNING id`,
+      [tenantId, event.type, JSON.stringify(event.payload), event.dedupKey],
+    );
+    const pending = await t.pool.query('SELECT 1 FROM outbox_pending WHERE event_id = $1', [rows[0]!.id]);
+    expect(pending.rowCount).toBe(1);
+    await relayOutbox(t.pool, t.queue);
+    expect(await t.prisma.webhookDelivery.count({ where: { endpointId: endpoint.id, outboxEventId: rows[0]!.id } })).toBe(1);
+  });
+
   it('retries a 500 after the first wait of the schedule with the same X-Webhook-Id, and succeeds', async () => {
     const { tenantId } = await endpointFor();
     const id = await emit(tenantId);

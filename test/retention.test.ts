@@ -51,6 +51,8 @@ async function agedData(app: TestApp, tenantId: string, ages: number[]) {
       `INSERT INTO outbox_events (id, tenant_id, type, payload, created_at) VALUES (gen_random_uuid(), $1, 'customer.created', '{}', $2) RETURNING id`,
       [tenantId, at],
     );
+    // Relayed long ago: no longer listed as still to relay.
+    await q('DELETE FROM outbox_pending WHERE event_id = $1', [outbox!.id]);
     out.outbox.push({ days, id: outbox!.id });
     const [delivery] = await q(
       `INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, outbox_event_id, event_type, envelope, status, created_at, updated_at)
@@ -99,6 +101,17 @@ describe('a retention pass', () => {
     expect(ids(await app.prisma.webhookDelivery.findMany({ where }))).toEqual(kept(d.deliveries, 30));
     expect(await app.prisma.webhookAttempt.count({ where: { delivery: where } })).toBe(kept(d.deliveries, 30).length);
     expect(ids(await app.prisma.auditEvent.findMany({ where }))).toEqual(kept(d.audit, 730));
+  });
+
+  test('never removes an outbound event the relay has not fanned out yet, however old', async ({ app, tenant }) => {
+    const [event] = (
+      await app.pool.query<{ id: string }>(
+        `INSERT INTO outbox_events (id, tenant_id, type, payload, created_at) VALUES (gen_random_uuid(), $1, 'customer.created', '{}', now() - interval '90 days') RETURNING id`,
+        [tenant.tenantId],
+      )
+    ).rows;
+    await pass(app);
+    expect(await app.prisma.outboxEvent.count({ where: { id: event!.id } })).toBe(1);
   });
 
   test('follows a tenant’s own windows and leaves other tenants to theirs', async ({ app, tenant, signedIn }) => {

@@ -94,6 +94,24 @@ describe('its parameters and rows, as pg’s own queries have them', () => {
     }
   });
 
+  it('refuses a value it cannot write before sending anything, and the connection stays usable', async () => {
+    const client = await pool.connect();
+    try {
+      const statement = rowsBeforeCommit(client, 'INSERT INTO slow_commits (id) VALUES ($1) RETURNING id', [new Date(Number.NaN)], {
+        first: 'SELECT pg_advisory_xact_lock(7, 42)',
+      });
+      await expect(statement.first).rejects.toThrow(RangeError);
+      await expect(statement.rows).rejects.toThrow(RangeError);
+      // The first statement was never sent: its lock is free, and the session is in no transaction.
+      const free = await pool.query<{ free: boolean }>('SELECT pg_try_advisory_lock_shared(7, 42) AS free');
+      expect(free.rows[0]!.free).toBe(true);
+      await pool.query('SELECT pg_advisory_unlock_shared(7, 42)');
+      expect((await client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    } finally {
+      client.release();
+    }
+  });
+
   it('prepares its named statement once per connection', async () => {
     const client = await pool.connect();
     try {

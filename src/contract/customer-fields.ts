@@ -1,8 +1,8 @@
-// A customer's own fields, listed once. The wire shape (entities.ts `customerListItem`, and with it the REST
-// answers, /openapi.json and the webhook payloads), the GraphQL type (src/schema/customer.ts), the plain-SQL
-// reads (src/services/customer-reads.ts) and the CSV/NDJSON export (src/services/exports.ts) are made from
-// this list; the REST facade's GraphQL fragment is checked against it (test/customer-fields.test.ts). A
-// field is its `customers` column of the same name.
+// A customer's own fields, listed once (docs/architecture.md): the wire shape (entities.ts `customerListItem`,
+// and with it the REST answers, /openapi.json and the webhook payloads) and the example customer, the GraphQL
+// type (src/schema/customer.ts), the plain-SQL reads (src/services/customer-reads.ts) and the CSV/NDJSON export
+// (src/services/exports.ts) are made from this list; the REST facade's GraphQL fragment is checked against it
+// (test/customer-fields.test.ts). A field is its `customers` column of the same name.
 import { z } from 'zod';
 import { HEALTH_STATUSES, RISK_LEVELS } from './enums.ts';
 import { probability, score, time, uuid } from './wire.ts';
@@ -26,32 +26,36 @@ interface CustomerField {
   description?: string;
   /** The export's column description. */
   exported: string;
+  /** The value of the example customer (the webhook catalog's examples, the documentation's samples). */
+  example: string | number;
 }
 
 const listed = (values: readonly string[]) => `${values.slice(0, -1).join(', ')} or ${values.at(-1)}`;
 
 export const CUSTOMER_FIELDS = {
-  id: { kind: 'uuid', nullable: false, exported: 'Customer id' },
+  id: { kind: 'uuid', nullable: false, exported: 'Customer id', example: '0b8e3f1a-5c2d-4e6f-8a9b-1c2d3e4f5a6b' },
   external_id: {
     kind: 'text',
     nullable: true,
     description: "The tenant's own id for this customer.",
     exported: 'Your id for the customer',
+    example: 'crm-4711',
   },
-  name: { kind: 'text', nullable: false, exported: 'Name' },
-  email: { kind: 'text', nullable: true, exported: 'Email' },
-  domain: { kind: 'text', nullable: true, exported: 'Email domain' },
+  name: { kind: 'text', nullable: false, exported: 'Name', example: 'Acme Corp' },
+  email: { kind: 'text', nullable: true, exported: 'Email', example: 'billing@acme.example' },
+  domain: { kind: 'text', nullable: true, exported: 'Email domain', example: 'acme.example' },
   health_score: {
     kind: 'score',
     nullable: true,
     description: 'Current health score 0-100; null before the first computation.',
     exported: 'Health score 0-100',
+    example: 72,
   },
-  health_status: { kind: 'health_status', nullable: true, exported: listed(HEALTH_STATUSES) },
-  churn_probability: { kind: 'probability', nullable: true, exported: 'Churn probability 0-1' },
-  churn_risk_level: { kind: 'risk_level', nullable: true, exported: listed(RISK_LEVELS) },
-  created_at: { kind: 'time', nullable: false, exported: 'Created' },
-  updated_at: { kind: 'time', nullable: false, exported: 'Last changed' },
+  health_status: { kind: 'health_status', nullable: true, exported: listed(HEALTH_STATUSES), example: 'neutral' },
+  churn_probability: { kind: 'probability', nullable: true, exported: 'Churn probability 0-1', example: 0.18 },
+  churn_risk_level: { kind: 'risk_level', nullable: true, exported: listed(RISK_LEVELS), example: 'low' },
+  created_at: { kind: 'time', nullable: false, exported: 'Created', example: '2026-09-01T10:00:00.000Z' },
+  updated_at: { kind: 'time', nullable: false, exported: 'Last changed', example: '2026-11-20T06:00:00.000Z' },
 } as const satisfies Record<string, CustomerField>;
 export type CustomerFieldName = keyof typeof CUSTOMER_FIELDS;
 

@@ -17,11 +17,11 @@ import {
   RISK_LEVELS,
   SIGNATURE_SCHEMES,
 } from './enums.ts';
-import type { SourceOf } from './serialize.ts';
+import { camelCase, type SourceOf } from './serialize.ts';
 import { RETENTION_KEYS, RETENTION_SETTINGS, type RetentionKey, retentionField } from './retention.ts';
 import { component, jsonObject, listedText, probability, score, time, uuid } from './wire.ts';
 import { SEQUENCE_SUBJECT_EXAMPLE } from './sequence-subject.ts';
-import { customerWireFields } from './customer-fields.ts';
+import { CUSTOMER_FIELDS, customerWireFields } from './customer-fields.ts';
 
 const str = z.string();
 const num = z.number();
@@ -41,19 +41,10 @@ export const problem = z
 /** A customer's own fields (customer-fields.ts lists them, for every place that shows a customer). */
 export const customerListItem = z.object(customerWireFields);
 
-export const customerSample: SourceOf<z.infer<typeof customerListItem>> = {
-  id: '0b8e3f1a-5c2d-4e6f-8a9b-1c2d3e4f5a6b',
-  externalId: 'crm-4711',
-  name: 'Acme Corp',
-  email: 'billing@acme.example',
-  domain: 'acme.example',
-  healthScore: 72,
-  healthStatus: 'neutral',
-  churnProbability: 0.18,
-  churnRiskLevel: 'low',
-  createdAt: new Date('2026-09-01T10:00:00.000Z'),
-  updatedAt: new Date('2026-11-20T06:00:00.000Z'),
-};
+/** The example customer, each field's example from the list. */
+export const customerSample = Object.fromEntries(
+  Object.entries(CUSTOMER_FIELDS).map(([name, f]) => [camelCase(name), f.example]),
+) as unknown as SourceOf<z.infer<typeof customerListItem>>;
 
 /** A customer's account at a provider; the same in requests and answers. */
 export const identity = z.strictObject({ provider: z.enum(PROVIDERS), external_id: z.string().min(1).max(200) });

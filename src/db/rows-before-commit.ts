@@ -22,8 +22,8 @@ interface Field {
   dataTypeID: number;
 }
 
-/** The protocol steps of pg's connection this module sends. */
-type Connection = Pick<pg.Connection, 'parse' | 'bind' | 'describe' | 'execute' | 'flush' | 'sync' | 'close'>;
+/** The protocol steps of pg's connection this module sends, and its socket (corked while they are written). */
+type Connection = Pick<pg.Connection, 'parse' | 'bind' | 'describe' | 'execute' | 'flush' | 'sync' | 'close' | 'stream'>;
 
 /**
  * Named statements this module prepared, per connection: 'ready' once a run that parsed it ended without
@@ -32,11 +32,15 @@ type Connection = Pick<pg.Connection, 'parse' | 'bind' | 'describe' | 'execute' 
  */
 const prepared = new WeakMap<object, Map<string, 'ready' | 'unsure'>>();
 
-/** A parameter as PostgreSQL's text format has it. */
+/**
+ * A parameter as PostgreSQL's text format has it: text, numbers, booleans, bigints, Dates (as UTC instants,
+ * for timestamptz), arrays of those, and JSON objects. Bytes are refused rather than sent as JSON.
+ */
 export function textParameter(value: unknown): string | null {
   if (value === null || value === undefined) return null;
   if (Array.isArray(value)) return `{${value.map(arrayElement).join(',')}}`;
   if (value instanceof Date) return value.toISOString();
+  if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) throw new TypeError('rowsBeforeCommit sends no bytes');
   if (typeof value === 'object') return JSON.stringify(value);
   return String(value);
 }
@@ -68,7 +72,25 @@ class RowsBeforeCommit {
     this.firstPending = first !== undefined;
   }
 
-  submit(connection: Connection): void {
+  submit(connection: Connection): Error | void {
+    // Written before anything is sent: a value that cannot be is this query's error, and the connection
+    // has been sent nothing it would have to end.
+    let values: (string | null)[];
+    try {
+      values = this.values.map(textParameter);
+    } catch (err) {
+      return err instanceof Error ? err : new Error(String(err));
+    }
+    // One write for all the messages.
+    connection.stream.cork();
+    try {
+      this.send(connection, values);
+    } finally {
+      connection.stream.uncork();
+    }
+  }
+
+  private send(connection: Connection, values: (string | null)[]): void {
     if (this.first !== undefined) {
       connection.parse({ text: this.first, name: '', types: [] }, false);
       connection.bind({ portal: '', statement: '', values: [] }, false);
@@ -87,7 +109,7 @@ class RowsBeforeCommit {
       this.statements.set(name, 'unsure');
     }
     if (state !== 'ready') connection.parse({ text: this.text, name, types: [] }, false);
-    connection.bind({ portal: '', statement: name, values: this.values.map(textParameter) }, false);
+    connection.bind({ portal: '', statement: name, values }, false);
     connection.describe({ type: 'P', name: '' }, false);
     connection.execute({ portal: '' }, false);
     // The rows and the completion come back before the Sync makes PostgreSQL commit.

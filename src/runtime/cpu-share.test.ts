@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createCpuShare } from './cpu-share.ts';
 
 /** A share on a clock the test moves: each step "takes" the time it is given, each wait is recorded. */
-function onFakeClock(share = 0.25, burstMs = 50) {
+function onFakeClock(share = 0.25, burstMs = 50, onSleep: () => void = () => {}) {
   let clock = 0;
   const waits: number[] = [];
   const cpu = createCpuShare({
@@ -12,6 +12,7 @@ function onFakeClock(share = 0.25, burstMs = 50) {
     sleep: async (ms) => {
       waits.push(ms);
       clock += ms;
+      onSleep();
     },
   });
   const step = (tenantId: string, ms: number) => cpu.run(tenantId, () => void (clock += ms));
@@ -60,6 +61,31 @@ describe('a fair share of the process for heavy work', () => {
     advance(1600);
     cpu.began('b');
     await step('a', 40);
+    expect(waits).toEqual([]);
+  });
+
+  it('does not charge a tenant later for what it spent while it was alone', async () => {
+    const { cpu, waits, step } = onFakeClock(0.25, 50);
+    for (let i = 0; i < 250; i++) await step('a', 40);
+    cpu.began('b');
+    await step('a', 40);
+    expect(waits).toEqual([]);
+  });
+
+  it('lets a held step go as soon as the other tenant’s request ends', async () => {
+    let cpu!: ReturnType<typeof onFakeClock>['cpu'];
+    const clock = onFakeClock(0.25, 50, () => cpu.ended('b'));
+    cpu = clock.cpu;
+    cpu.began('b');
+    for (let i = 0; i < 3; i++) await clock.step('a', 40);
+    expect(clock.waits).toHaveLength(1);
+    expect(clock.waits[0]).toBeLessThanOrEqual(20);
+  });
+
+  it('never holds anyone with a share of 1', async () => {
+    const { cpu, waits, step } = onFakeClock(1, 50);
+    cpu.began('b');
+    for (let i = 0; i < 20; i++) await step('a', 80);
     expect(waits).toEqual([]);
   });
 

@@ -11,7 +11,8 @@ import { setImmediate as turn } from 'node:timers/promises';
  * requests included, goes before the next step), then measures the step's time. A tenant may spend up to
  * `share` of the process's time on such steps, with a burst of `burstMs`, while another tenant has
  * requests running; past that its next step waits until it is back within its share. Alone, a tenant's
- * heavy work runs at full speed.
+ * heavy work runs at full speed, and what it spent alone beyond the burst is not charged later. "Requests
+ * running" are authenticated API requests, as admission runs them (http/admission.ts).
  */
 export interface CpuShare {
   run<T>(tenantId: string, step: () => T): Promise<T>;
@@ -35,6 +36,9 @@ export interface CpuShareOptions {
 /** One tenant's heavy work may take a quarter of the process while others are served (TENANT_CPU_SHARE), 50 ms at once beyond. */
 export const DEFAULT_CPU_SHARE: CpuShareOptions = { share: 0.25, burstMs: 50 };
 
+/** The longest a held step sleeps before it looks again whether the others are still busy. */
+const SLICE_MS = 20;
+
 export function createCpuShare(opts: CpuShareOptions = DEFAULT_CPU_SHARE): CpuShare & TenantActivity {
   const now = opts.now ?? (() => performance.now());
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
@@ -42,6 +46,8 @@ export function createCpuShare(opts: CpuShareOptions = DEFAULT_CPU_SHARE): CpuSh
   let total = 0;
   const othersBusy = (tenantId: string) => total - (running.get(tenantId) ?? 0) > 0;
   // Per tenant: the step time spent beyond what its share has paid back since, and when that was counted.
+  // What a tenant spends while nobody else is served counts up to the burst only: a tenant alone is never
+  // made to pay for it once another tenant's request comes.
   const owed = new Map<string, { ms: number; at: number }>();
   const debtOf = (tenantId: string) => {
     const d = owed.get(tenantId);
@@ -50,6 +56,7 @@ export function createCpuShare(opts: CpuShareOptions = DEFAULT_CPU_SHARE): CpuSh
     if (left <= 0) owed.delete(tenantId);
     return Math.max(0, left);
   };
+  const metered = opts.share < 1;
   return {
     began(tenantId) {
       running.set(tenantId, (running.get(tenantId) ?? 0) + 1);
@@ -63,14 +70,17 @@ export function createCpuShare(opts: CpuShareOptions = DEFAULT_CPU_SHARE): CpuSh
     },
     async run<T>(tenantId: string, step: () => T): Promise<T> {
       await turn();
+      if (!metered) return step();
+      // Held in short slices, each looking again: the others' requests may end meanwhile.
       for (let debt = debtOf(tenantId); debt > opts.burstMs && othersBusy(tenantId); debt = debtOf(tenantId))
-        await sleep((debt - opts.burstMs) / opts.share);
+        await sleep(Math.min(SLICE_MS, (debt - opts.burstMs) / opts.share));
       const started = now();
       try {
         return step();
       } finally {
         const spent = now() - started;
-        owed.set(tenantId, { ms: debtOf(tenantId) + spent, at: now() });
+        const debt = debtOf(tenantId) + spent;
+        owed.set(tenantId, { ms: othersBusy(tenantId) ? debt : Math.min(debt, opts.burstMs), at: now() });
       }
     },
   };

@@ -18,8 +18,8 @@ export type OutboxInput = {
 
 /**
  * Writes events for the tenant's endpoints in the caller's transaction, so an event exists exactly when
- * the change it describes was committed, each with its row in outbox_pending until the relay fans it out
- * to endpoints (relay.ts).
+ * the change it describes was committed, each with its row in outbox_pending (written by the table's
+ * trigger) until the relay fans it out to endpoints (relay.ts).
  *
  * Each new event is numbered among the tenant's events of its sequence subject (registry.ts) from the
  * subject's counter row in outbox_sequences, in this transaction: a rollback gives the numbers back, so
@@ -65,10 +65,7 @@ export async function enqueueEvents(sql: Sql, events: OutboxInput[]): Promise<vo
        INSERT INTO outbox_events (id, tenant_id, type, subject, payload, dedup_key, sequence_subject, sequence)
        SELECT id, tenant_id, type, subject, payload, dedup_key, sequence_subject, sequence FROM numbered ORDER BY ord
        ON CONFLICT (tenant_id, dedup_key) DO NOTHING
-       RETURNING id, tenant_id, sequence_subject, sequence),
-     pending AS (
-       INSERT INTO outbox_pending (event_id, tenant_id, sequence_subject, sequence)
-       SELECT id, tenant_id, sequence_subject, sequence FROM written)
+       RETURNING id)
      SELECT n.id, n.tenant_id, n.sequence_subject AS subject, n.sequence::int AS sequence, w.id IS NOT NULL AS written, n.base::int AS base
      FROM numbered n LEFT JOIN written w ON w.id = n.id
      WHERE (SELECT count(*) FROM written) < (SELECT count(*) FROM numbered)`,

@@ -49,9 +49,9 @@ export function interleaveByEndpoint(rows: { id: string; endpoint_id: string }[]
  * Fans the oldest outbox events not relayed yet (their outbox_pending rows, removed as they are claimed) out
  * to the enabled endpoints subscribed to their type whose filter for the type, if any, lets the payload
  * through (filters.ts), as delivery rows carrying the CloudEvents envelope, in one statement; SKIP LOCKED
- * lets several relays share the work. The event's row is taken too (key share, as the deliveries' foreign
- * key would), in the same statement and SKIP LOCKED, so the relay never waits on an erasure or a removal
- * deleting the event (docs/concurrency.md, step 10). Then publishes a job per delivery. A job that fails to
+ * lets several relays share the work. The event's row is taken too (key share), in the same statement and
+ * SKIP LOCKED: an event being deleted (an erasure, a removal) is passed by, and one the relay holds cannot be
+ * deleted while it is fanned out; the relay never waits for a deletion (docs/concurrency.md, step 10). Then publishes a job per delivery. A job that fails to
  * publish is picked up by `queueDue`.
  */
 const ENVELOPE = envelopeSql({
