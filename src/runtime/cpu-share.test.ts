@@ -89,6 +89,21 @@ describe('a fair share of the process for heavy work', () => {
     expect(waits).toEqual([]);
   });
 
+  it('runs two heavy requests of a tenant at once, the next when one ends, and another tenant’s at once', async () => {
+    const { cpu } = onFakeClock();
+    const order: string[] = [];
+    const take = (tenant: string, name: string) => cpu.hold(tenant).then((release) => (order.push(name), release));
+    const first = await take('a', 'a1');
+    await take('a', 'a2');
+    const third = take('a', 'a3');
+    await take('b', 'b1');
+    expect(order).toEqual(['a1', 'a2', 'b1']);
+    first();
+    first();
+    await third;
+    expect(order).toEqual(['a1', 'a2', 'b1', 'a3']);
+  });
+
   it('keeps each tenant’s account apart', async () => {
     const { cpu, waits, step } = onFakeClock();
     cpu.began('c');

@@ -16,6 +16,42 @@ import { setImmediate as turn } from 'node:timers/promises';
  */
 export interface CpuShare {
   run<T>(tenantId: string, step: () => T): Promise<T>;
+  /**
+   * Waits for one of the tenant's HEAVY_AT_ONCE places for heavy work (an export, a training) and answers
+   * its release: a tenant's further heavy requests wait for its own, rather than each reading and parsing
+   * pages beside the others, which no step's share can count.
+   */
+  hold(tenantId: string): Promise<() => void>;
+}
+
+/** Heavy requests of one tenant that run at once in a process; the others wait in order. */
+export const HEAVY_AT_ONCE = 2;
+
+/** Per key, at most `max` holders at once, the others served in order. */
+function places(max: number) {
+  const lanes = new Map<string, { held: number; waiting: (() => void)[] }>();
+  return (key: string): Promise<() => void> => {
+    let lane = lanes.get(key);
+    if (!lane) lanes.set(key, (lane = { held: 0, waiting: [] }));
+    const own = lane;
+    const release = () => {
+      const next = own.waiting.shift();
+      if (next) next();
+      else if (--own.held === 0) lanes.delete(key);
+    };
+    let released = false;
+    const once = () => {
+      if (!released) {
+        released = true;
+        release();
+      }
+    };
+    if (own.held < max) {
+      own.held++;
+      return Promise.resolve(once);
+    }
+    return new Promise((resolve) => own.waiting.push(() => resolve(once)));
+  };
 }
 
 /** The requests of each tenant running in the process, as admission starts and ends them (http/admission.ts). */
@@ -57,7 +93,9 @@ export function createCpuShare(opts: CpuShareOptions = DEFAULT_CPU_SHARE): CpuSh
     return Math.max(0, left);
   };
   const metered = opts.share < 1;
+  const hold = places(HEAVY_AT_ONCE);
   return {
+    hold: (tenantId) => (metered ? hold(tenantId) : Promise.resolve(() => {})),
     began(tenantId) {
       running.set(tenantId, (running.get(tenantId) ?? 0) + 1);
       total++;
@@ -88,6 +126,7 @@ export function createCpuShare(opts: CpuShareOptions = DEFAULT_CPU_SHARE): CpuSh
 
 /** No share kept: each step only yields to the event loop first (tests and tools that run alone). */
 export const unmetered: CpuShare = {
+  hold: () => Promise.resolve(() => {}),
   async run(_tenantId, step) {
     await turn();
     return step();

@@ -114,7 +114,9 @@ export async function trainChurnModel(
     );
   }
   const [tenant] = await sql.query<{ scoring_weights: unknown }>('SELECT scoring_weights FROM tenants WHERE id = $1', [tenantId]);
-  const raw = await vectors(pool, labels, tenantWeights(tenant?.scoring_weights), { tenantId, cpuShare: opts.cpuShare ?? unmetered });
+  const cpuShare = opts.cpuShare ?? unmetered;
+  const release = await cpuShare.hold(tenantId);
+  const raw = await vectors(pool, labels, tenantWeights(tenant?.scoring_weights), { tenantId, cpuShare }).finally(release);
   const y = labels.map((l) => (l.churned ? 1 : 0));
   const keys = labels.map((l) => createHash('sha256').update(l.customer_id).digest('hex'));
   const fitter = opts.fitter ?? fitHere;
