@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { createPrisma } from '../src/db/prisma.ts';
 import { issueApiKey } from '../src/services/api-keys.ts';
-import { freshDatabase, rssMiB, serviceEnv, startProcess, writeResult } from './lib.ts';
+import { freshDatabase, insertCustomers, rssMiB, serviceEnv, startProcess, writeResult } from './lib.ts';
 
 const url = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/chs_bench_export';
 const CUSTOMERS = Number(process.env.BENCH_CUSTOMERS ?? 100_000);
@@ -24,15 +24,7 @@ async function seed(n: number): Promise<string> {
       `INSERT INTO tenants (id, name, plan, updated_at) VALUES (gen_random_uuid(), 'Bench', 'scale', now()) RETURNING id`,
     )
   ).rows;
-  await admin.query(
-    `INSERT INTO customers (id, tenant_id, external_id, name, email, domain, health_score, health_status, churn_probability, churn_risk_level, created_at, updated_at)
-   SELECT gen_random_uuid(), $1, 'ext-' || g, 'Customer ' || g, 'ops@c' || g || '.example', 'c' || g || '.example',
-          (g % 101), (CASE WHEN g % 101 >= 75 THEN 'healthy' WHEN g % 101 >= 50 THEN 'neutral' ELSE 'at_risk' END)::"HealthStatus",
-          (g % 100) / 100.0, (CASE WHEN g % 100 < 25 THEN 'low' WHEN g % 100 < 50 THEN 'medium' WHEN g % 100 < 75 THEN 'high' ELSE 'critical' END)::"RiskLevel",
-          now(), now()
-   FROM generate_series(1, $2) g`,
-    [tenantId, n],
-  );
+  await insertCustomers(admin, tenantId, n);
   await admin.query(
     `INSERT INTO customer_identities (id, tenant_id, customer_id, provider, external_id)
    SELECT gen_random_uuid(), tenant_id, id, 'stripe', 'cus_' || external_id FROM customers WHERE tenant_id = '${tenantId}';

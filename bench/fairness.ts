@@ -4,8 +4,9 @@
 // alone and beside A's exports, with the process's CPU share for heavy work (TENANT_CPU_SHARE) at its
 // default and with no bound (1), in the same run; and how many export rows A got out meanwhile.
 import { durationS, startApi, statusList, successRate, twoTenants, url } from './budgets.ts';
-import { load, type Measured, writeResult } from './lib.ts';
+import { insertCustomers, load, type Measured, writeResult } from './lib.ts';
 import pg from 'pg';
+import { DEFAULT_CPU_SHARE } from '../src/runtime/cpu-share.ts';
 
 const EXPORTS = Number(process.env.BENCH_FAIRNESS_EXPORTS ?? 16);
 const A_CUSTOMERS = Number(process.env.BENCH_FAIRNESS_CUSTOMERS ?? 20_000);
@@ -13,16 +14,7 @@ const { a, b } = await twoTenants();
 
 const admin = new pg.Client({ connectionString: url });
 await admin.connect();
-await admin.query(
-  `INSERT INTO customers (id, tenant_id, external_id, name, email, domain, health_score, health_status, churn_probability, churn_risk_level, created_at, updated_at)
-   SELECT gen_random_uuid(), $1, 'ext-' || g, 'Customer ' || g, 'ops@c' || g || '.example', 'c' || g || '.example',
-          (g % 101), (CASE WHEN g % 101 >= 75 THEN 'healthy' WHEN g % 101 >= 50 THEN 'neutral' ELSE 'at_risk' END)::"HealthStatus",
-          (g % 100) / 100.0, (CASE WHEN g % 100 < 25 THEN 'low' WHEN g % 100 < 50 THEN 'medium' WHEN g % 100 < 75 THEN 'high' ELSE 'critical' END)::"RiskLevel",
-          now(), now()
-   FROM generate_series(1, $2) g;
-   `.trim(),
-  [a.tenantId, A_CUSTOMERS],
-);
+await insertCustomers(admin, a.tenantId, A_CUSTOMERS);
 await admin.query('ANALYZE');
 await admin.end();
 
@@ -61,7 +53,7 @@ const reads = (base: string, name: string) =>
 const rows: string[] = [];
 const row = (m: Measured, share: string, exported = '–') =>
   `| ${m.name} | ${share} | ${m.rps} | ${successRate(m)} % (${statusList(m)}) | ${m.p50} | ${m.p99} | ${exported} |`;
-for (const share of ['1', '0.25']) {
+for (const share of ['1', String(DEFAULT_CPU_SHARE.share)]) {
   const api = await startApi({ TENANT_CPU_SHARE: share, RATE_LIMIT_SCALE: '100000000' });
   await reads(api.base, 'warm-up');
   const alone = await reads(api.base, 'B alone');

@@ -405,3 +405,16 @@ export function signedStripeLifecycles(path: string, secret: string, customer: (
     return { type: step.type, object: step.status === 'paid' ? { ...object, payment_intent: `pi_${run}_${invoice}` } : object };
   });
 }
+
+/** `n` customers of the tenant, inserted in one statement, with spread scores, statuses and risk levels. */
+export async function insertCustomers(db: { query(text: string, values: unknown[]): Promise<unknown> }, tenantId: string, n: number) {
+  await db.query(
+    `INSERT INTO customers (id, tenant_id, external_id, name, email, domain, health_score, health_status, churn_probability, churn_risk_level, created_at, updated_at)
+   SELECT gen_random_uuid(), $1, 'ext-' || g, 'Customer ' || g, 'ops@c' || g || '.example', 'c' || g || '.example',
+          (g % 101), (CASE WHEN g % 101 >= 75 THEN 'healthy' WHEN g % 101 >= 50 THEN 'neutral' ELSE 'at_risk' END)::"HealthStatus",
+          (g % 100) / 100.0, (CASE WHEN g % 100 < 25 THEN 'low' WHEN g % 100 < 50 THEN 'medium' WHEN g % 100 < 75 THEN 'high' ELSE 'critical' END)::"RiskLevel",
+          now(), now()
+   FROM generate_series(1, $2) g`,
+    [tenantId, n],
+  );
+}

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_CPU_SHARE } from './runtime/cpu-share.ts';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
@@ -101,7 +102,7 @@ const envSchema = z.object({
    * The part of an API process's time one tenant's heavy work (exports, training) may take while other
    * tenants' requests run, 0.05 to 1; 1 puts no bound on it.
    */
-  TENANT_CPU_SHARE: z.coerce.number().min(0.05).max(1).default(0.25),
+  TENANT_CPU_SHARE: z.coerce.number().min(0.05).max(1).default(DEFAULT_CPU_SHARE.share),
   /** Inbound webhook requests one process works on at once, a budget of their own. */
   MAX_IN_FLIGHT_INBOUND: z.coerce.number().int().min(1).default(128),
   /** Requests without a credential (sign-in, anonymous GraphQL, the dashboard's files), a budget of their own. */

@@ -28,35 +28,39 @@ afterAll(async () => {
 });
 
 describe('a due retry', () => {
-  it('goes out when due while another endpoint of the tenant hangs with more deliveries than the tenant may have in flight', { timeout: 60_000 }, async () => {
-    hanging.set('hang');
-    recovering.set('fail');
-    const { tenantId, apiKey } = await tenantWithKey(t.prisma);
-    for (const [rx, events] of [
-      [hanging, ['invoice.created']],
-      [recovering, ['invoice.paid']],
-    ] as const) {
-      const res = await t.app.inject({
-        method: 'POST',
-        url: '/api/v1/webhook-endpoints',
-        headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
-        payload: { url: rx.url, events },
-      });
-      expect(res.statusCode).toBe(201);
-    }
-    await inTransaction(t.pool, (sql) =>
-      enqueueEvents(sql, [
-        ...Array.from({ length: 40 }, (_, i) => exampleEvent(tenantId, 'invoice.created', `hang:${i}`)),
-        exampleEvent(tenantId, 'invoice.paid', 'recovers'),
-      ]),
-    );
-    await expect.poll(() => recovering.hits.length, { timeout: 15_000 }).toBe(1);
-    recovering.set('ok');
-    const failed = () => t.prisma.webhookDelivery.findFirstOrThrow({ where: { tenantId, eventType: 'invoice.paid' } });
-    await expect.poll(async () => (await failed()).attempts).toBe(1);
-    const { nextAttemptAt } = await failed();
-    await expect.poll(() => recovering.hits.length, { timeout: 30_000 }).toBe(2);
-    // The due-delivery pass runs every second: the retry leaves within about that of its due time.
-    expect(recovering.hits[1]!.at - nextAttemptAt!.getTime()).toBeLessThan(2_500);
-  });
+  it(
+    'goes out when due while another endpoint of the tenant hangs with more deliveries than the tenant may have in flight',
+    { timeout: 60_000 },
+    async () => {
+      hanging.set('hang');
+      recovering.set('fail');
+      const { tenantId, apiKey } = await tenantWithKey(t.prisma);
+      for (const [rx, events] of [
+        [hanging, ['invoice.created']],
+        [recovering, ['invoice.paid']],
+      ] as const) {
+        const res = await t.app.inject({
+          method: 'POST',
+          url: '/api/v1/webhook-endpoints',
+          headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+          payload: { url: rx.url, events },
+        });
+        expect(res.statusCode).toBe(201);
+      }
+      await inTransaction(t.pool, (sql) =>
+        enqueueEvents(sql, [
+          ...Array.from({ length: 40 }, (_, i) => exampleEvent(tenantId, 'invoice.created', `hang:${i}`)),
+          exampleEvent(tenantId, 'invoice.paid', 'recovers'),
+        ]),
+      );
+      await expect.poll(() => recovering.hits.length, { timeout: 15_000 }).toBe(1);
+      recovering.set('ok');
+      const failed = () => t.prisma.webhookDelivery.findFirstOrThrow({ where: { tenantId, eventType: 'invoice.paid' } });
+      await expect.poll(async () => (await failed()).attempts).toBe(1);
+      const { nextAttemptAt } = await failed();
+      await expect.poll(() => recovering.hits.length, { timeout: 30_000 }).toBe(2);
+      // The due-delivery pass runs every second: the retry leaves within about that of its due time.
+      expect(recovering.hits[1]!.at - nextAttemptAt!.getTime()).toBeLessThan(2_500);
+    },
+  );
 });

@@ -1,30 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { inTransaction } from '../src/db/sql.ts';
 import { enqueueEvents } from '../src/outbox/events/enqueue.ts';
 import { EVENTS, type EventName } from '../src/outbox/events/registry.ts';
 import { relayOutbox } from '../src/outbox/events/relay.ts';
-import { createTestApp, type TestApp } from './support/app.ts';
+import type { TestApp } from './support/app.ts';
+import { apiAs, type Receiver, withOutboundApp } from './support/outbound.ts';
 import { exampleEvent, tenantWithKey } from './support/factories.ts';
-import { startReceiver, testCertificate } from './support/receiver.ts';
 
-const tls = testCertificate();
+withOutboundApp((app, receiver) => {
+  t = app;
+  rx = receiver;
+});
 let t: TestApp;
-let rx: Awaited<ReturnType<typeof startReceiver>>;
-beforeAll(async () => {
-  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }, ca: tls.cert, deliveryTimeoutMs: 1500 });
-  rx = await startReceiver(tls);
-});
-afterAll(async () => {
-  rx.close();
-  await t.close();
-});
+let rx: Receiver;
 
-const api = (key: string) => ({
-  post: (url: string, payload?: object) =>
-    t.app.inject({ method: 'POST', url, headers: { 'x-api-key': key }, ...(payload ? { payload } : {}) }),
-  get: (url: string) => t.app.inject({ method: 'GET', url, headers: { 'x-api-key': key } }),
-  patch: (url: string, payload: object) => t.app.inject({ method: 'PATCH', url, headers: { 'x-api-key': key }, payload }),
-});
+const api = (key: string) => apiAs(() => t, key);
 
 const HIGH_OR_CRITICAL = { 'alert.created': { severity: { in: ['high', 'critical'] } } };
 

@@ -2,7 +2,7 @@
 // ordered delivery (docs/receiving-webhooks.md, "Order and sequence numbers"), against the real database.
 // Deliveries are attempted by hand here, one at a time, so each test decides what happens when.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { inTransaction, onPg, type Sql } from '../src/db/sql.ts';
 import { enqueueEvents, type OutboxInput } from '../src/outbox/events/enqueue.ts';
 import { EVENTS, sequenceSubjectOf } from '../src/outbox/events/registry.ts';
@@ -11,30 +11,25 @@ import { MAX_ATTEMPTS } from '../src/outbox/sender/retry-schedule.ts';
 import { verifyWebhookSignature } from '../src/outbox/sender/verify.ts';
 import { runRetention } from '../src/lifecycle/retention.ts';
 import type { Queue } from '../src/queue/queue.ts';
-import { createTestApp, type TestApp } from './support/app.ts';
+import type { TestApp } from './support/app.ts';
+import { apiAs, type Receiver, withOutboundApp } from './support/outbound.ts';
 import { tenantWithKey } from './support/factories.ts';
-import { type Hit, startReceiver, testCertificate, verifiesWithStripe } from './support/receiver.ts';
+import { type Hit, verifiesWithStripe } from './support/receiver.ts';
 
-const tls = testCertificate();
-let t: TestApp;
-let rx: Awaited<ReturnType<typeof startReceiver>>;
 /** Deliveries the receiver answers 401 to (a failed attempt), by X-Webhook-Id. */
 const refused = new Set<string>();
-beforeAll(async () => {
-  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }, ca: tls.cert, deliveryTimeoutMs: 1500 });
-  rx = await startReceiver(tls, { accept: (hit) => !refused.has(String(hit.headers['x-webhook-id'])) });
-});
-afterAll(async () => {
-  rx.close();
-  await t.close();
-});
+withOutboundApp(
+  (app, receiver) => {
+    t = app;
+    rx = receiver;
+  },
+  { accept: (hit) => !refused.has(String(hit.headers['x-webhook-id'])) },
+);
+let t: TestApp;
+let rx: Receiver;
 
 const api = (key: string) => ({
-  get: (url: string) => t.app.inject({ method: 'GET', url, headers: { 'x-api-key': key } }),
-  post: (url: string, payload?: object) =>
-    t.app.inject({ method: 'POST', url, headers: { 'x-api-key': key }, ...(payload ? { payload } : {}) }),
-  patch: (url: string, payload: object) => t.app.inject({ method: 'PATCH', url, headers: { 'x-api-key': key }, payload }),
-  del: (url: string) => t.app.inject({ method: 'DELETE', url, headers: { 'x-api-key': key } }),
+  ...apiAs(() => t, key),
   gql: async (query: string, variables: object = {}) =>
     (await t.app.inject({ method: 'POST', url: '/graphql', headers: { 'x-api-key': key }, payload: { query, variables } })).json(),
 });

@@ -1,36 +1,27 @@
 import { verifyAsync } from '@noble/ed25519';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { inTransaction } from '../src/db/sql.ts';
 import { enqueueEvents } from '../src/outbox/events/enqueue.ts';
 import { relayOutbox } from '../src/outbox/events/relay.ts';
 import { verifyWebhookSignature } from '../src/outbox/sender/verify.ts';
-import { createTestApp, type TestApp } from './support/app.ts';
+import type { TestApp } from './support/app.ts';
+import { apiAs, type Receiver, withOutboundApp } from './support/outbound.ts';
 import { exampleEvent, tenantWithKey } from './support/factories.ts';
-import { startReceiver, testCertificate, type Hit } from './support/receiver.ts';
+import { type Hit } from './support/receiver.ts';
 
 // Deliveries in the Standard Webhooks scheme, checked only with verifiers written elsewhere: the
 // specification's own library, Svix's, and an Ed25519 implementation that is not Node's.
 
-const tls = testCertificate();
+withOutboundApp((app, receiver) => {
+  t = app;
+  rx = receiver;
+});
 let t: TestApp;
-let rx: Awaited<ReturnType<typeof startReceiver>>;
-beforeAll(async () => {
-  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }, ca: tls.cert, deliveryTimeoutMs: 1500 });
-  rx = await startReceiver(tls);
-});
-afterAll(async () => {
-  rx.close();
-  await t.close();
-});
+let rx: Receiver;
 
-const api = (key: string) => ({
-  post: (url: string, payload?: object) =>
-    t.app.inject({ method: 'POST', url, headers: { 'x-api-key': key }, ...(payload ? { payload } : {}) }),
-  get: (url: string) => t.app.inject({ method: 'GET', url, headers: { 'x-api-key': key } }),
-  patch: (url: string, payload: object) => t.app.inject({ method: 'PATCH', url, headers: { 'x-api-key': key }, payload }),
-});
+const api = (key: string) => apiAs(() => t, key);
 
 interface Endpoint {
   id: string;

@@ -1,6 +1,6 @@
 import { operator } from '../src/services/audit.ts';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { inTransaction } from '../src/db/sql.ts';
 import { enqueueEvents } from '../src/outbox/events/enqueue.ts';
 import pino from 'pino';
@@ -12,29 +12,19 @@ import { verifyWebhookSignature } from '../src/outbox/sender/verify.ts';
 import type { Queue } from '../src/queue/queue.ts';
 import { createWebhookDeliveryService } from '../src/services/webhook-deliveries.ts';
 import { createTestApp, type TestApp } from './support/app.ts';
+import { apiAs, type Receiver, withOutboundApp } from './support/outbound.ts';
 import { exampleEvent, tenantWithKey } from './support/factories.ts';
 import type { EventName } from '../src/outbox/events/registry.ts';
-import { startReceiver, testCertificate, verifiesWithStripe } from './support/receiver.ts';
+import { verifiesWithStripe } from './support/receiver.ts';
 
-const tls = testCertificate();
+const tls = withOutboundApp((app, receiver) => {
+  t = app;
+  rx = receiver;
+});
 let t: TestApp;
-let rx: Awaited<ReturnType<typeof startReceiver>>;
-beforeAll(async () => {
-  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }, ca: tls.cert, deliveryTimeoutMs: 1500 });
-  rx = await startReceiver(tls);
-});
-afterAll(async () => {
-  rx.close();
-  await t.close();
-});
+let rx: Receiver;
 
-const api = (key: string) => ({
-  post: (url: string, payload?: object) =>
-    t.app.inject({ method: 'POST', url, headers: { 'x-api-key': key }, ...(payload ? { payload } : {}) }),
-  get: (url: string) => t.app.inject({ method: 'GET', url, headers: { 'x-api-key': key } }),
-  patch: (url: string, payload: object) => t.app.inject({ method: 'PATCH', url, headers: { 'x-api-key': key }, payload }),
-  del: (url: string) => t.app.inject({ method: 'DELETE', url, headers: { 'x-api-key': key } }),
-});
+const api = (key: string) => apiAs(() => t, key);
 
 async function endpointFor(events = ['invoice.created', 'invoice.paid']) {
   const k = await tenantWithKey(t.prisma);

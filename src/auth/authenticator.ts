@@ -125,7 +125,7 @@ export function createAuthenticator(deps: {
 
   /**
    * The user with what revokes their sessions, in one read that the cache keeps for `cacheMs`: that bounds how
-   * long a revocation made through another process can go unseen here (docs/operations.md).
+   * long any revocation, this process's own included, can go unseen here (docs/operations.md).
    */
   async function loadUser(userId: string): Promise<UserRecord | 'unknown'> {
     const cached = deps.cacheMs > 0 ? users.get(userId) : undefined;

@@ -74,8 +74,7 @@ export const customerWireFields = Object.fromEntries(
 ) as { [K in keyof Fields]: WireOf<Fields[K]> };
 
 /** How a plain SQL read gives a field as the wire wants it: enum columns as their text. */
-export const sqlOf = (name: CustomerFieldName, alias?: string): string => {
-  const column = alias ? `${alias}.${name}` : name;
+export const sqlOf = (name: CustomerFieldName): string => {
   const kind: FieldKind = CUSTOMER_FIELDS[name].kind;
-  return kind === 'health_status' || kind === 'risk_level' ? `${column}::text` : column;
+  return kind === 'health_status' || kind === 'risk_level' ? `${name}::text` : name;
 };

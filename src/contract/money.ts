@@ -39,9 +39,12 @@ export const exponentOf = (currency: string) => {
   return Object.hasOwn(EXPONENT, code) ? EXPONENT[code]! : 2;
 };
 
+/** Whether a value is a three-letter ISO 4217 code, in any case. */
+export const isCurrencyCode = (value: unknown): value is string => typeof value === 'string' && /^[a-z]{3}$/i.test(value);
+
 /** A provider's currency as the three-letter ISO 4217 code it must be, lowercased; anything else is refused. */
 export function currencyCode(value: unknown): string {
-  if (typeof value === 'string' && /^[a-z]{3}$/i.test(value)) return value.toLowerCase();
+  if (isCurrencyCode(value)) return value.toLowerCase();
   throw new Error(`not a currency code: ${String(JSON.stringify(value)).slice(0, 40)}`);
 }
 

@@ -36,7 +36,7 @@ const prepared = new WeakMap<object, Map<string, 'ready' | 'unsure'>>();
  * A parameter as PostgreSQL's text format has it: text, numbers, booleans, bigints, Dates (as UTC instants,
  * for timestamptz), arrays of those, and JSON objects. Bytes are refused rather than sent as JSON.
  */
-export function textParameter(value: unknown): string | null {
+function textParameter(value: unknown): string | null {
   if (value === null || value === undefined) return null;
   if (Array.isArray(value)) return `{${value.map(arrayElement).join(',')}}`;
   if (value instanceof Date) return value.toISOString();
@@ -60,6 +60,7 @@ class RowsBeforeCommit {
   onEnd: () => void = () => {};
   private firstPending: boolean;
   private fields: Field[] = [];
+  private parsers: ((text: string) => unknown)[] = [];
   private failed: unknown;
   private statements?: Map<string, 'ready' | 'unsure'>;
 
@@ -119,6 +120,7 @@ class RowsBeforeCommit {
 
   handleRowDescription(msg: { fields: Field[] }): void {
     this.fields = msg.fields;
+    this.parsers = msg.fields.map((f) => pg.types.getTypeParser(f.dataTypeID, 'text'));
   }
 
   handleDataRow(msg: { fields: (string | null)[] }): void {
@@ -127,7 +129,7 @@ class RowsBeforeCommit {
     const row: Record<string, unknown> = {};
     msg.fields.forEach((value, i) => {
       const field = this.fields[i]!;
-      row[field.name] = value === null ? null : pg.types.getTypeParser(field.dataTypeID, 'text')(value);
+      row[field.name] = value === null ? null : this.parsers[i]!(value);
     });
     this.collected.push(row);
   }

@@ -167,7 +167,8 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
       },
     },
     async (req, reply) => {
-      const { provider, tenantId, active } = addresses.get(req) ?? (await addressOf(req.params.provider, req.params.tenant_id, req.ip));
+      // Found by the preParsing hook before the body was read, which throws for an address it does not find.
+      const { provider, tenantId, active } = addresses.get(req)!;
       const spec = PROVIDER_SPECS[provider];
       const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const inbound = { headers: req.headers, rawBody, now: now() };

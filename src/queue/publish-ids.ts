@@ -2,11 +2,7 @@ import type { Queue, Topic } from './queue.ts';
 
 export const CONFIRM_TIMEOUT_MS = 2000;
 
-/**
- * Publishes `{ id }` per id, with confirms, in concurrent chunks (awaiting each confirm in turn would
- * make recovery after an outage crawl). Stops at the first chunk with a failure — a broker that is down
- * would otherwise cost a timeout per chunk — and answers the ids that were not published.
- */
+/** Publishes `{ id }` per id (publishJobs); answers the ids that were not published. */
 export async function publishIds(
   queue: Queue,
   topic: Topic,
@@ -24,7 +20,11 @@ export async function publishIds(
   return failed.map((j) => j.id);
 }
 
-/** `publishIds` for jobs that carry more than their id; the message id is still the job's id. */
+/**
+ * Publishes each job, its id the message id, with confirms, in concurrent chunks (awaiting each confirm in
+ * turn would make recovery after an outage crawl). Stops at the first chunk with a failure — a broker that
+ * is down would otherwise cost a timeout per chunk — and answers the jobs that were not published.
+ */
 export async function publishJobs<J extends { id: string }>(
   queue: Queue,
   topic: Topic,

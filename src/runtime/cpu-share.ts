@@ -25,7 +25,7 @@ export interface CpuShare {
 }
 
 /** Heavy requests of one tenant that run at once in a process; the others wait in order. */
-export const HEAVY_AT_ONCE = 2;
+const HEAVY_AT_ONCE = 2;
 
 /** Per key, at most `max` holders at once, the others served in order. */
 function places(max: number) {
@@ -125,10 +125,4 @@ export function createCpuShare(opts: CpuShareOptions = DEFAULT_CPU_SHARE): CpuSh
 }
 
 /** No share kept: each step only yields to the event loop first (tests and tools that run alone). */
-export const unmetered: CpuShare = {
-  hold: () => Promise.resolve(() => {}),
-  async run(_tenantId, step) {
-    await turn();
-    return step();
-  },
-};
+export const unmetered: CpuShare = createCpuShare({ share: 1, burstMs: 0 });

@@ -11,20 +11,18 @@ import { type Camel, camelCase } from '../contract/serialize.ts';
 // here from the same text (batchedOneStatement, pageShape and batchedPageStatement).
 
 /** The columns a list page can show: a customer's own fields (the contract's list) and its tenant, keyed as the model names them. */
-const COLUMNS: Record<string, (alias?: string) => string> = {
-  tenantId: (alias) => (alias ? `${alias}.tenant_id` : 'tenant_id'),
-  ...Object.fromEntries(
-    (Object.keys(CUSTOMER_FIELDS) as CustomerFieldName[]).map((name) => [camelCase(name), (alias?: string) => sqlOf(name, alias)]),
-  ),
+const COLUMNS: Record<string, string> = {
+  tenantId: 'tenant_id',
+  ...Object.fromEntries((Object.keys(CUSTOMER_FIELDS) as CustomerFieldName[]).map((name) => [camelCase(name), sqlOf(name)])),
 };
 export type PageColumn = 'tenantId' | Camel<CustomerFieldName>;
 export const isPageColumn = (key: string): key is PageColumn => Object.hasOwn(COLUMNS, key);
 
 const SELECT = Object.entries(COLUMNS)
-  .map(([key, sql]) => (key === sql() ? key : `${sql()} AS "${key}"`))
+  .map(([key, sql]) => (key === sql ? key : `${sql} AS "${key}"`))
   .join(', ');
 const SELECT_C = Object.entries(COLUMNS)
-  .map(([key, sql]) => `${sql('c')} AS "${key}"`)
+  .map(([key, sql]) => `c.${sql} AS "${key}"`)
   .join(', ');
 
 interface SnapshotColumns {

@@ -11,7 +11,7 @@ import { CUSTOMER_FIELDS, type CustomerFieldName, sqlOf } from '../contract/cust
 // or snapshot is held while a slow client reads, and a row is never written twice (a row changed during
 // the export is written as it was when its page was read).
 
-/** Rows per page read: a page is parsed in one go on the event loop, beside every other request. */
+/** Rows per page read, and written out in one step: a page is parsed in one go on the event loop, beside every other request. */
 const PAGE = 250;
 
 interface Column {
@@ -39,7 +39,7 @@ interface Dataset {
 /** The export's columns of a customer's own fields, in the list's order, each followed by the `after` columns named for it. */
 function customerColumns(after: Partial<Record<CustomerFieldName, Column[]>>): Column[] {
   return (Object.keys(CUSTOMER_FIELDS) as CustomerFieldName[]).flatMap((name) => [
-    { name, sql: sqlOf(name, 'c'), description: CUSTOMER_FIELDS[name].exported },
+    { name, sql: `c.${sqlOf(name)}`, description: CUSTOMER_FIELDS[name].exported },
     ...(after[name] ?? []),
   ]);
 }
@@ -317,16 +317,11 @@ const csvCell = {
   boolean: (v: boolean) => String(v),
 };
 
-/** Rows written out in one step of the tenant's CPU share (runtime/cpu-share.ts). */
-const STEP = 250;
-
 export function createExportService(deps: { pool: pg.Pool; cpuShare?: CpuShare }) {
   const sql = onPg(deps.pool);
   const share = deps.cpuShare ?? unmetered;
-  /** A page written out STEP rows at a time, each step as the tenant's share allows. */
-  async function* written<R>(tenantId: string, rows: R[], write: (rows: R[]) => string): AsyncGenerator<string> {
-    for (let i = 0; i < rows.length; i += STEP) yield await share.run(tenantId, () => write(rows.slice(i, i + STEP)));
-  }
+  /** A page written out in one step of the tenant's CPU share (runtime/cpu-share.ts). */
+  const written = <R>(tenantId: string, rows: R[], write: (rows: R[]) => string) => share.run(tenantId, () => write(rows));
   return {
     /** A dataset as text chunks: NDJSON lines, or CSV with a header row. */
     async *dataset(dataset: ExportDataset, format: ExportFormat, f: Filter): AsyncGenerator<string> {
@@ -338,7 +333,7 @@ export function createExportService(deps: { pool: pg.Pool; cpuShare?: CpuShare }
         for await (const rows of rowsOf(sql, d, f)) {
           // Every text cell is quoted: a spreadsheet whose list separator is ';' splits an unquoted `a;=1+1`
           // into two cells, the second a formula.
-          yield* written(f.tenantId, rows, (step) =>
+          yield await written(f.tenantId, rows, (step) =>
             format === 'csv'
               ? stringify(step, { columns, cast: csvCell, quoted_string: true })
               : step.map((r) => JSON.stringify(r)).join('\n') + '\n',
@@ -357,7 +352,7 @@ export function createExportService(deps: { pool: pg.Pool; cpuShare?: CpuShare }
           if (!first) await beforePage?.();
           first = false;
           for await (const rows of rowsOf(sql, d, { tenantId, customerId, beforePage })) {
-            yield* written(tenantId, rows, (step) => step.map((data) => JSON.stringify({ record, data })).join('\n') + '\n');
+            yield await written(tenantId, rows, (step) => step.map((data) => JSON.stringify({ record, data })).join('\n') + '\n');
           }
         }
       } finally {

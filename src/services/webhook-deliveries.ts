@@ -54,7 +54,6 @@ export function createWebhookDeliveryService(deps: {
    * them (docs/concurrency.md, step 12), before the audit insert (step 14).
    */
   async function rearm(
-    actor: Actor,
     where: string,
     values: unknown[],
     audit: (rows: { id: string; endpoint_id: string; url: string }[], sql: Sql) => Promise<void>,
@@ -143,15 +142,19 @@ export function createWebhookDeliveryService(deps: {
       return { deliveryId: id, event: name, ...outcome };
     },
     async resend(actor: Actor, deliveryId: string): Promise<void> {
-      const n = await rearm(actor, `id = $1 AND tenant_id = $2 AND status <> 'pending' AND ${PASSES_FILTER}`, [deliveryId, actor.tenantId], async (rows, tx) => {
-        for (const r of rows)
-          await recordAudit(tx, actor, {
-            action: 'webhook_delivery.resent',
-            targetType: 'webhook_delivery',
-            targetId: r.id,
-            changes: { endpoint_id: r.endpoint_id, url_host: hostOf(r.url), deliveries: 1 },
-          });
-      });
+      const n = await rearm(
+        `id = $1 AND tenant_id = $2 AND status <> 'pending' AND ${PASSES_FILTER}`,
+        [deliveryId, actor.tenantId],
+        async (rows, tx) => {
+          for (const r of rows)
+            await recordAudit(tx, actor, {
+              action: 'webhook_delivery.resent',
+              targetType: 'webhook_delivery',
+              targetId: r.id,
+              changes: { endpoint_id: r.endpoint_id, url_host: hostOf(r.url), deliveries: 1 },
+            });
+        },
+      );
       if (n === 0) {
         const [d] = await sql.query<{ passes: boolean }>(
           `SELECT ${PASSES_FILTER} AS passes FROM webhook_deliveries WHERE id = $1 AND tenant_id = $2`,
@@ -166,7 +169,6 @@ export function createWebhookDeliveryService(deps: {
     async replayFailed(actor: Actor, endpointId: string, since: Date): Promise<number> {
       const e = await deps.endpoints.owned(actor.tenantId, endpointId);
       return rearm(
-        actor,
         `endpoint_id = $1 AND tenant_id = $2 AND status = 'failed' AND NOT is_test AND created_at >= $3 AND ${PASSES_FILTER}`,
         [endpointId, actor.tenantId, since],
         (rows, tx) =>

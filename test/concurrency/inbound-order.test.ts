@@ -4,27 +4,18 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool, createPrisma, type Db } from '../../src/db/prisma.ts';
+import { describe, expect, it } from 'vitest';
+import type { Db } from '../../src/db/prisma.ts';
 import { processInboxBatch, processInboxEvent } from '../../src/ingest/processor.ts';
-import { fileDatabaseUrl } from '../support/database.ts';
 import { tenantWithKey } from '../support/factories.ts';
 import { storeGroup } from '../support/inbox.ts';
-import { errorCodes, explain, interleave, RUNS, schedules } from '../support/interleave.ts';
+import { errorCodes, explain, interleave, RUNS, schedules, withFileDatabase } from '../support/interleave.ts';
 import * as p from '../support/providers.ts';
 
 let url: string;
 let pool: pg.Pool;
 let prisma: Db;
-beforeAll(async () => {
-  url = await fileDatabaseUrl();
-  pool = createPool(url, 4);
-  prisma = createPrisma({ url, poolSize: 2, pool });
-});
-afterAll(async () => {
-  await prisma?.$disconnect();
-  await pool?.end();
-});
+withFileDatabase((db) => ({ url, pool, prisma } = db));
 
 /** An invoice's created, then (accepted after it had committed) its paid, and a created of another invoice beside it. */
 async function pair() {

@@ -5,8 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool, createPrisma, type Db } from '../../src/db/prisma.ts';
+import { describe, expect, it } from 'vitest';
+import type { Db } from '../../src/db/prisma.ts';
 import { markOverdueInvoices } from '../../src/ingest/overdue.ts';
 import { processInboxBatch } from '../../src/ingest/processor.ts';
 import { operator } from '../../src/services/audit.ts';
@@ -19,24 +19,15 @@ import { enqueueEvents } from '../../src/outbox/events/enqueue.ts';
 import { EVENTS } from '../../src/outbox/events/registry.ts';
 import { relayOutbox } from '../../src/outbox/events/relay.ts';
 import { createMemoryQueue } from '../../src/queue/memory.ts';
-import { fileDatabaseUrl } from '../support/database.ts';
 import { customer, tenantWithKey } from '../support/factories.ts';
 import { storeGroup } from '../support/inbox.ts';
-import { errorCodes, explain, interleave, RUNS, schedules } from '../support/interleave.ts';
+import { errorCodes, explain, interleave, RUNS, schedules, withFileDatabase } from '../support/interleave.ts';
 import * as p from '../support/providers.ts';
 
 let url: string;
 let pool: pg.Pool;
 let prisma: Db;
-beforeAll(async () => {
-  url = await fileDatabaseUrl();
-  pool = createPool(url, 4);
-  prisma = createPrisma({ url, poolSize: 2, pool });
-});
-afterAll(async () => {
-  await prisma?.$disconnect();
-  await pool?.end();
-});
+withFileDatabase((db) => ({ url, pool, prisma } = db));
 
 const short = () => randomUUID().slice(0, 8);
 

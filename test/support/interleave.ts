@@ -5,6 +5,9 @@
 // schedule names is run for real, and a cycle of waits shows as PostgreSQL's own deadlock error.
 import fc from 'fast-check';
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
+import { createPool, createPrisma, type Db } from '../../src/db/prisma.ts';
+import { fileDatabaseUrl } from './database.ts';
 
 interface Step {
   actor: string;
@@ -154,3 +157,22 @@ export const RUNS = Number(process.env.LOCK_ORDER_RUNS ?? 12);
 export const schedules = fc.array(fc.nat({ max: 7 }), { minLength: 4, maxLength: 40 });
 /** A run's errors, then its statements in the order they went: what a failing property prints. */
 export const explain = (i: Interleaving) => `${errorCodes(i).join(', ')}\n  ${i.statements.join('\n  ')}`;
+
+/**
+ * The file's own database (fileDatabaseUrl) with a pool and a Prisma client on it, as the interleaving
+ * tests set up the rows they then drive: opened before the file's tests, handed to `use`, closed after.
+ */
+export function withFileDatabase(use: (db: { url: string; pool: pg.Pool; prisma: Db }) => void) {
+  let pool: pg.Pool | undefined;
+  let prisma: Db | undefined;
+  beforeAll(async () => {
+    const url = await fileDatabaseUrl();
+    pool = createPool(url, 4);
+    prisma = createPrisma({ url, poolSize: 2, pool });
+    use({ url, pool, prisma });
+  });
+  afterAll(async () => {
+    await prisma?.$disconnect();
+    await pool?.end();
+  });
+}

@@ -1,4 +1,4 @@
-import { currencyCode, formatAmount } from '../../contract/money.ts';
+import { currencyCode, formatAmount, isCurrencyCode } from '../../contract/money.ts';
 import { eventOf, invoiceEvent, type InvoiceRecord } from '../../outbox/events/payloads.ts';
 import { churnOutcomeRows } from '../../services/churn.ts';
 import { customerForProviderAccount, customerKeys, customerOf, resolveCustomer } from '../../services/customers.ts';
@@ -660,12 +660,7 @@ export function stripeRangeErrors(body: any): FieldError[] {
   const listed: any[] = Array.isArray(o?.payments?.data) ? o.payments.data : [];
   listed.forEach((ip, i) => check.key(`${at}.payments.data.${i}.payment`, paymentOfInvoicePayment(ip)));
   check.key(`${at}.payment`, paymentOfInvoicePayment(o));
-  const currency = () =>
-    check.rule(
-      `${at}.currency`,
-      o?.currency == null || (typeof o.currency === 'string' && /^[a-z]{3}$/i.test(o.currency)),
-      'is not a currency code',
-    );
+  const currency = () => check.rule(`${at}.currency`, o?.currency == null || isCurrencyCode(o.currency), 'is not a currency code');
   if (Object.hasOwn(INVOICE_EVENTS, type) || type === 'invoice.payment_failed') {
     check.amount(`${at}.total`, o?.total).amount(`${at}.amount_due`, o?.amount_due).unix(`${at}.due_date`, o?.due_date);
     currency();
