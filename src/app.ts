@@ -36,6 +36,7 @@ import { restApi } from './rest/plugin.ts';
 import { registerRetentionMetrics, RETENTION_RUNS_SQL, type RetentionRunRow } from './http/retention-metrics.ts';
 import type { Context } from './schema/context.ts';
 import type { Services } from './services/index.ts';
+import { recordKeyUse } from './services/api-keys.ts';
 import { schema } from './schema/index.ts';
 
 export interface AppDeps {
@@ -131,6 +132,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     prisma,
     sessions,
     cacheMs: config.apiKeyCacheMs,
+    recordKeyUse: (keyId, at) => recordKeyUse(prisma, keyId, at),
     onError: (e) => app.log.warn({ err: e }, 'could not record api key use'),
   });
   // Credential guessing is limited per client address whatever else the request carries; the

@@ -52,6 +52,8 @@ export function createAuthenticator(deps: {
   prisma: Db;
   sessions: Sessions;
   cacheMs: number;
+  /** Stores when a key was last used (its table's owner writes it). */
+  recordKeyUse: (keyId: string, at: Date) => Promise<unknown>;
   onError?: (e: unknown) => void;
 }): Authenticator {
   const { prisma, sessions } = deps;
@@ -101,7 +103,7 @@ export function createAuthenticator(deps: {
   function touch(record: KeyRecord, now: Date) {
     if (record.lastUsedAt && now.getTime() - record.lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
     record.lastUsedAt = now;
-    prisma.apiKey.update({ where: { id: record.id }, data: { lastUsedAt: now } }).catch((e) => deps.onError?.(e));
+    deps.recordKeyUse(record.id, now).catch((e) => deps.onError?.(e));
   }
 
   async function byApiKey(secret: string): Promise<Principal> {

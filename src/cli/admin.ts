@@ -4,7 +4,9 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { type Config, loadConfig } from '../config.ts';
-import { reencryptSecrets } from '../crypto/reencrypt.ts';
+import { createResealer } from '../crypto/reencrypt.ts';
+import { resealInboundSecrets } from '../services/integrations.ts';
+import { resealEndpointSecrets } from '../services/webhook-endpoints.ts';
 import { PROVIDERS } from '../contract/enums.ts';
 import { DomainError } from '../errors.ts';
 import { migrateDeploy } from '../db/migrate.ts';
@@ -144,7 +146,11 @@ const commands: Record<string, { options: string[]; files?: boolean; run: Comman
   },
   'secrets:reencrypt': {
     options: [],
-    run: async (c) => reencryptSecrets(c.db.prisma, c.box),
+    run: async (c) => {
+      const resealer = createResealer(c.box);
+      const rows = (await resealInboundSecrets(c.db.prisma, resealer)) + (await resealEndpointSecrets(c.db.prisma, resealer));
+      return { resealed: resealer.resealed, rows };
+    },
   },
 };
 

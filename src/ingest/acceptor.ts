@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import pg from 'pg';
 import { ACCEPTOR_LOCK_SPACE } from '../db/locks.ts';
 import { PG, pgCode } from '../db/pg-errors.ts';
+import type { Sql } from '../db/sql.ts';
 
 /** How long after a lost registration the next attempt waits. */
 const RETRY_MS = 5000;
@@ -98,4 +99,9 @@ export function createAcceptor(pool: pg.Pool, log: { warn: (o: object, m: string
       if (was) await unregister(was);
     },
   };
+}
+
+/** Removes the keys of acceptors that ended, once their claims were given up (the inbox's recovery). */
+export async function forgetAcceptors(sql: Sql, keys: number[]): Promise<void> {
+  await sql.query('DELETE FROM inbox_acceptors WHERE key = ANY($1::int[])', [keys]);
 }

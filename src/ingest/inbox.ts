@@ -6,7 +6,7 @@ import { rowsBeforeCommit } from '../db/rows-before-commit.ts';
 import { DomainError, isPoolExhausted } from '../errors.ts';
 import { createGroups } from './groups.ts';
 import { publishIds } from '../queue/publish-ids.ts';
-import { createAcceptor } from './acceptor.ts';
+import { createAcceptor, forgetAcceptors } from './acceptor.ts';
 import { ACCEPT_LOCK_SPACE, ACCEPTOR_LOCK_SPACE } from '../db/locks.ts';
 import type { Queue } from '../queue/queue.ts';
 
@@ -338,7 +338,7 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
       const keys = ended.map((r) => r.key);
       if (keys.length > 0) {
         await sql.query(releaseClaims('accepted_by = ANY($1::int[])'), [keys]);
-        await sql.query('DELETE FROM inbox_acceptors WHERE key = ANY($1::int[])', [keys]);
+        await forgetAcceptors(sql, keys);
       }
     });
 

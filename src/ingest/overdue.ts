@@ -1,17 +1,12 @@
 import type pg from 'pg';
 import { inTransaction, onPg } from '../db/sql.ts';
 import { enqueueEvents } from '../outbox/events/enqueue.ts';
-import { invoiceEvent, type InvoiceRecord } from '../outbox/events/payloads.ts';
+import { invoiceEvent } from '../outbox/events/payloads.ts';
+import { invoicesPastDue, markOverdue } from '../services/invoices.ts';
 import { recordSignals } from '../services/signals.ts';
 import { lockObjects, lockTenants } from '../db/locks.ts';
 
 const PER_TRANSACTION = 100;
-
-interface Row extends InvoiceRecord {
-  total_minor: string;
-  account_id: string | null;
-  provider: string;
-}
 
 /**
  * Marks open or sent invoices whose due date has passed as overdue, once, announcing invoice.overdue in
@@ -21,10 +16,7 @@ interface Row extends InvoiceRecord {
  * an invoice finds it overdue already.
  */
 export async function markOverdueInvoices(pool: pg.Pool, now = new Date(), limit = 500): Promise<number> {
-  const due = await onPg(pool).query<{ tenant_id: string; provider: string; external_id: string }>(
-    `SELECT tenant_id, provider, external_id FROM invoices WHERE status IN ('open', 'sent') AND due_at < $1 ORDER BY due_at LIMIT $2`,
-    [now, limit],
-  );
+  const due = await invoicesPastDue(onPg(pool), now, limit);
   // One transaction per tenant and up to a hundred invoices: each invoice is one lock held to its end.
   type Chunk = { tenantId: string; invoices: { provider: string; external_id: string }[] };
   const chunks: Chunk[] = [];
@@ -46,14 +38,7 @@ export async function markOverdueInvoices(pool: pg.Pool, now = new Date(), limit
         sql,
         invoices.map((i) => `${tenantId}:${i.provider}:${i.external_id}`),
       );
-      const rows = await sql.query<Row>(
-        `UPDATE invoices v SET status = 'overdue', overdue_at = $1, updated_at = $1
-         FROM unnest($3::text[], $4::text[]) AS i(provider, external_id)
-         WHERE v.tenant_id = $2 AND v.provider = i.provider AND v.external_id = i.external_id
-           AND v.status IN ('open', 'sent') AND v.due_at < $1
-         RETURNING v.id, v.tenant_id, v.status::text AS status, v.customer_id, v.account_id, v.total_minor, v.currency, v.due_at, v.provider`,
-        [now, tenantId, invoices.map((i) => i.provider), invoices.map((i) => i.external_id)],
-      );
+      const rows = await markOverdue(sql, tenantId, invoices, now);
       await recordSignals(
         sql,
         rows.map((r) => ({

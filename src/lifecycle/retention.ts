@@ -217,12 +217,17 @@ export async function runRetention(pool: pg.Pool, opts: RetentionOptions): Promi
       }
       if (behind) break;
     }
-    await sql.query(
-      `INSERT INTO retention_runs (kind, last_run_at, processed, behind) VALUES ($1, now(), $2, $3)
-       ON CONFLICT (kind) DO UPDATE SET last_run_at = now(), processed = retention_runs.processed + excluded.processed, behind = excluded.behind`,
-      [kind, processed, behind],
-    );
+    await recordRun(sql, kind, processed, behind);
     reports.push({ kind, processed, behind });
   }
   return reports;
+}
+
+/** Records what one pass of a kind did, for /metrics (the retention_runs rows are written here only). */
+export async function recordRun(sql: Sql, kind: string, processed: number, behind: boolean): Promise<void> {
+  await sql.query(
+    `INSERT INTO retention_runs (kind, last_run_at, processed, behind) VALUES ($1, now(), $2, $3)
+     ON CONFLICT (kind) DO UPDATE SET last_run_at = now(), processed = retention_runs.processed + excluded.processed, behind = excluded.behind`,
+    [kind, processed, behind],
+  );
 }

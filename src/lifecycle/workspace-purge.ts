@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { exclusivelyForTenant } from '../db/locks.ts';
 import { onPg, type Sql } from '../db/sql.ts';
+import { recordRun } from './retention.ts';
 
 // Removing a workspace whose deletion is due (docs/data-lifecycle.md, "Deleting a workspace"), in bounded
 // batches like retention: first whatever lets anyone in or out (keys, users, secrets, endpoints), then the
@@ -70,11 +71,7 @@ interface PurgeReport {
  */
 export async function purgeDueWorkspaces(pool: pg.Pool, opts: PurgeOptions): Promise<PurgeReport> {
   const report = await purge(pool, opts);
-  await onPg(pool).query(
-    `INSERT INTO retention_runs (kind, last_run_at, processed, behind) VALUES ('workspaces', now(), $1, $2)
-     ON CONFLICT (kind) DO UPDATE SET last_run_at = now(), processed = retention_runs.processed + excluded.processed, behind = excluded.behind`,
-    [report.rows, report.behind],
-  );
+  await recordRun(onPg(pool), 'workspaces', report.rows, report.behind);
   return report;
 }
 

@@ -4,8 +4,8 @@ import { onPg } from '../db/sql.ts';
 import { createAccountService } from '../services/accounts.ts';
 import { operator } from '../services/audit.ts';
 import { customerRows, identityRows } from '../services/customers.ts';
-import type { Prisma } from '../generated/prisma/client.ts';
 import { createScorer } from '../scoring/recompute.ts';
+import { recordSignals, type SignalInput } from '../services/signals.ts';
 
 /** How a demo customer behaves over the last 90 days; the scoring engine makes the rest of it. */
 interface Profile {
@@ -141,10 +141,10 @@ function lcg(seed: number) {
   return () => (seed = (seed * 1664525 + 1013904223) % 4294967296) / 4294967296;
 }
 
-function signalsFor(p: Profile, tenantId: string, customerId: string, now: number, r: () => number): Prisma.SignalCreateManyInput[] {
-  const out: Prisma.SignalCreateManyInput[] = [];
+function signalsFor(p: Profile, tenantId: string, customerId: string, now: number, r: () => number): SignalInput[] {
+  const out: SignalInput[] = [];
   const at = (daysAgo: number) => new Date(now - daysAgo * DAY - r() * 3_600_000);
-  const add = (kind: string, daysAgo: number, extra: Partial<Prisma.SignalCreateManyInput> = {}) =>
+  const add = (kind: string, daysAgo: number, extra: Partial<SignalInput> = {}) =>
     out.push({ tenantId, customerId, source: kind.split('.')[0]!, kind, occurredAt: at(daysAgo), ...extra });
   for (let d = 89; d >= 0; d--) {
     if (p.quietFor !== undefined && d < p.quietFor) continue;
@@ -243,7 +243,7 @@ export async function seedDemoTenant(db: Db, pool: pg.Pool, password: string, no
         },
       });
     }
-    await db.signal.createMany({ data: signalsFor(p, tenant.id, customer.id, now, r) });
+    await recordSignals(sql, signalsFor(p, tenant.id, customer.id, now, r));
   }
 
   // The engine scores each past day as of that day, oldest first, so trends have their history.

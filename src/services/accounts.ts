@@ -5,6 +5,7 @@ import { DomainError } from '../errors.ts';
 import { issueApiKey } from './api-keys.ts';
 import { onPrisma } from '../db/sql.ts';
 import { recordAudit, type Actor } from './audit.ts';
+import { insertTenant, insertUser } from './workspace.ts';
 
 type Plan = 'free' | 'starter' | 'growth' | 'scale';
 type Role = 'owner' | 'admin' | 'member' | 'viewer';
@@ -15,7 +16,7 @@ export function createAccountService(deps: { prisma: Db; sessions?: Sessions }) 
   return {
     /** A tenant with its first API key; the key's secret is returned this once. */
     async createTenant(input: { name: string; plan: Plan; keyName?: string }) {
-      const tenant = await prisma.tenant.create({ data: { name: input.name, plan: input.plan } });
+      const tenant = await insertTenant(prisma, input);
       const { key, secret } = await issueApiKey(prisma, { tenantId: tenant.id, name: input.keyName ?? 'Default key' });
       return { tenant, apiKey: secret, apiKeyId: key.id };
     },
@@ -31,7 +32,7 @@ export function createAccountService(deps: { prisma: Db; sessions?: Sessions }) 
     async createUser(actor: Actor, input: { email: string; password: string; role: Role }) {
       const passwordHash = await hashPassword(input.password);
       return prisma.$transaction(async (tx) => {
-        const user = await tx.user.create({ data: { tenantId: actor.tenantId, email: input.email, role: input.role, passwordHash } });
+        const user = await insertUser(tx, { tenantId: actor.tenantId, email: input.email, role: input.role, passwordHash });
         await recordAudit(onPrisma(tx), actor, {
           action: 'user.created',
           targetType: 'user',

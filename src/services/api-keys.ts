@@ -36,6 +36,11 @@ export async function revokeApiKey(db: Tx, opts: { tenantId?: string; keyId: str
   return true;
 }
 
+/** Stores when a key was last used. */
+export function recordKeyUse(db: Tx, keyId: string, at: Date) {
+  return db.apiKey.update({ where: { id: keyId }, data: { lastUsedAt: at } });
+}
+
 const cannotRotate = (why: string) =>
   new DomainError('conflict', `This API key ${why}, so it cannot be rotated; create a new key instead.`);
 

@@ -7,6 +7,7 @@ import type { CpuShare } from '../runtime/cpu-share.ts';
 import { requestTenant } from '../scoring/scoring-queue.ts';
 import { activateChurnModel, trainChurnModel } from '../scoring/training.ts';
 import { recordAudit, type Actor } from './audit.ts';
+import { setActiveChurnModel } from './workspace.ts';
 import { customerRows } from './customers.ts';
 import { PG, pgCode } from '../db/pg-errors.ts';
 
@@ -94,7 +95,7 @@ export function createChurnService(deps: { pool: pg.Pool; prisma: Db; fitter?: F
           where: { id: tenantId },
           select: { activeChurnModel: { select: { version: true } } },
         });
-        await tx.tenant.update({ where: { id: tenantId }, data: { activeChurnModelId: null } });
+        await setActiveChurnModel(onPrisma(tx), tenantId, null);
         await requestTenant(onPrisma(tx), tenantId);
         await recordAudit(onPrisma(tx), actor, {
           action: 'churn_model.reset',

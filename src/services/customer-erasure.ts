@@ -6,6 +6,10 @@ import { forgetSequences } from '../outbox/events/sequences.ts';
 import { recordAudit, type Actor } from './audit.ts';
 import { dequeueCustomer } from '../scoring/scoring-queue.ts';
 import { forgetPaymentsOf } from './invoice-payments.ts';
+import { forgetAnswersNaming } from './idempotency-keys.ts';
+import { detachInvoicesOf } from './invoices.ts';
+import { eraseSignalsOf } from './signals.ts';
+import { detachSubscriptionsOf } from './subscriptions.ts';
 
 // Erasure of one customer (docs/data-lifecycle.md): everything that names or describes the customer goes,
 // in one transaction, so a failure leaves the customer whole and a success leaves nothing behind.
@@ -79,28 +83,12 @@ export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string):
     [tenantId, customerId, terms, ownValues],
   );
   // Signals: the customer's, and those kept without a customer that would be attributed to it.
-  const signals = await sql.query<{ id: string }>(
-    `DELETE FROM signals WHERE tenant_id = $1
-       AND (customer_id = $2
-            OR (customer_id IS NULL AND (account_id = ANY($3::text[]) OR alt_account_id = ANY($3::text[])
-                                         OR (email_domain IS NOT NULL AND email_domain = $4))))
-     RETURNING id`,
-    [tenantId, customerId, accountIds, c.domain],
-  );
+  const signals = await eraseSignalsOf(sql, tenantId, { customerId, accountIds, domain: c.domain });
   // Revenue facts stay, without the link or the provider's account id; the payments remembered for the
   // customer's invoices go: a payment id is the provider's reference to the person's payment.
-  const invoices = await sql.query<{ provider: string; externalId: string }>(
-    `UPDATE invoices SET customer_id = NULL, account_id = NULL
-     WHERE tenant_id = $1 AND (customer_id = $2 OR account_id = ANY($3::text[]))
-     RETURNING provider, external_id AS "externalId"`,
-    [tenantId, customerId, accountIds],
-  );
+  const invoices = await detachInvoicesOf(sql, tenantId, customerId, accountIds);
   const payments = await forgetPaymentsOf(sql, tenantId, invoices);
-  await sql.query(
-    `UPDATE subscriptions SET customer_id = NULL, account_id = NULL
-     WHERE tenant_id = $1 AND (customer_id = $2 OR account_id = ANY($3::text[]))`,
-    [tenantId, customerId, accountIds],
-  );
+  await detachSubscriptionsOf(sql, tenantId, customerId, accountIds);
   // Outbound events about the customer and their deliveries (with their attempts' response excerpts).
   const outbox = await sql.query<{ id: string }>(
     `DELETE FROM outbox_events WHERE tenant_id = $1
@@ -117,7 +105,7 @@ export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string):
     [tenantId, outbox.map((r) => r.id), customerId],
   );
   // Stored answers of idempotent requests that returned the customer.
-  await sql.query('DELETE FROM idempotency_keys WHERE tenant_id = $1 AND strpos(response::text, $2) > 0', [tenantId, customerId]);
+  await forgetAnswersNaming(sql, tenantId, customerId);
   await sql.query('DELETE FROM customers WHERE tenant_id = $1 AND id = $2', [tenantId, customerId]);
   await dequeueCustomer(sql, customerId);
 

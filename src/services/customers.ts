@@ -10,6 +10,10 @@ import type { Db } from '../db/prisma.ts';
 import type { Actor } from './audit.ts';
 import { exclusivelyForTenant, lockObjects, lockTenants } from '../db/locks.ts';
 import { announceErasure, eraseCustomer } from './customer-erasure.ts';
+import { resolveCustomer } from './customer-match.ts';
+import { attributeInvoices } from './invoices.ts';
+import { attributeSignals } from './signals.ts';
+import { attributeSubscriptions } from './subscriptions.ts';
 import { PG, pgCode } from '../db/pg-errors.ts';
 
 // The one home of the customers and customer_identities rows. Plain SQL over `Sql`: the API writes them in
@@ -102,34 +106,6 @@ export const identityRows = {
   },
 };
 
-/**
- * Which customer an event is about (docs/decisions.md §4), as an SQL expression over four parameters of the
- * statement it is part of: first by the provider's own account ids (a text[]) against the customer's
- * identities, then by the email domain in the payload against the customer's domain; null for neither.
- * A statement that writes what it finds (an invoice) resolves its customer itself, in the same round trip.
- */
-export function customerOf(p: { tenant: string; provider: string; accountIds: string; emailDomain: string }): string {
-  return `COALESCE(
-    (SELECT customer_id FROM customer_identities WHERE tenant_id = ${p.tenant} AND provider = ${p.provider} AND external_id = ANY(${p.accountIds}) LIMIT 1),
-    (SELECT id FROM customers WHERE tenant_id = ${p.tenant} AND domain = ${p.emailDomain} ORDER BY created_at LIMIT 1))`;
-}
-
-/** The account ids of a lookup that can match, for customerOf's text[] parameter. */
-const accountIdsOf = (ids: (string | null | undefined)[]) => ids.filter((x): x is string => typeof x === 'string' && x.length > 0);
-
-/** Which customer an event is about (customerOf), in one statement. */
-export async function resolveCustomer(
-  sql: Sql,
-  tenantId: string,
-  by: { provider: string; accountIds: (string | null | undefined)[]; emailDomain?: string | null },
-): Promise<string | null> {
-  const [row] = await sql.query<{ customer_id: string | null }>(
-    `SELECT ${customerOf({ tenant: '$1::uuid', provider: '$2', accountIds: '$3::text[]', emailDomain: '$4' })} AS customer_id`,
-    [tenantId, by.provider, accountIdsOf(by.accountIds), by.emailDomain ?? null],
-  );
-  return row?.customer_id ?? null;
-}
-
 /** What a customer was given that events kept without a customer may match: identities, a domain. */
 export interface AttributionKeys {
   identities: Identity[];
@@ -152,17 +128,13 @@ export async function attributePending(
   by: AttributionKeys,
   opts: { skipLocked: boolean },
 ): Promise<void> {
-  const update = (table: string, where: string, values: unknown[]) =>
-    sql.query(
-      `UPDATE ${table} SET customer_id = $1 WHERE id IN (
-         SELECT id FROM ${table} WHERE tenant_id = $2 AND customer_id IS NULL AND ${where} ${opts.skipLocked ? 'FOR UPDATE SKIP LOCKED' : ''})`,
-      [customerId, tenantId, ...values],
-    );
-  for (const { provider, externalId } of by.identities) {
-    await update('signals', 'source = $3 AND (account_id = $4 OR alt_account_id = $4)', [provider, externalId]);
-    for (const table of ['invoices', 'subscriptions']) await update(table, 'provider = $3 AND account_id = $4', [provider, externalId]);
+  const to = { tenantId, customerId };
+  for (const identity of by.identities) {
+    await attributeSignals(sql, to, { identity }, opts);
+    await attributeInvoices(sql, to, identity, opts);
+    await attributeSubscriptions(sql, to, identity, opts);
   }
-  if (by.domain) await update('signals', 'email_domain = $3', [by.domain]);
+  if (by.domain) await attributeSignals(sql, to, { domain: by.domain }, opts);
 }
 
 /**

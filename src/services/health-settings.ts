@@ -1,9 +1,9 @@
 import type { Db } from '../db/prisma.ts';
 import { onPrisma } from '../db/sql.ts';
-import { Prisma } from '../generated/prisma/client.ts';
 import { validationFailed } from '../errors.ts';
 import { DEFAULT_WEIGHTS, DIMENSIONS, type DimensionKey, tenantWeights, type Weights } from '../scoring/dimensions.ts';
 import { changedFields, recordAudit, type Actor } from './audit.ts';
+import { setScoringWeights } from './workspace.ts';
 import { requestTenant } from '../scoring/scoring-queue.ts';
 
 export type WeightsView = Weights & { isDefault: boolean };
@@ -36,7 +36,7 @@ export function createHealthSettingsService(deps: { prisma: Db }) {
     const { tenantId } = actor;
     await prisma.$transaction(async (tx) => {
       const before = await tx.tenant.findUniqueOrThrow({ where: { id: tenantId }, select: { scoringWeights: true } });
-      await tx.tenant.update({ where: { id: tenantId }, data: { scoringWeights: weights ?? Prisma.DbNull } });
+      await setScoringWeights(onPrisma(tx), tenantId, weights);
       await requestTenant(onPrisma(tx), tenantId);
       const { isDefault: _, ...from } = weightsView(before.scoringWeights);
       await recordAudit(onPrisma(tx), actor, {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import type { Resealer } from '../crypto/reencrypt.ts';
 import { openWithOverlap, type SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/prisma.ts';
 import { validationFailed } from '../errors.ts';
@@ -141,3 +142,23 @@ export function createIntegrationService(deps: { prisma: Db; box: SecretBox; cac
 }
 
 export type IntegrationService = ReturnType<typeof createIntegrationService>;
+
+/**
+ * Re-seals, row by row, every inbound secret an older key sealed (the operator's `secrets:reencrypt`). Safe
+ * while the service runs, and to run again. Answers how many rows it read.
+ */
+export async function resealInboundSecrets(db: Db, resealer: Resealer): Promise<number> {
+  const rows = await db.inboundSecret.findMany({ select: { id: true, secret: true, previousSecret: true, verifyToken: true } });
+  for (const row of rows) {
+    const next = {
+      secret: resealer.reseal(row.secret)!,
+      previousSecret: resealer.reseal(row.previousSecret),
+      verifyToken: resealer.reseal(row.verifyToken),
+    };
+    if (next.secret !== row.secret || next.previousSecret !== row.previousSecret || next.verifyToken !== row.verifyToken) {
+      // Only if unchanged since read: a rotation meanwhile already sealed with the current key.
+      await db.inboundSecret.updateMany({ where: { id: row.id, secret: row.secret }, data: next });
+    }
+  }
+  return rows.length;
+}

@@ -38,3 +38,37 @@ export async function recordSignals(sql: Sql, signals: SignalInput[]): Promise<v
     ],
   );
 }
+
+/**
+ * Gives a customer the signals kept without one that match its new identity (by account) or domain.
+ * `skipLocked` passes by the rows a transaction applying events holds (attribution's first pass,
+ * docs/concurrency.md).
+ */
+export async function attributeSignals(
+  sql: Sql,
+  to: { tenantId: string; customerId: string },
+  match: { identity: { provider: string; externalId: string } } | { domain: string },
+  opts: { skipLocked: boolean },
+): Promise<void> {
+  const [where, values] =
+    'domain' in match
+      ? ['email_domain = $3', [match.domain]]
+      : ['source = $3 AND (account_id = $4 OR alt_account_id = $4)', [match.identity.provider, match.identity.externalId]];
+  await sql.query(
+    `UPDATE signals SET customer_id = $1 WHERE id IN (
+       SELECT id FROM signals WHERE tenant_id = $2 AND customer_id IS NULL AND ${where} ${opts.skipLocked ? 'FOR UPDATE SKIP LOCKED' : ''})`,
+    [to.customerId, to.tenantId, ...values],
+  );
+}
+
+/** Deletes an erased customer's signals, and those kept without a customer that would be attributed to it. */
+export function eraseSignalsOf(sql: Sql, tenantId: string, of: { customerId: string; accountIds: string[]; domain: string | null }) {
+  return sql.query<{ id: string }>(
+    `DELETE FROM signals WHERE tenant_id = $1
+       AND (customer_id = $2
+            OR (customer_id IS NULL AND (account_id = ANY($3::text[]) OR alt_account_id = ANY($3::text[])
+                                         OR (email_domain IS NOT NULL AND email_domain = $4))))
+     RETURNING id`,
+    [tenantId, of.customerId, of.accountIds, of.domain],
+  );
+}

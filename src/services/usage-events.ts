@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { inTransaction, onPg } from '../db/sql.ts';
 import { DomainError, validationFailed } from '../errors.ts';
 import { isUuid } from '../uuid.ts';
+import { claimIdempotencyKey } from './idempotency-keys.ts';
 import { recordSignals, type SignalInput } from './signals.ts';
 import { customerRows } from './customers.ts';
 import { PG, pgCode } from '../db/pg-errors.ts';
@@ -147,20 +148,11 @@ async function recordOnce(
   }
   const requestHash = createHash('sha256').update(JSON.stringify(events)).digest('hex');
   return inTransaction(pool, async (sql) => {
-    // A concurrent request with the same key waits here for the first one's commit, then reads its answer.
-    const claimed = await sql.query(
-      `INSERT INTO idempotency_keys (tenant_id, key, request_hash, response) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (tenant_id, key) DO NOTHING RETURNING key`,
-      [tenantId, opts.idempotencyKey, requestHash, JSON.stringify(result)],
-    );
-    if (claimed.length === 0) {
-      const [earlier] = await sql.query<{ request_hash: string; response: UsageEventsResult }>(
-        'SELECT request_hash, response FROM idempotency_keys WHERE tenant_id = $1 AND key = $2',
-        [tenantId, opts.idempotencyKey],
-      );
-      if (earlier!.request_hash !== requestHash)
+    const earlier = await claimIdempotencyKey(sql, { tenantId, key: opts.idempotencyKey!, requestHash, response: result });
+    if (!earlier.claimed) {
+      if (earlier.requestHash !== requestHash)
         throw new DomainError('conflict', 'This Idempotency-Key was used with a different request body.');
-      return earlier!.response;
+      return earlier.response;
     }
     await recordSignals(sql, rows);
     return result;

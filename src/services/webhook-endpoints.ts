@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Resealer } from '../crypto/reencrypt.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/prisma.ts';
 import { DomainError, notFound, validationFailed } from '../errors.ts';
@@ -225,3 +226,26 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
 }
 
 export type WebhookEndpointService = ReturnType<typeof createWebhookEndpointService>;
+
+/**
+ * Re-seals, row by row, every endpoint secret and signing key an older key sealed (the operator's
+ * `secrets:reencrypt`). Safe while the service runs, and to run again. Answers how many rows it read.
+ */
+export async function resealEndpointSecrets(db: Db, resealer: Resealer): Promise<number> {
+  const rows = await db.webhookEndpoint.findMany({
+    select: { id: true, secret: true, previousSecret: true, signingKey: true, previousSigningKey: true },
+  });
+  for (const row of rows) {
+    const next = {
+      secret: resealer.reseal(row.secret)!,
+      previousSecret: resealer.reseal(row.previousSecret),
+      signingKey: resealer.reseal(row.signingKey),
+      previousSigningKey: resealer.reseal(row.previousSigningKey),
+    };
+    if ((Object.keys(next) as (keyof typeof next)[]).some((c) => next[c] !== row[c])) {
+      // Only if unchanged since read: a rotation meanwhile already sealed with the current key.
+      await db.webhookEndpoint.updateMany({ where: { id: row.id, secret: row.secret }, data: next });
+    }
+  }
+  return rows.length;
+}

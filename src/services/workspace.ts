@@ -1,14 +1,16 @@
 import type pg from 'pg';
 import { inTransaction, onPg, type Sql } from '../db/sql.ts';
 import { DomainError, notFound, validationFailed } from '../errors.ts';
-import type { Role } from '../contract/enums.ts';
+import type { Plan, Role } from '../contract/enums.ts';
+import type { Db } from '../db/prisma.ts';
 import { RETENTION_KEYS, RETENTION_SETTINGS, type RetentionKey } from '../contract/retention.ts';
 import { RETENTION_COLUMNS } from '../lifecycle/policy.ts';
 import { releaseHeldDeliveries } from '../outbox/events/relay.ts';
 import { changedFields, recordAudit, type Actor } from './audit.ts';
 
 // The workspace as a whole (docs/data-lifecycle.md): its retention settings, its users' roles, and its
-// deletion with an undo window. Owners decide these; every change is in the audit log.
+// deletion with an undo window. Owners decide these; every change is in the audit log. The one module that
+// writes the `tenants` and `users` rows: other services call the functions below.
 
 export interface RetentionSettingView {
   key: RetentionKey;
@@ -42,6 +44,29 @@ const view = (o: Record<RetentionKey, number | null>): RetentionSettingView[] =>
       description: s.what,
     };
   });
+
+/** A new tenant. */
+export function insertTenant(db: Pick<Db, 'tenant'>, input: { name: string; plan: Plan }) {
+  return db.tenant.create({ data: { name: input.name, plan: input.plan } });
+}
+
+/** Which churn model scores the tenant's customers; null puts the default coefficients back. */
+export async function setActiveChurnModel(sql: Sql, tenantId: string, modelId: string | null): Promise<void> {
+  await sql.query('UPDATE tenants SET active_churn_model_id = $2, updated_at = now() WHERE id = $1', [tenantId, modelId]);
+}
+
+/** The tenant's dimension weights; null puts the defaults back. */
+export async function setScoringWeights(sql: Sql, tenantId: string, weights: object | null): Promise<void> {
+  await sql.query('UPDATE tenants SET scoring_weights = $2::jsonb, updated_at = now() WHERE id = $1', [
+    tenantId,
+    weights === null ? null : JSON.stringify(weights),
+  ]);
+}
+
+/** A new user of a workspace. */
+export function insertUser(db: Pick<Db, 'user'>, input: { tenantId: string; email: string; role: Role; passwordHash: string }) {
+  return db.user.create({ data: input });
+}
 
 /**
  * Takes the workspace's lock on its users: role changes and removals of one workspace run one after the

@@ -1,6 +1,6 @@
 import type { FieldError } from '../../errors.ts';
 import { RangeCheck } from './ranges.ts';
-import { resolveCustomer } from '../../services/customers.ts';
+import { resolveCustomer } from '../../services/customer-match.ts';
 import { recordSignals } from '../../services/signals.ts';
 import { fromUnix, type NormalizeContext, type Normalizer, str } from './types.ts';
 

@@ -1,7 +1,8 @@
 import { currencyCode, formatAmount, isCurrencyCode } from '../../contract/money.ts';
-import { eventOf, invoiceEvent, type InvoiceRecord } from '../../outbox/events/payloads.ts';
+import { eventOf, invoiceEvent } from '../../outbox/events/payloads.ts';
 import { churnOutcomeRows } from '../../services/churn.ts';
-import { customerForProviderAccount, customerKeys, customerOf, resolveCustomer } from '../../services/customers.ts';
+import { customerForProviderAccount, customerKeys } from '../../services/customers.ts';
+import { resolveCustomer } from '../../services/customer-match.ts';
 import { companyDomain } from '../email-domain.ts';
 import { canMove, EVENT_FOR_STATUS, type InvoiceStatus } from '../invoice-state.ts';
 import { recordSignals, type SignalInput } from '../../services/signals.ts';
@@ -12,6 +13,15 @@ import {
   rememberPayments as rememberPaymentsOf,
 } from '../../services/invoice-payments.ts';
 import type { Sql } from '../../db/sql.ts';
+import {
+  findOrCreateInvoices,
+  type FoundInvoice,
+  invoiceIdOf,
+  type InvoiceInput,
+  type InvoiceRow,
+  moveInvoices,
+} from '../../services/invoices.ts';
+import { saveSubscription, type SubscriptionFacts, subscriptionOf } from '../../services/subscriptions.ts';
 import type { FieldError } from '../../errors.ts';
 import { MAX_AMOUNT, MAX_COUNT, RangeCheck } from './ranges.ts';
 import type { OutboxInput } from '../../outbox/events/enqueue.ts';
@@ -29,12 +39,6 @@ const INVOICE_EVENTS: Record<string, InvoiceStatus> = {
   'invoice.voided': 'void',
   'invoice.marked_uncollectible': 'uncollectible',
 };
-
-interface InvoiceRow extends InvoiceRecord {
-  total_minor: string;
-  account_id: string | null;
-}
-const INVOICE_COLUMNS = 'id, tenant_id, status::text AS status, total_minor, currency, customer_id, account_id, due_at';
 
 /** The id of a reference Stripe sends either as an id or, when expanded, as the object. */
 const idOf = (v: any): string | null => str(v && typeof v === 'object' ? v.id : v);
@@ -93,8 +97,9 @@ async function invoicePaymentPaid(ctx: NormalizeContext, o: any): Promise<Outcom
 }
 
 /** What a new invoice is made of, from the event's invoice object and the status it is created in. */
-function invoiceInput(o: any, initial: InvoiceStatus) {
+function invoiceInput(tenantId: string, o: any, initial: InvoiceStatus): InvoiceInput {
   return {
+    tenantId,
     externalId: str(o?.id)!,
     account: accountOf(o),
     initial,
@@ -103,72 +108,6 @@ function invoiceInput(o: any, initial: InvoiceStatus) {
     dueAt: fromUnix(o?.due_date),
     emailDomain: companyDomain(o?.customer_email),
   };
-}
-type InvoiceInput = ReturnType<typeof invoiceInput>;
-type FoundInvoice = { invoice: InvoiceRow; created: boolean };
-
-/**
- * Finds or creates our invoice for a Stripe invoice object, locked for this transaction, without changing
- * its status. A stored invoice is locked by its row (a transaction changing it holds the row until it
- * ends, and this one then reads what it committed); a new one is created with its customer resolved in the
- * same statement. Two transactions creating the same invoice meet on its unique key: the later waits for
- * the earlier to end, creates nothing, and then finds its row.
- */
-async function invoiceRow(sql: Sql, event: StoredEvent, input: InvoiceInput): Promise<FoundInvoice> {
-  return (await invoiceRows(sql, [{ event, input }])).get(event.id)!;
-}
-
-/** invoiceRow for the events of a wave (below), which name different invoices, in one statement. */
-async function invoiceRows(sql: Sql, wave: { event: StoredEvent; input: InvoiceInput }[]): Promise<Map<string, FoundInvoice>> {
-  const customer = customerOf({
-    tenant: 'i.tenant_id',
-    provider: `'${PROVIDER}'`,
-    accountIds: 'ARRAY[i.account_id]',
-    emailDomain: 'i.email_domain',
-  });
-  const rows = await sql.query<InvoiceRow & { n: number; created: boolean }>(
-    `WITH input AS (
-       SELECT * FROM unnest($1::int[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::timestamptz[], $9::text[])
-         AS i(n, tenant_id, external_id, account_id, status, total_minor, currency, due_at, email_domain)
-     ), found AS (
-       SELECT i.n, v.id, v.tenant_id, v.status::text AS status, v.total_minor, v.currency, v.customer_id, v.account_id, v.due_at
-       FROM input i JOIN invoices v ON v.tenant_id = i.tenant_id AND v.provider = '${PROVIDER}' AND v.external_id = i.external_id
-       ORDER BY i.n FOR UPDATE OF v
-     ), made AS (
-       INSERT INTO invoices (id, tenant_id, provider, external_id, account_id, customer_id, status, total_minor, currency, due_at, created_at, updated_at)
-       SELECT gen_random_uuid(), i.tenant_id, '${PROVIDER}', i.external_id, i.account_id, ${customer}, i.status::"InvoiceStatus",
-              i.total_minor, i.currency, i.due_at, now(), now()
-       FROM input i WHERE NOT EXISTS (SELECT 1 FROM found f WHERE f.n = i.n) ORDER BY i.n
-       ON CONFLICT (tenant_id, provider, external_id) DO NOTHING
-       RETURNING external_id, ${INVOICE_COLUMNS}
-     )
-     SELECT *, false AS created FROM found
-     UNION ALL
-     SELECT i.n, m.id, m.tenant_id, m.status, m.total_minor, m.currency, m.customer_id, m.account_id, m.due_at, true AS created
-     FROM made m JOIN input i ON i.tenant_id = m.tenant_id AND i.external_id = m.external_id`,
-    [
-      wave.map((_, n) => n),
-      wave.map((r) => r.event.tenantId),
-      wave.map((r) => r.input.externalId),
-      wave.map((r) => r.input.account),
-      wave.map((r) => r.input.initial),
-      wave.map((r) => r.input.total),
-      wave.map((r) => r.input.currency),
-      wave.map((r) => r.input.dueAt),
-      wave.map((r) => r.input.emailDomain),
-    ],
-  );
-  const found = new Map(rows.map(({ n, created, ...invoice }) => [wave[n]!.event.id, { invoice, created }]));
-  for (const { event, input } of wave) {
-    if (found.has(event.id)) continue;
-    // Created meanwhile by a transaction that has committed since (it made this one wait): a new statement sees it.
-    const [invoice] = await sql.query<InvoiceRow>(
-      `SELECT ${INVOICE_COLUMNS} FROM invoices WHERE tenant_id = $1 AND provider = $2 AND external_id = $3 FOR UPDATE`,
-      [event.tenantId, PROVIDER, input.externalId],
-    );
-    found.set(event.id, { invoice: invoice!, created: false });
-  }
-  return found;
 }
 
 /** An invoice event (INVOICE_EVENTS): the invoice it names moves to `target`. */
@@ -185,7 +124,7 @@ function transitionOf(event: StoredEvent): Transition | null {
   const o = event.body?.data?.object;
   if (event.provider !== PROVIDER || !Object.hasOwn(INVOICE_EVENTS, type) || !str(o?.id)) return null;
   const target = INVOICE_EVENTS[type]!;
-  return { event, o, target, input: invoiceInput(o, target) };
+  return { event, o, target, input: invoiceInput(event.tenantId, o, target) };
 }
 
 /**
@@ -194,11 +133,15 @@ function transitionOf(event: StoredEvent): Transition | null {
  * outcome is what it would be applied alone. Their payments are the caller's (InvoiceSegment).
  */
 async function applyTransitions(sql: Sql, outbox: OutboxInput[], wave: Transition[]): Promise<Map<string, Outcome>> {
-  const found = await invoiceRows(sql, wave);
+  const found = await findOrCreateInvoices(
+    sql,
+    PROVIDER,
+    wave.map((t) => t.input),
+  );
   const outcomes = new Map<string, Outcome>();
   const moves: { t: Transition; invoice: InvoiceRow; created: boolean; update: boolean }[] = [];
-  for (const t of wave) {
-    const { invoice, created } = found.get(t.event.id)!;
+  for (const [n, t] of wave.entries()) {
+    const { invoice, created } = found[n]!;
     if (!created && !canMove(invoice.status, t.target)) outcomes.set(t.event.id, 'ignored');
     // A row just created already has the target status; only the event time of paid/overdue remains to set.
     else moves.push({ t, invoice, created, update: !created || t.target === 'paid' || t.target === 'overdue' });
@@ -240,24 +183,6 @@ async function applyTransitions(sql: Sql, outbox: OutboxInput[], wave: Transitio
   }
   await recordSignals(sql, signals);
   return outcomes;
-}
-
-/** Moves different invoices to their new statuses in one statement; answers each as it now is. */
-async function moveInvoices(
-  sql: Sql,
-  moves: { id: string; status: InvoiceStatus; total: string; dueAt: Date | null; at: Date }[],
-): Promise<Map<string, InvoiceRow>> {
-  if (moves.length === 0) return new Map();
-  const rows = await sql.query<InvoiceRow>(
-    `UPDATE invoices v SET status = u.status::"InvoiceStatus", total_minor = u.total_minor, due_at = COALESCE(u.due_at, v.due_at),
-       paid_at = CASE WHEN u.status = 'paid' THEN u.at ELSE v.paid_at END,
-       overdue_at = CASE WHEN u.status = 'overdue' THEN u.at ELSE v.overdue_at END, updated_at = now()
-     FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::timestamptz[], $5::timestamptz[]) AS u(id, status, total_minor, due_at, at)
-     WHERE v.id = u.id
-     RETURNING v.id, v.tenant_id, v.status::text AS status, v.total_minor, v.currency, v.customer_id, v.account_id, v.due_at`,
-    [moves.map((m) => m.id), moves.map((m) => m.status), moves.map((m) => m.total), moves.map((m) => m.dueAt), moves.map((m) => m.at)],
-  );
-  return new Map(rows.map((r) => [r.id, r]));
 }
 
 /**
@@ -346,7 +271,7 @@ async function paymentFailed(ctx: NormalizeContext, o: any): Promise<Outcome> {
   const tenantId = ctx.event.tenantId;
   if (!str(o?.id)) return 'ignored';
   const initial = (['draft', 'open', 'paid', 'void', 'uncollectible'].includes(o?.status) ? o.status : 'open') as InvoiceStatus;
-  const { invoice, created } = await invoiceRow(ctx.sql, ctx.event, invoiceInput(o, initial));
+  const [{ invoice, created }] = (await findOrCreateInvoices(ctx.sql, PROVIDER, [invoiceInput(tenantId, o, initial)])) as [FoundInvoice];
   // First heard of by its failed payment: announced created before the failure (applyTransitions).
   if (created) ctx.outbox.push(invoiceEvent('invoice.created', invoice));
   const named = paymentsOfInvoice(o);
@@ -435,13 +360,7 @@ async function refunded(ctx: NormalizeContext, o: any): Promise<Outcome> {
       PROVIDER,
       [idOf(o?.payment_intent), chargeId].filter((id): id is string => id !== null),
     ));
-  const [invoice] = invoiceExternal
-    ? await ctx.sql.query<{ id: string }>('SELECT id FROM invoices WHERE tenant_id = $1 AND provider = $2 AND external_id = $3', [
-        tenantId,
-        PROVIDER,
-        invoiceExternal,
-      ])
-    : [];
+  const invoiceId = invoiceExternal ? await invoiceIdOf(ctx.sql, tenantId, PROVIDER, invoiceExternal) : null;
   const currency = currencyCode(o?.currency ?? 'usd');
   const refundedMinor = minor(o?.amount_refunded ?? o?.amount);
   ctx.outbox.push({
@@ -452,7 +371,7 @@ async function refunded(ctx: NormalizeContext, o: any): Promise<Outcome> {
     payload: {
       tenant_id: tenantId,
       payment_id: chargeId,
-      invoice_id: invoice?.id ?? null,
+      invoice_id: invoiceId,
       customer_id: customerId,
       amount: formatAmount(refundedMinor, currency),
       currency,
@@ -475,7 +394,7 @@ async function refunded(ctx: NormalizeContext, o: any): Promise<Outcome> {
   return 'processed';
 }
 
-function subscriptionFacts(o: any) {
+function subscriptionFacts(o: any): SubscriptionFacts {
   const items: any[] = Array.isArray(o?.items?.data) ? o.items.data : [];
   const seats = items.reduce((s, i) => s + (Number(i?.quantity) || 0), 0) || null;
   const price = items[0]?.price ?? items[0]?.plan;
@@ -498,16 +417,6 @@ function subscriptionFacts(o: any) {
   };
 }
 
-interface SubscriptionRow {
-  id: string;
-  customer_id: string | null;
-  status: string;
-  trial_end: Date | null;
-  seats: number | null;
-  mrr_minor: string | null;
-  last_event_at: Date;
-}
-
 async function subscriptionChanged(ctx: NormalizeContext, o: any, deleted: boolean): Promise<Outcome> {
   const { sql } = ctx;
   const tenantId = ctx.event.tenantId;
@@ -517,10 +426,8 @@ async function subscriptionChanged(ctx: NormalizeContext, o: any, deleted: boole
   const facts = subscriptionFacts(o);
   if (deleted) facts.status = 'canceled';
   const account = accountOf(o);
-  const [existing] = await sql.query<SubscriptionRow>(
-    'SELECT id, customer_id, status, trial_end, seats, mrr_minor, last_event_at FROM subscriptions WHERE tenant_id = $1 AND provider = $2 AND external_id = $3',
-    [tenantId, PROVIDER, externalId],
-  );
+  const key = { tenantId, provider: PROVIDER, externalId };
+  const existing = await subscriptionOf(sql, key);
   // An older event never overwrites what a newer one already said. Stripe's event times are whole seconds, so
   // a creation and an update often share one: a creation is never newer than what is stored, nor is an update
   // newer than the deletion of that second.
@@ -530,28 +437,7 @@ async function subscriptionChanged(ctx: NormalizeContext, o: any, deleted: boole
     return 'ignored';
   }
   const customerId = existing?.customer_id ?? (await customerFor(ctx, account));
-  const values = [
-    facts.status,
-    facts.trialEnd,
-    facts.seats,
-    facts.planId,
-    facts.mrrMinor?.toString() ?? null,
-    facts.currency,
-    facts.canceledAt,
-    customerId,
-    at,
-  ];
-  const [sub] = existing
-    ? await sql.query<{ id: string; customer_id: string | null }>(
-        `UPDATE subscriptions SET status = $1, trial_end = $2, seats = $3, plan_id = $4, mrr_minor = $5, currency = $6, canceled_at = $7,
-           customer_id = $8, last_event_at = $9, updated_at = now() WHERE id = $10 RETURNING id, customer_id`,
-        [...values, existing.id],
-      )
-    : await sql.query<{ id: string; customer_id: string | null }>(
-        `INSERT INTO subscriptions (id, status, trial_end, seats, plan_id, mrr_minor, currency, canceled_at, customer_id, last_event_at, tenant_id, provider, external_id, account_id, created_at, updated_at)
-         VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, now(), now()) RETURNING id, customer_id`,
-        [...values, tenantId, PROVIDER, externalId, account],
-      );
+  const sub = await saveSubscription(sql, { ...key, account }, existing, facts, customerId, at);
 
   const signals: { kind: string; value: number; attributes?: Record<string, unknown> }[] = [];
   // The trial rule (docs/decisions.md §5): only a later trial_end on a subscription that already had one is an extension.
@@ -559,9 +445,9 @@ async function subscriptionChanged(ctx: NormalizeContext, o: any, deleted: boole
     ctx.outbox.push(
       eventOf(
         'subscription.trial_extended',
-        { tenantId, subscriptionId: sub!.id, customerId: sub!.customer_id, previousTrialEnd: existing.trial_end, trialEnd: facts.trialEnd },
+        { tenantId, subscriptionId: sub.id, customerId: sub.customer_id, previousTrialEnd: existing.trial_end, trialEnd: facts.trialEnd },
         // One announcement per provider event: a trial moved later, back, then later again is extended twice.
-        { subject: sub!.id, dedupKey: `subscription.trial_extended:${ctx.event.body?.id ?? ctx.event.id}` },
+        { subject: sub.id, dedupKey: `subscription.trial_extended:${ctx.event.body?.id ?? ctx.event.id}` },
       ),
     );
     signals.push({ kind: 'billing.trial_extended', value: (facts.trialEnd.getTime() - existing.trial_end.getTime()) / 86_400_000 });
@@ -586,7 +472,7 @@ async function subscriptionChanged(ctx: NormalizeContext, o: any, deleted: boole
     sql,
     signals.map((s) => ({
       tenantId,
-      customerId: sub!.customer_id,
+      customerId: sub.customer_id,
       inboxEventId: ctx.event.id,
       source: PROVIDER,
       occurredAt: at,
@@ -595,10 +481,10 @@ async function subscriptionChanged(ctx: NormalizeContext, o: any, deleted: boole
     })),
   );
 
-  if (facts.status === 'canceled' && existing?.status !== 'canceled' && sub!.customer_id) {
+  if (facts.status === 'canceled' && existing?.status !== 'canceled' && sub.customer_id) {
     await churnOutcomeRows.insert(sql, {
       tenantId,
-      customerId: sub!.customer_id,
+      customerId: sub.customer_id,
       churned: true,
       at: facts.canceledAt ?? at,
       source: PROVIDER,
