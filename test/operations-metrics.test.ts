@@ -1,6 +1,7 @@
 // The counters and histograms of docs/operations.md, read from /metrics as Prometheus scrapes it, and
 // checked by Prometheus's own promtool (Debian's `prometheus` package).
 import { spawnSync } from 'node:child_process';
+import net, { type AddressInfo, type Socket } from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -157,6 +158,28 @@ describe('outbound deliveries', () => {
     }
   });
 
+  it('counts a failed delivery of an event that will be tried again as retrying, and its retry as scheduled', async () => {
+    const { tenantId, apiKey, secret } = await stripeTenant();
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/webhook-endpoints',
+      headers: { 'x-api-key': apiKey },
+      payload: { url: rx.url, events: ['customer.created'] },
+    });
+    expect(created.statusCode).toBe(201);
+    rx.set('fail');
+    try {
+      const before = await attempts('retrying', '5xx');
+      const retriesBefore = await value('chs_webhook_delivery_retries_scheduled_total');
+      const signed = p.stripeSdkSigned(secret, JSON.stringify(p.stripeEvent('customer.created', p.stripeCustomer('cus_metrics_retry'))));
+      expect((await postStripe(tenantId, signed)).statusCode).toBe(202);
+      await expect.poll(() => attempts('retrying', '5xx'), { timeout: 15_000 }).toBe(before + 1);
+      expect(await value('chs_webhook_delivery_retries_scheduled_total')).toBe(retriesBefore + 1);
+    } finally {
+      rx.set('ok');
+    }
+  });
+
   it('counts an endpoint disabled for answering 410 Gone to an event’s delivery', async () => {
     const { tenantId, apiKey, secret } = await stripeTenant();
     const ep = (
@@ -229,6 +252,64 @@ describe('scoring', () => {
       )
       .toBeGreaterThan(computedBefore);
     expect(await value('chs_scoring_pass_duration_seconds_count')).toBeGreaterThan(before);
+  });
+});
+
+describe('churn training', () => {
+  it('times a training refused for too few labels as insufficient_labels', async () => {
+    const { apiKey } = await stripeTenant();
+    const timed = { outcome: 'insufficient_labels' };
+    const before = await value('chs_churn_training_duration_seconds_count', timed);
+    const res = await t.app.inject({ method: 'POST', url: '/api/v1/churn-model/train', headers: { 'x-api-key': apiKey }, payload: {} });
+    expect(res.statusCode).toBe(422);
+    expect(await value('chs_churn_training_duration_seconds_count', timed)).toBe(before + 1);
+  });
+});
+
+describe('admission', () => {
+  const sockets: Socket[] = [];
+  let held: TestApp | undefined;
+  afterAll(async () => {
+    for (const s of sockets) s.destroy();
+    await held?.close();
+  });
+
+  it('counts a request refused at the inbound budget by its reason, and as a refused inbound event', async () => {
+    held = await createTestApp({ env: { METRICS_TOKEN, MAX_IN_FLIGHT_INBOUND: '2' } });
+    await held.app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (held.app.server.address() as AddressInfo).port;
+    const { tenantId } = await tenantWithKey(held.prisma);
+    await createInboundSecretStore(held.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId, provider: 'stripe' }, operator(tenantId));
+    const path = `/api/v1/webhooks/in/stripe/${tenantId}`;
+    const scrapeHeld = async () => (await held!.app.inject({ method: 'GET', url: '/metrics', headers: scrape })).body;
+    const before = await scrapeHeld();
+    // Two requests hold the budget: their bodies never finish arriving.
+    for (let i = 0; i < 2; i++) {
+      const socket = net.connect(port, '127.0.0.1', () =>
+        socket.write(
+          `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 4096\r\nstripe-signature: t=${p.nowS()},v1=00\r\n\r\n{"id":`,
+        ),
+      );
+      socket.on('error', () => undefined);
+      sockets.push(socket);
+    }
+    await expect
+      .poll(
+        async () =>
+          (await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }))
+            .status,
+        {
+          timeout: 10_000,
+        },
+      )
+      .toBe(503);
+    const after = await scrapeHeld();
+    const refusals = (text: string) => sample(text, 'chs_admission_refusals_total', { reason: 'inbound_capacity' });
+    expect(refusals(after) - refusals(before)).toBeGreaterThanOrEqual(1);
+    const refused = { provider: 'stripe', outcome: 'refused', reason: 'status_503' };
+    expect(sample(after, 'chs_inbound_events_total', refused) - sample(before, 'chs_inbound_events_total', refused)).toBe(
+      refusals(after) - refusals(before),
+    );
   });
 });
 
