@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { Registry } from 'prom-client';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import { startMetricsServer } from './http/observability.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './runtime/logger.ts';
@@ -62,6 +62,17 @@ async function main(role: Role) {
         '',
       ].join('\n'),
     );
+  }
+  // A worker serves its counters (deliveries, applied events, scoring) on the metrics port when one is set.
+  if (role === 'worker' && config.metrics.port !== undefined) {
+    const registry = new Registry();
+    collectDefaultMetrics({ register: registry });
+    const metrics = await startMetricsServer(registry, {
+      host: config.metrics.host,
+      port: config.metrics.port,
+      token: config.metrics.token,
+    });
+    closers.push(() => metrics.close());
   }
   // The in-process queue only reaches consumers in the same process, so the API runs them itself.
   if (role !== 'api' || c.queue.kind === 'memory') {

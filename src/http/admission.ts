@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { admissionRefusals } from '../runtime/metrics.ts';
 import type { Admission } from '../config.ts';
 import { clientKey } from '../auth/attempt-counter.ts';
 import { problemFor } from '../errors.ts';
@@ -76,19 +77,24 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
   const anonymous = new Slots(opts.maxInFlightAnonymous);
   const perAddress = new Slots(opts.maxUnauthenticatedPerAddress);
 
-  const refuse = (reply: FastifyReply, detail: string) =>
-    reply.code(503).header('retry-after', '1').type('application/problem+json').send(problemFor('service_unavailable', detail));
+  // Each refusal counted by its reason (chs_admission_refusals_total).
+  const refuse = (reply: FastifyReply, detail: string, reason: string) => {
+    admissionRefusals.inc({ reason });
+    return reply.code(503).header('retry-after', '1').type('application/problem+json').send(problemFor('service_unavailable', detail));
+  };
   // A refused request's body is never read: closing the connection stops a trickling client from
   // keeping the socket.
-  const refuseAndClose = (reply: FastifyReply, detail: string) => refuse(reply.header('connection', 'close'), detail);
+  const refuseAndClose = (reply: FastifyReply, detail: string, reason: string) =>
+    refuse(reply.header('connection', 'close'), detail, reason);
   // Under overload most requests are refused, and a client that must reconnect after each refusal costs
   // both sides far more than a small body does: such a body is read and dropped (by Node) and the
   // connection kept, while the short body deadline still closes a client that trickles it.
-  const refuseUnauthenticated = (req: FastifyRequest, reply: FastifyReply, detail: string) => {
+  const refuseUnauthenticated = (req: FastifyRequest, reply: FastifyReply, detail: string, reason: string) => {
     const length = Number(req.headers['content-length'] ?? 0);
-    if (req.headers['transfer-encoding'] !== undefined || !(length <= KEEP_ALIVE_REFUSED_BODY_BYTES)) return refuseAndClose(reply, detail);
+    if (req.headers['transfer-encoding'] !== undefined || !(length <= KEEP_ALIVE_REFUSED_BODY_BYTES))
+      return refuseAndClose(reply, detail, reason);
     armBodyDeadline(req, reply, opts.unauthenticatedBodyTimeoutMs);
-    return refuse(reply, detail);
+    return refuse(reply, detail, reason);
   };
 
   // A response emits 'close' once, whether it finished or its connection went first, so one listener
@@ -125,12 +131,13 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
     next();
   };
 
-  const admitUnauthenticated = (req: FastifyRequest, reply: FastifyReply, budget: Slots, what: string) => {
+  const admitUnauthenticated = (req: FastifyRequest, reply: FastifyReply, budget: Slots, what: string, kind: string) => {
     if (gone(reply)) return reply.hijack();
     const address = clientKey(req.ip);
     if (perAddress.full(address))
-      return refuseUnauthenticated(req, reply, 'Too many requests from this address at once; retry in a second.');
-    if (budget.full(ALL)) return refuseUnauthenticated(req, reply, `The service is at capacity for ${what}; retry in a second.`);
+      return refuseUnauthenticated(req, reply, 'Too many requests from this address at once; retry in a second.', 'address_in_flight');
+    if (budget.full(ALL))
+      return refuseUnauthenticated(req, reply, `The service is at capacity for ${what}; retry in a second.`, `${kind}_capacity`);
     perAddress.take(address);
     budget.take(ALL);
     holdUntilAnswered(reply, () => {
@@ -151,8 +158,8 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
     if (PROBES.has(route.url ?? '')) return done();
     const kind = route.config?.admission;
     if (kind === 'api') return done();
-    if (kind === 'inbound') admitUnauthenticated(req, reply, inbound, 'inbound webhooks');
-    else admitUnauthenticated(req, reply, anonymous, 'requests without credentials');
+    if (kind === 'inbound') admitUnauthenticated(req, reply, inbound, 'inbound webhooks', 'inbound');
+    else admitUnauthenticated(req, reply, anonymous, 'requests without credentials', 'anonymous');
     done();
   });
 
@@ -171,7 +178,7 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
     enterLookup(req: FastifyRequest, reply: FastifyReply): (() => void) | null {
       const address = clientKey(req.ip);
       if (lookups.full(address)) {
-        refuseAndClose(reply, 'Too many requests from this address at once; retry in a second.');
+        refuseAndClose(reply, 'Too many requests from this address at once; retry in a second.', 'address_lookups');
         return null;
       }
       lookups.take(address);
@@ -193,17 +200,17 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
       }
       const principal = req.principal;
       if (!principal) {
-        admitUnauthenticated(req, reply, anonymous, 'requests without credentials');
+        admitUnauthenticated(req, reply, anonymous, 'requests without credentials', 'anonymous');
         return done();
       }
       const tenant = principal.tenantId;
       let lane = lanes.get(tenant);
       if (lane && lane.running + lane.waiting.length >= opts.maxInFlightPerTenant) {
-        refuse(reply, 'This tenant has too many requests in flight; retry in a second.');
+        refuse(reply, 'This tenant has too many requests in flight; retry in a second.', 'tenant_in_flight');
         return done();
       }
       if (api.full(ALL)) {
-        refuse(reply, 'The service is at capacity; retry in a second.');
+        refuse(reply, 'The service is at capacity; retry in a second.', 'api_capacity');
         return done();
       }
       if (!lane) lanes.set(tenant, (lane = { running: 0, waiting: [] }));

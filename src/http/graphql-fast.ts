@@ -1,8 +1,9 @@
 import type { FastifyRequest } from 'fastify';
-import { type DocumentNode, type ExecutionResult, Kind, type OperationDefinitionNode } from 'graphql';
+import { type DocumentNode, type ExecutionResult, getOperationAST, Kind, type OperationDefinitionNode } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import { type Plugin, processRegularResult } from 'graphql-yoga';
 import type { Context } from '../schema/context.ts';
+import { countOperation } from '../runtime/metrics.ts';
 import { asInterpreted, COMPILE_AFTER_RUNS, refusedVariables } from './graphql-jit.ts';
 import { checkVariableCost } from './graphql-cost.ts';
 import { codeRejectedDocument, GRAPHQL_LIMITS } from './graphql-limits.ts';
@@ -170,6 +171,7 @@ export function createGraphQLFastPath(opts: FastPathOptions) {
     mediaType: string,
   ): Promise<GraphQLAnswer> => {
     let result: ExecutionResult & { stringify?: (r: unknown) => string };
+    const started = performance.now();
     try {
       const answer = await compiled.query(undefined, opts.buildContext(req), variables as Record<string, unknown>);
       result = { ...asInterpreted(answer, document), stringify: compiled.stringify };
@@ -177,6 +179,8 @@ export function createGraphQLFastPath(opts: FastPathOptions) {
     } catch (e) {
       result = { errors: [opts.maskError(e as Error)] as never };
     }
+    const operation = getOperationAST(document);
+    countOperation(operation?.name?.value, operation?.operation, Boolean(result.errors?.length), (performance.now() - started) / 1000);
     return answerWith(result, mediaType);
   };
 

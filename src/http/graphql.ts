@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GraphQLError, type GraphQLSchema } from 'graphql';
-import { createYoga, maskError } from 'graphql-yoga';
+import { getOperationAST, GraphQLError, type GraphQLSchema } from 'graphql';
+import { createYoga, maskError, type Plugin } from 'graphql-yoga';
+import { countOperation } from '../runtime/metrics.ts';
 import { Counter, type Registry } from 'prom-client';
 import { isPoolExhausted, validationFailed } from '../errors.ts';
 import type { Context } from '../schema/context.ts';
@@ -21,6 +22,20 @@ export interface GraphQLOptions {
 }
 
 const ERROR_MESSAGE = 'Unexpected error.';
+
+/** Counts each operation Yoga executes by name, type and outcome (runtime/metrics.ts); the fast path counts its own. */
+const operationCounting: Plugin = {
+  onExecute({ args }) {
+    const started = performance.now();
+    const operation = getOperationAST(args.document, args.operationName);
+    return {
+      onExecuteDone({ result }) {
+        const failed = Symbol.asyncIterator in result ? false : Boolean(result.errors?.length);
+        countOperation(operation?.name?.value, operation?.operation, failed, (performance.now() - started) / 1000);
+      },
+    };
+  },
+};
 
 /** Mounts Yoga at /graphql on the given (authenticated, rate-limited) scope. */
 export function registerGraphQL(
@@ -75,7 +90,12 @@ export function registerGraphQL(
     // Hot documents run as compiled functions (graphql-jit), the others with graphql-js; the document
     // limits (graphqlLimits) bound what one compilation can cost.
     // The fast path learns from Yoga which documents passed validation.
-    plugins: [...graphqlLimits(), hotDocumentJit({ onCompile: () => compiled.inc() }), ...(opts.fastPath ? [fast.plugin] : [])],
+    plugins: [
+      ...graphqlLimits(),
+      operationCounting,
+      hotDocumentJit({ onCompile: () => compiled.inc() }),
+      ...(opts.fastPath ? [fast.plugin] : []),
+    ],
     // Parsed documents and parse errors, bounded by what they keep rather than by their number (document-cache.ts).
     parserAndValidationCache: { documentCache: documentCache(), errorCache: documentCache() },
     maskedErrors: {

@@ -1,6 +1,7 @@
 import underPressure, { type FastifyUnderPressureOptions } from '@fastify/under-pressure';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { problemFor } from '../errors.ts';
+import { admissionRefusals } from '../runtime/metrics.ts';
 
 // Probes and metrics must answer under load: a liveness probe that fails then gets the process restarted.
 export const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
@@ -21,6 +22,7 @@ export async function registerLoadShedding(app: FastifyInstance, opts: { maxEven
     // typings only admit the first).
     pressureHandler: ((req: FastifyRequest, reply: FastifyReply) => {
       if (PROBES.has(req.routeOptions.url ?? '')) return undefined;
+      admissionRefusals.inc({ reason: 'event_loop_delay' });
       reply.code(503).header('retry-after', '1').type('application/problem+json');
       return problemFor('service_unavailable', 'The service is overloaded; retry in a second.');
     }) as unknown as FastifyUnderPressureOptions['pressureHandler'],

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { operationsRegistry } from '../runtime/metrics.ts';
 import { sendProblem } from './problem.ts';
 
 export interface ReadinessCheck {
@@ -28,7 +29,9 @@ function metricsRoute(registry: Registry, token: string | undefined) {
       }
     }
     reply.type(registry.contentType);
-    return registry.metrics();
+    // The process's own series (request durations, backlog) and the operations' counters (runtime/metrics.ts).
+    const [own, operations] = await Promise.all([registry.metrics(), operationsRegistry.metrics()]);
+    return `${own}${operations}`;
   };
 }
 

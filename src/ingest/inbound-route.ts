@@ -15,6 +15,7 @@ import { isProvider, MAX_DEDUP_KEY_BYTES } from './providers/types.ts';
 import { hexEqual } from './providers/hmac.ts';
 import type { InboundSecretStore } from '../services/integrations.ts';
 import type { VerificationBudget } from './verification-budget.ts';
+import { inboundEvents } from '../runtime/metrics.ts';
 
 export interface InboundDeps {
   prisma: Db;
@@ -118,6 +119,23 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
     return { provider, tenantId: tenantId.toLowerCase(), active };
   }
 
+  // Every answer counted by provider and outcome; a refusal by its problem code (an admission refusal,
+  // which raises nothing here, by its status).
+  const outcomes = new WeakMap<FastifyRequest, 'accepted' | 'duplicate'>();
+  const refusals = new WeakMap<FastifyRequest, string>();
+  app.addHook('onError', (req, _reply, error, done) => {
+    if (error instanceof DomainError) refusals.set(req, error.code);
+    done();
+  });
+  app.addHook('onResponse', (req, reply, done) => {
+    const named = (req.params as { provider?: string } | undefined)?.provider;
+    const provider = named === undefined ? 'meta_ads' : isProvider(named) ? named : 'unknown';
+    const outcome = outcomes.get(req) ?? (reply.statusCode < 400 ? 'answered' : 'refused');
+    const reason = outcome === 'refused' ? (refusals.get(req) ?? `status_${reply.statusCode}`) : 'none';
+    inboundEvents.inc({ provider, outcome, reason });
+    done();
+  });
+
   type Address = Awaited<ReturnType<typeof addressOf>>;
   // The address each request was found to be, before its body was read.
   const addresses = new WeakMap<FastifyRequest, Address>();
@@ -206,6 +224,7 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
       const hashBody = spec.dedupKeySigned === false;
       const orderKey = spec.orderKeyOf?.(body) ?? null;
       const { id, duplicate } = await deps.inbox.accept({ tenantId, provider, dedupKey, eventType, rawBody, hashBody, orderKey });
+      outcomes.set(req, duplicate ? 'duplicate' : 'accepted');
       // Stored first, then whatever the provider expects back instead of our receipt (Discord).
       const answer = spec.answer?.(body, inbound);
       if (answer) return reply.code(answer.status).send(answer.body ?? undefined);

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { inboundApplied } from '../runtime/metrics.ts';
 import { inTransaction, type Sql } from '../db/sql.ts';
 import { enqueueEvents, type OutboxInput } from '../outbox/events/enqueue.ts';
 import type { Consumer, Queue } from '../queue/queue.ts';
@@ -189,7 +190,7 @@ const APPLYING = { synchronousCommit: false, genericPlans: true };
  * row lock makes a redelivered message wait, then find the event done: processing is idempotent.
  */
 export async function processInboxEvent(pool: pg.Pool, id: string, opts: { ifFree?: boolean } = {}): Promise<Result> {
-  return inTransaction(
+  const result = await inTransaction(
     pool,
     async (sql) => {
       const [row] = await sql.query<Row & { behind: string | null }>(
@@ -210,6 +211,9 @@ export async function processInboxEvent(pool: pg.Pool, id: string, opts: { ifFre
     },
     APPLYING,
   );
+  // Counted once committed: a transaction rolled back applied nothing.
+  if (result === 'processed' || result === 'ignored') inboundApplied.inc({ outcome: result });
+  return result;
 }
 
 /**
@@ -224,8 +228,8 @@ export async function processInboxEvent(pool: pg.Pool, id: string, opts: { ifFre
  * object still waits before, 'alone' for one this batch could not lock (another transaction holds its
  * row, or its row is not there): those are applied on their own, where a held row is waited for.
  */
-export function processInboxBatch(pool: pg.Pool, messages: EventRef[]): Promise<Map<string, BatchResult>> {
-  return inTransaction(
+export async function processInboxBatch(pool: pg.Pool, messages: EventRef[]): Promise<Map<string, BatchResult>> {
+  const results = await inTransaction(
     pool,
     async (sql) => {
       const results = new Map<string, BatchResult>(messages.map((m) => [m.id, 'alone']));
@@ -311,6 +315,15 @@ export function processInboxBatch(pool: pg.Pool, messages: EventRef[]): Promise<
     },
     APPLYING,
   );
+  let processed = 0;
+  let ignored = 0;
+  for (const r of results.values()) {
+    if (r === 'processed') processed++;
+    else if (r === 'ignored') ignored++;
+  }
+  if (processed) inboundApplied.inc({ outcome: 'processed' }, processed);
+  if (ignored) inboundApplied.inc({ outcome: 'ignored' }, ignored);
+  return results;
 }
 
 export function startInboxConsumer(
@@ -323,6 +336,7 @@ export function startInboxConsumer(
       return await processInboxEvent(pool, m.id, { ifFree });
     } catch (err) {
       opts.log.error({ err, inboxEventId: m.id, attempt }, 'inbound event failed; it will be retried');
+      inboundApplied.inc({ outcome: 'failed' });
       await pool
         .query('UPDATE inbox_events SET attempts = attempts + 1, last_error = $2 WHERE id = $1', [m.id, String(err).slice(0, 1000)])
         .catch(() => {});

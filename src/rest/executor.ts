@@ -1,8 +1,9 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
-import { type DocumentNode, execute, type ExecutionResult, type GraphQLError, type GraphQLSchema } from 'graphql';
+import { type DocumentNode, execute, getOperationAST, type ExecutionResult, type GraphQLError, type GraphQLSchema } from 'graphql';
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import { DomainError, isErrorCode, validationFailed } from '../errors.ts';
 import type { Context } from '../schema/context.ts';
+import { countOperation } from '../runtime/metrics.ts';
 
 export type Run = <TData, TVars extends Record<string, unknown>>(
   document: TypedDocumentNode<TData, TVars>,
@@ -78,12 +79,15 @@ export function createExecutor(schema: GraphQLSchema): Run {
     return run;
   };
   return async (document, variables, ctx, fieldNames = {}) => {
+    const started = performance.now();
     let result = await runnerOf(document)(undefined, ctx, variables);
     // Variables that do not fit stop both engines before any resolver runs; graphql-js words the error
     // with the path of the value (see variableError), so it answers that case.
     if (result.errors?.length && !result.errors[0]!.path) {
       result = await execute({ schema, document, variableValues: variables, contextValue: ctx });
     }
+    const operation = getOperationAST(document);
+    countOperation(operation?.name?.value, operation?.operation, Boolean(result.errors?.length), (performance.now() - started) / 1000);
     const first = result.errors?.[0];
     if (first) {
       const e = toDomainError(first);

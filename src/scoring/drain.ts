@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { scoringCustomers, scoringPassDuration } from '../runtime/metrics.ts';
 import { onPg } from '../db/sql.ts';
 import type { Scorer } from './recompute.ts';
 import { type Claim, claimDue, collectRequests, releaseClaims, requestStale, wakeSnoozedAlerts } from './scoring-queue.ts';
@@ -61,8 +62,15 @@ export function createScoringLoop(pool: pg.Pool, scorer: Scorer, opts: ScoringLo
     collect,
     /** Recomputes everything due now; resolves with how many customers were computed. */
     async drain(): Promise<number> {
+      const end = scoringPassDuration.startTimer();
       const lanes = await Promise.all(Array.from({ length: opts.concurrency }, lane));
-      return lanes.reduce((a, b) => a + b, 0);
+      const computed = lanes.reduce((a, b) => a + b, 0);
+      // A pass that found nothing due says nothing of how long scoring takes: only passes that computed are timed.
+      if (computed > 0) {
+        end();
+        scoringCustomers.inc(computed);
+      }
+      return computed;
     },
     /** Asks for customers not computed for a day and wakes snoozed alerts (old history goes with retention). */
     async daily(): Promise<{ queued: number; woken: number }> {

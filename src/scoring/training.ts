@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { trainingDuration } from '../runtime/metrics.ts';
 import type pg from 'pg';
 import { inTransaction, onPg } from '../db/sql.ts';
 import { DomainError } from '../errors.ts';
@@ -97,6 +98,22 @@ export async function trainChurnModel(
   pool: pg.Pool,
   tenantId: string,
   opts: { now?: Date; activate?: boolean; fitter?: Fitter; cpuShare?: CpuShare } = {},
+): Promise<TrainResult> {
+  const end = trainingDuration.startTimer();
+  try {
+    const result = await train(pool, tenantId, opts);
+    end({ outcome: result.kind });
+    return result;
+  } catch (err) {
+    end({ outcome: err instanceof DomainError && err.code === 'not_enough_data' ? 'insufficient_labels' : 'failed' });
+    throw err;
+  }
+}
+
+async function train(
+  pool: pg.Pool,
+  tenantId: string,
+  opts: { now?: Date; activate?: boolean; fitter?: Fitter; cpuShare?: CpuShare },
 ): Promise<TrainResult> {
   const now = opts.now ?? new Date();
   const sql = onPg(pool);

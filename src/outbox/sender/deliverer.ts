@@ -5,6 +5,13 @@ import { createDeliveryStore, type ClaimedDelivery } from './delivery-store.ts';
 import type { Sender } from './http-send.ts';
 import { nextAttemptAt } from './retry-schedule.ts';
 import { signedHeaders } from './signing.ts';
+import {
+  statusClass,
+  webhookDeliveries,
+  webhookDeliveryDuration,
+  webhookEndpointsDisabled,
+  webhookRetries,
+} from '../../runtime/metrics.ts';
 
 const BUSY_DELAY_MS = 250;
 /**
@@ -232,15 +239,24 @@ export function createDeliverer(deps: {
       statusCode: result.statusCode,
       responseBody: result.bodyExcerpt,
     };
+    const observed = (outcome: 'succeeded' | 'retrying' | 'failed') => {
+      webhookDeliveries.inc({ outcome, status_class: statusClass(result.statusCode) });
+      webhookDeliveryDuration.observe({ outcome }, result.durationMs / 1000);
+    };
     if (ok) {
       await store.recordSuccess(record);
+      observed('succeeded');
       return { status: 'succeeded', statusCode: result.statusCode, error: null, durationMs: result.durationMs };
     }
     const redirect = result.statusCode !== null && result.statusCode >= 300 && result.statusCode < 400;
     const error = result.error ?? `HTTP ${result.statusCode}${redirect ? ' (redirects are not followed)' : ''}`;
     const gone = result.statusCode === 410;
     const next = gone || d.is_test ? null : nextAttemptAt(record.attempt, now(), { retryAfterMs: result.retryAfterMs ?? undefined });
-    await store.recordFailure({ ...record, error, nextAttemptAt: next, gone });
+    const disabled = await store.recordFailure({ ...record, error, nextAttemptAt: next, gone });
+    // Counted once recorded: an attempt whose record failed is attempted again, and counted then.
+    observed(next ? 'retrying' : 'failed');
+    if (next) webhookRetries.inc();
+    if (disabled) webhookEndpointsDisabled.inc({ reason: disabled });
     return { status: next ? 'retrying' : 'failed', statusCode: result.statusCode, error, durationMs: result.durationMs };
   }
 

@@ -135,10 +135,13 @@ export function createDeliveryStore(pool: pg.Pool, opts: { leaseSeconds: number 
     return records.map(() => undefined);
   }, batched);
 
-  /** A failed attempt: scheduled again or given up, and the endpoint disabled after 410 or five failing days. */
-  async function recordFailure(f: FailedAttemptRecord): Promise<void> {
+  /**
+   * A failed attempt: scheduled again or given up, and the endpoint disabled after 410 or five failing days.
+   * Answers why the endpoint was disabled by this attempt, or null.
+   */
+  async function recordFailure(f: FailedAttemptRecord): Promise<'gone' | 'failing' | null> {
     const d = f.delivery;
-    await inTransaction(pool, async (tx) => {
+    return inTransaction(pool, async (tx): Promise<'gone' | 'failing' | null> => {
       // The endpoint's row before the delivery's, as every writer of both takes them (docs/concurrency.md).
       if (!d.is_test) await tx.query('SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE', [d.endpoint_id]);
       await tx.query(
@@ -151,7 +154,7 @@ export function createDeliveryStore(pool: pg.Pool, opts: { leaseSeconds: number 
            last_status_code = $5, last_error = $6, updated_at = now() WHERE id = $1`,
         [d.id, f.nextAttemptAt ? 'pending' : 'failed', f.attempt, f.nextAttemptAt, f.statusCode, f.error],
       );
-      if (d.is_test) return;
+      if (d.is_test) return null;
       const failingSince = d.failing_since ?? f.startedAt;
       const reason = f.gone
         ? 'the endpoint answered 410 Gone'
@@ -176,7 +179,9 @@ export function createDeliveryStore(pool: pg.Pool, opts: { leaseSeconds: number 
             payload: { tenant_id: d.tenant_id, id: d.endpoint_id, url: disabled.url, enabled: false, disabled_reason: reason },
           },
         ]);
+        return f.gone ? 'gone' : 'failing';
       }
+      return null;
     });
   }
 
