@@ -7,6 +7,7 @@ import { asInterpreted, COMPILE_AFTER_RUNS, refusedVariables } from './graphql-j
 import { checkVariableCost } from './graphql-cost.ts';
 import { codeRejectedDocument, GRAPHQL_LIMITS } from './graphql-limits.ts';
 import { documentCache } from './document-cache.ts';
+import { costOf, type OperationMeter } from './graphql-share.ts';
 
 /** What /graphql answers: status, headers and the body as text. */
 export interface GraphQLAnswer {
@@ -72,6 +73,8 @@ export interface FastPathOptions {
   allowedOrigins: Set<string>;
   compileAfterRuns?: number;
   onCompile?: () => void;
+  /** Meters heavy operations by their cost, as under Yoga (graphql-share.ts); none are metered without it. */
+  meter?: OperationMeter;
 }
 
 /**
@@ -154,7 +157,7 @@ export function createGraphQLFastPath(opts: FastPathOptions) {
     // Refused before anything runs, as Yoga's executor refuses them (graphql-jit.ts).
     const refused = refusedVariables(opts.schema, entry.operation, vars);
     if (refused) return Promise.resolve(answerWith({ errors: refused.map((e) => opts.maskError(e)) as never }, mediaType));
-    return run(entry.compiled, entry.document, req, vars, mediaType);
+    return run(entry.compiled, entry.document, entry.operation, req, vars, mediaType);
   };
 
   const answerWith = (result: ExecutionResult, mediaType: string): GraphQLAnswer => {
@@ -165,19 +168,29 @@ export function createGraphQLFastPath(opts: FastPathOptions) {
   const run = async (
     compiled: CompiledQuery,
     document: DocumentNode,
+    operation: OperationDefinitionNode,
     req: FastifyRequest,
     variables: Record<string, unknown> | null | undefined,
     mediaType: string,
   ): Promise<GraphQLAnswer> => {
-    let result: ExecutionResult & { stringify?: (r: unknown) => string };
+    const context = opts.buildContext(req);
+    const tenantId = context.principal?.tenantId;
+    const asked = opts.meter?.meter(tenantId, costOf(opts.schema, document, operation, variables));
+    const metered = asked instanceof Promise ? await asked : asked;
     try {
-      const answer = await compiled.query(undefined, opts.buildContext(req), variables as Record<string, unknown>);
-      result = { ...asInterpreted(answer, document), stringify: compiled.stringify };
-      if (result.errors) result = { ...result, errors: result.errors.map((e) => opts.maskError(e)) as never };
-    } catch (e) {
-      result = { errors: [opts.maskError(e as Error)] as never };
+      let result: ExecutionResult & { stringify?: (r: unknown) => string };
+      try {
+        const answer = await compiled.query(undefined, context, variables as Record<string, unknown>);
+        result = { ...asInterpreted(answer, document), stringify: compiled.stringify };
+        if (result.errors) result = { ...result, errors: result.errors.map((e) => opts.maskError(e)) as never };
+      } catch (e) {
+        result = { errors: [opts.maskError(e as Error)] as never };
+      }
+      const done = result;
+      return metered?.heavy ? await opts.meter!.written(tenantId, metered, () => answerWith(done, mediaType)) : answerWith(done, mediaType);
+    } finally {
+      metered?.release();
     }
-    return answerWith(result, mediaType);
   };
 
   return { plugin, answer };
