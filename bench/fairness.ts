@@ -101,7 +101,11 @@ const heavy: Record<string, { what: string; unit: string; run: (base: string, st
     unit: 'customers answered',
     run: (base, stop) => loops(GRAPHQL_CLIENTS, stop, graphqlOnce(base)),
   },
-  training: { what: `training on ${LABELS.toLocaleString('en')} labels`, unit: 'labels trained on', run: (base, stop) => loops(1, stop, trainingOnce(base)) },
+  training: {
+    what: `training on ${LABELS.toLocaleString('en')} labels`,
+    unit: 'labels trained on',
+    run: (base, stop) => loops(1, stop, trainingOnce(base)),
+  },
 };
 
 const reads = (base: string, name: string) =>
@@ -140,7 +144,9 @@ for (const scenario of SCENARIOS) {
   const loop = `${await loopMaxMs(api.base)} ms`;
   done = true;
   const got = await work;
-  rows.push(row(beside, `beside ${h.what}`, loop, `${got.done.toLocaleString('en')} ${h.unit}${got.refused ? `, ${got.refused} refused` : ''}`));
+  rows.push(
+    row(beside, `beside ${h.what}`, loop, `${got.done.toLocaleString('en')} ${h.unit}${got.refused ? `, ${got.refused} refused` : ''}`),
+  );
   await pause(1000);
 }
 api.stop();

@@ -1,4 +1,11 @@
-import { type DocumentNode, type FragmentDefinitionNode, getOperationAST, type GraphQLSchema, Kind, type OperationDefinitionNode } from 'graphql';
+import {
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  getOperationAST,
+  type GraphQLSchema,
+  Kind,
+  type OperationDefinitionNode,
+} from 'graphql';
 import type { FastifyReply } from 'fastify';
 import type { Plugin } from 'graphql-yoga';
 import type { CpuShare } from '../runtime/cpu-share.ts';

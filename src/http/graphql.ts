@@ -81,7 +81,12 @@ export function registerGraphQL(
     // Hot documents run as compiled functions (graphql-jit), the others with graphql-js; the document
     // limits (graphqlLimits) bound what one compilation can cost.
     // The fast path learns from Yoga which documents passed validation.
-    plugins: [...graphqlLimits(), hotDocumentJit({ onCompile: () => compiled.inc() }), meter.plugin(), ...(opts.fastPath ? [fast.plugin] : [])],
+    plugins: [
+      ...graphqlLimits(),
+      hotDocumentJit({ onCompile: () => compiled.inc() }),
+      meter.plugin(),
+      ...(opts.fastPath ? [fast.plugin] : []),
+    ],
     // Parsed documents and parse errors, bounded by what they keep rather than by their number (document-cache.ts).
     parserAndValidationCache: { documentCache: documentCache(), errorCache: documentCache() },
     maskedErrors: {
