@@ -70,7 +70,7 @@ const exportOnce = (base: string, format: 'csv' | 'ndjson') => async () => {
 const SEARCHES = Array.from(
   { length: 10 },
   (_, i) =>
-    `s${i}: customers(search: "customer ${i + 1}", first: 50) { totalCount edges { node { id name email domain healthScore healthStatus } } }`,
+    `s${i}: customers(search: "customer ${i + 1}", first: 50) { totalCount nodes { id name email domain healthScore healthStatus } }`,
 ).join('\n');
 const graphqlOnce = (base: string) => async () => {
   const res = await fetch(`${base}/graphql`, {
@@ -78,9 +78,9 @@ const graphqlOnce = (base: string) => async () => {
     headers: { ...auth, 'content-type': 'application/json' },
     body: JSON.stringify({ query: `query Searches {\n${SEARCHES}\n}` }),
   });
-  const body = (await res.json().catch(() => null)) as { data?: Record<string, { edges: unknown[] }>; errors?: unknown[] } | null;
+  const body = (await res.json().catch(() => null)) as { data?: Record<string, { nodes: unknown[] }>; errors?: unknown[] } | null;
   if (!res.ok || !body?.data || body.errors) return null;
-  return Object.values(body.data).reduce((n, c) => n + c.edges.length, 0);
+  return Object.values(body.data).reduce((n, c) => n + c.nodes.length, 0);
 };
 
 const trainingOnce = (base: string) => async () => {
