@@ -17,7 +17,8 @@ import { registerDeprecation } from './http/deprecation.ts';
 import { registerDocs } from './http/docs.ts';
 import { webhooksSection } from './outbox/sender/webhooks-openapi.ts';
 import { registerAdmission } from './http/admission.ts';
-import type { TenantActivity } from './runtime/cpu-share.ts';
+import type { CpuShare } from './runtime/cpu-share.ts';
+import type { TenantLoad } from './runtime/tenant-load.ts';
 import { registerLoadShedding } from './http/load-shedding.ts';
 import { registerRequestDeadline } from './http/request-deadline.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
@@ -51,8 +52,10 @@ export interface AppDeps {
   /** Unix seconds; tests move the clock for signature time windows. */
   now?: () => number;
   version?: string;
-  /** Told of each tenant's running API requests, for the fair share of heavy work (runtime/cpu-share.ts). */
-  activity?: TenantActivity;
+  /** The count of what runs per tenant, kept by admission and read by the CPU share (runtime/tenant-load.ts). */
+  load?: TenantLoad;
+  /** The fair share of the process for heavy work, which heavy GraphQL operations take too (runtime/cpu-share.ts). */
+  cpuShare?: CpuShare;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{8,64}$/;
@@ -104,7 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const admission = registerAdmission(app, {
     ...config.overload,
     unauthenticatedBodyTimeoutMs: config.http.unauthenticatedBodyTimeoutMs,
-    activity: deps.activity,
+    load: deps.load,
   });
   for (const c of Object.values(COMPONENTS)) app.addSchema(c.schema);
   await registerDocs(app, { version: deps.version ?? '1.0.0', notRateLimited: isInboundPath, webhooks: webhooksSection() });
@@ -178,6 +181,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       debugErrors: config.http.debugErrors,
       fastPath: config.http.graphqlFastPath,
       registry,
+      cpuShare: deps.cpuShare,
     });
     await api.register(restApi, { prefix: '/api/v1', run, context });
   });

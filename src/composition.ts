@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { createCpuShare, DEFAULT_CPU_SHARE } from './runtime/cpu-share.ts';
+import { createTenantLoad } from './runtime/tenant-load.ts';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Sessions } from './auth/sessions.ts';
@@ -54,8 +55,10 @@ export async function compose(config: Config, opts: ComposeOptions) {
   });
   // Churn models are fitted on a thread of their own, started at the first training.
   const fitter = createThreadFitter();
-  // Tenants' heavy work (exports, training's features) shares the process fairly while others are served.
-  const cpuShare = createCpuShare({ ...DEFAULT_CPU_SHARE, share: config.overload.tenantCpuShare });
+  // Tenants' heavy work (exports, training's features, costly GraphQL operations) shares the process fairly
+  // while others are served: what runs per tenant is counted once, by admission, in `load`.
+  const load = createTenantLoad();
+  const cpuShare = createCpuShare({ ...DEFAULT_CPU_SHARE, share: config.overload.tenantCpuShare, othersBusy: load.othersBusy });
   const sessions = opts.sessions === null ? undefined : (opts.sessions ?? (await sessionsFor(config)));
   const services = createServices({
     prisma: db.prisma,
@@ -81,12 +84,15 @@ export async function compose(config: Config, opts: ComposeOptions) {
     outbound,
     sessions,
     services,
+    /** The fair share of the process for heavy work, and the count of what runs per tenant it reads. */
+    cpuShare,
+    load,
     /** The HTTP service over this composition. */
     async app(extra: { logger?: Logger; redis?: Redis; registry?: Registry; now?: () => number; version?: string } = {}) {
       if (!sessions) throw new Error('the HTTP app needs sessions');
       // Loaded on demand: the CLI composes too, and the HTTP stack and schema cost it seconds at every start.
       const { buildApp } = await import('./app.ts');
-      return buildApp({ config, prisma: db.prisma, sessions, inbox, services, logger: extra.logger ?? log, activity: cpuShare, ...extra });
+      return buildApp({ config, prisma: db.prisma, sessions, inbox, services, logger: extra.logger ?? log, load, cpuShare, ...extra });
     },
     /** The worker's consumers and scheduled passes over this composition. */
     startWorker(extra: Partial<Omit<WorkerDeps, 'pool' | 'queue' | 'inbox' | 'deliverer'>> = {}) {

@@ -5,7 +5,7 @@ import { clientKey } from '../auth/attempt-counter.ts';
 import { problemFor } from '../errors.ts';
 import { PROBES } from './load-shedding.ts';
 import { armBodyDeadline } from './request-deadline.ts';
-import type { TenantActivity } from '../runtime/cpu-share.ts';
+import { createTenantLoad, type TenantLoad } from '../runtime/tenant-load.ts';
 
 /** A refused request announcing a body up to this size keeps its connection (see refuseUnauthenticated). */
 const KEEP_ALIVE_REFUSED_BODY_BYTES = 64 * 1024;
@@ -39,17 +39,20 @@ class Slots {
 /** Whether the response is finished or its connection closed already: its 'finish' or 'close' has been. */
 const gone = (reply: FastifyReply) => reply.raw.writableFinished || reply.raw.destroyed || Boolean(reply.raw.socket?.destroyed);
 
-/** One tenant's API requests that run, and those waiting in arrival order for their turn. */
+/** One tenant's API requests waiting in arrival order for their turn (those running are counted in the TenantLoad). */
 interface Lane {
-  running: number;
+  tenantId: string;
   waiting: (() => void)[];
 }
 
 export interface AdmissionOptions extends Admission {
   /** Time the body of a credential-less request has to arrive. */
   unauthenticatedBodyTimeoutMs: number;
-  /** Told when each tenant's API request starts running and when it ends (the CPU share, runtime/cpu-share.ts). */
-  activity?: TenantActivity;
+  /**
+   * The count of what runs per tenant, which admission keeps: its API requests running, and its webhooks
+   * while they are accepted. The CPU share reads it (runtime/cpu-share.ts). A count of its own when not given.
+   */
+  load?: TenantLoad;
 }
 
 /**
@@ -108,14 +111,15 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
   // lookup ends.
   const lookups = new Slots(opts.maxUnauthenticatedPerAddress);
 
-  // API requests running, over all tenants; lanes with requests waiting for capacity, oldest first.
-  let active = 0;
+  // API requests running, per tenant and over all, in the one count of what runs; lanes with requests
+  // waiting for capacity, oldest first.
+  const load = opts.load ?? createTenantLoad();
   const queued = new Set<Lane>();
-  const mayRun = (lane: Lane) => lane.running < opts.maxActivePerTenant || active < opts.maxActive;
+  const mayRun = (lane: Lane) => load.running(lane.tenantId) < opts.maxActivePerTenant || load.active() < opts.maxActive;
   // A request has ended: hand the capacity to whoever waits for it, a tenant within its share first (it
   // only waits behind its own requests), then the lanes borrowing idle capacity in turn.
   const wakeNext = (lane: Lane) => {
-    if (lane.waiting.length > 0 && lane.running < opts.maxActivePerTenant) return startNext(lane);
+    if (lane.waiting.length > 0 && load.running(lane.tenantId) < opts.maxActivePerTenant) return startNext(lane);
     for (const other of queued) {
       if (!mayRun(other)) continue;
       // Round robin: the lane goes to the back of the line.
@@ -131,7 +135,14 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
     next();
   };
 
-  const admitUnauthenticated = (req: FastifyRequest, reply: FastifyReply, budget: Slots, what: string, kind: string) => {
+  // The tenant a webhook is delivered for, as its path names it: counted as that tenant's work while it is
+  // accepted, whether or not its signature turns out to verify (it costs the process the same until then).
+  const inboundTenant = (req: FastifyRequest) => {
+    const named = (req.params as { tenant_id?: unknown } | undefined)?.tenant_id;
+    return typeof named === 'string' && named.length > 0 && named.length <= 64 ? named : '';
+  };
+
+  const admitUnauthenticated = (req: FastifyRequest, reply: FastifyReply, budget: Slots, what: string, kind: string, tenantId?: string) => {
     if (gone(reply)) return reply.hijack();
     const address = clientKey(req.ip);
     if (perAddress.full(address))
@@ -140,9 +151,11 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
       return refuseUnauthenticated(req, reply, `The service is at capacity for ${what}; retry in a second.`, `${kind}_capacity`);
     perAddress.take(address);
     budget.take(ALL);
+    if (tenantId !== undefined) load.began(tenantId, 'inbound');
     holdUntilAnswered(reply, () => {
       perAddress.give(address);
       budget.give(ALL);
+      if (tenantId !== undefined) load.ended(tenantId, 'inbound');
     });
     armBodyDeadline(req, reply, opts.unauthenticatedBodyTimeoutMs);
     return undefined;
@@ -158,7 +171,7 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
     if (PROBES.has(route.url ?? '')) return done();
     const kind = route.config?.admission;
     if (kind === 'api') return done();
-    if (kind === 'inbound') admitUnauthenticated(req, reply, inbound, 'inbound webhooks', 'inbound');
+    if (kind === 'inbound') admitUnauthenticated(req, reply, inbound, 'inbound webhooks', 'inbound', inboundTenant(req));
     else admitUnauthenticated(req, reply, anonymous, 'requests without credentials', 'anonymous');
     done();
   });
@@ -205,7 +218,7 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
       }
       const tenant = principal.tenantId;
       let lane = lanes.get(tenant);
-      if (lane && lane.running + lane.waiting.length >= opts.maxInFlightPerTenant) {
+      if (lane && load.running(tenant) + lane.waiting.length >= opts.maxInFlightPerTenant) {
         refuse(reply, 'This tenant has too many requests in flight; retry in a second.', 'tenant_in_flight');
         return done();
       }
@@ -213,15 +226,13 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
         refuse(reply, 'The service is at capacity; retry in a second.', 'api_capacity');
         return done();
       }
-      if (!lane) lanes.set(tenant, (lane = { running: 0, waiting: [] }));
+      if (!lane) lanes.set(tenant, (lane = { tenantId: tenant, waiting: [] }));
       const own = lane;
       api.take(ALL);
       let state: 'waiting' | 'running' | 'done' = 'waiting';
       const start = () => {
         state = 'running';
-        own.running++;
-        active++;
-        opts.activity?.began(tenant);
+        load.began(tenant, 'api');
       };
       const wake = () => {
         start();
@@ -234,14 +245,12 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
           if (at >= 0) own.waiting.splice(at, 1);
           if (own.waiting.length === 0) queued.delete(own);
         } else {
-          own.running--;
-          active--;
-          opts.activity?.ended(tenant);
+          load.ended(tenant, 'api');
           wakeNext(own);
         }
         state = 'done';
         api.give(ALL);
-        if (own.running === 0 && own.waiting.length === 0) lanes.delete(tenant);
+        if (load.running(tenant) === 0 && own.waiting.length === 0 && lanes.get(tenant) === own) lanes.delete(tenant);
       });
       // Behind its own waiting requests whatever the capacity: a tenant's requests run in arrival order.
       if (own.waiting.length === 0 && mayRun(own)) {

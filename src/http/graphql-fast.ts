@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { type DocumentNode, type ExecutionResult, getOperationAST, Kind, type OperationDefinitionNode } from 'graphql';
+import { type DocumentNode, type ExecutionResult, Kind, type OperationDefinitionNode } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import { type Plugin, processRegularResult } from 'graphql-yoga';
 import type { Context } from '../schema/context.ts';
@@ -8,6 +8,7 @@ import { asInterpreted, COMPILE_AFTER_RUNS, refusedVariables } from './graphql-j
 import { checkVariableCost } from './graphql-cost.ts';
 import { codeRejectedDocument, GRAPHQL_LIMITS } from './graphql-limits.ts';
 import { documentCache } from './document-cache.ts';
+import { costOf, type OperationMeter } from './graphql-share.ts';
 
 /** What /graphql answers: status, headers and the body as text. */
 export interface GraphQLAnswer {
@@ -73,6 +74,8 @@ export interface FastPathOptions {
   allowedOrigins: Set<string>;
   compileAfterRuns?: number;
   onCompile?: () => void;
+  /** Meters heavy operations by their cost, as under Yoga (graphql-share.ts); none are metered without it. */
+  meter?: OperationMeter;
 }
 
 /**
@@ -155,7 +158,7 @@ export function createGraphQLFastPath(opts: FastPathOptions) {
     // Refused before anything runs, as Yoga's executor refuses them (graphql-jit.ts).
     const refused = refusedVariables(opts.schema, entry.operation, vars);
     if (refused) return Promise.resolve(answerWith({ errors: refused.map((e) => opts.maskError(e)) as never }, mediaType));
-    return run(entry.compiled, entry.document, req, vars, mediaType);
+    return run(entry.compiled, entry.document, entry.operation, req, vars, mediaType);
   };
 
   const answerWith = (result: ExecutionResult, mediaType: string): GraphQLAnswer => {
@@ -166,22 +169,31 @@ export function createGraphQLFastPath(opts: FastPathOptions) {
   const run = async (
     compiled: CompiledQuery,
     document: DocumentNode,
+    operation: OperationDefinitionNode,
     req: FastifyRequest,
     variables: Record<string, unknown> | null | undefined,
     mediaType: string,
   ): Promise<GraphQLAnswer> => {
-    let result: ExecutionResult & { stringify?: (r: unknown) => string };
+    const context = opts.buildContext(req);
+    const tenantId = context.principal?.tenantId;
+    const asked = opts.meter?.meter(tenantId, costOf(opts.schema, document, operation, variables));
+    const metered = asked instanceof Promise ? await asked : asked;
     const started = performance.now();
     try {
-      const answer = await compiled.query(undefined, opts.buildContext(req), variables as Record<string, unknown>);
-      result = { ...asInterpreted(answer, document), stringify: compiled.stringify };
-      if (result.errors) result = { ...result, errors: result.errors.map((e) => opts.maskError(e)) as never };
-    } catch (e) {
-      result = { errors: [opts.maskError(e as Error)] as never };
+      let result: ExecutionResult & { stringify?: (r: unknown) => string };
+      try {
+        const answer = await compiled.query(undefined, context, variables as Record<string, unknown>);
+        result = { ...asInterpreted(answer, document), stringify: compiled.stringify };
+        if (result.errors) result = { ...result, errors: result.errors.map((e) => opts.maskError(e)) as never };
+      } catch (e) {
+        result = { errors: [opts.maskError(e as Error)] as never };
+      }
+      const done = result;
+      countOperation(operation.name?.value, operation.operation, Boolean(done.errors?.length), (performance.now() - started) / 1000);
+      return metered?.heavy ? await opts.meter!.written(tenantId, metered, () => answerWith(done, mediaType)) : answerWith(done, mediaType);
+    } finally {
+      metered?.release();
     }
-    const operation = getOperationAST(document);
-    countOperation(operation?.name?.value, operation?.operation, Boolean(result.errors?.length), (performance.now() - started) / 1000);
-    return answerWith(result, mediaType);
   };
 
   return { plugin, answer };

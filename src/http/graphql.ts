@@ -9,6 +9,8 @@ import { createGraphQLFastPath } from './graphql-fast.ts';
 import { hotDocumentJit } from './graphql-jit.ts';
 import { graphqlLimits } from './graphql-limits.ts';
 import { documentCache } from './document-cache.ts';
+import { createOperationMeter } from './graphql-share.ts';
+import { type CpuShare, unmetered } from '../runtime/cpu-share.ts';
 
 export interface GraphQLOptions {
   /** Browser origins allowed to call across origins; any other gets no CORS headers at all. */
@@ -19,6 +21,8 @@ export interface GraphQLOptions {
   registry: Registry;
   /** Hot documents skip Yoga's per-request machinery (graphql-fast.ts); off, Yoga answers everything. */
   fastPath: boolean;
+  /** The fair share of the process that heavy operations take part in (graphql-share.ts); none kept without it. */
+  cpuShare?: CpuShare;
 }
 
 const ERROR_MESSAGE = 'Unexpected error.';
@@ -64,7 +68,9 @@ export function registerGraphQL(
     warn: (...args: unknown[]) => scope.log.warn(args),
     error: (...args: unknown[]) => scope.log.error(args),
   };
+  const meter = createOperationMeter(opts.cpuShare ?? unmetered);
   const fast = createGraphQLFastPath({
+    meter,
     schema,
     buildContext,
     allowedOrigins: allowed,
@@ -94,6 +100,7 @@ export function registerGraphQL(
       ...graphqlLimits(),
       operationCounting,
       hotDocumentJit({ onCompile: () => compiled.inc() }),
+      meter.plugin(),
       ...(opts.fastPath ? [fast.plugin] : []),
     ],
     // Parsed documents and parse errors, bounded by what they keep rather than by their number (document-cache.ts).

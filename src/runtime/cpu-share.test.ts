@@ -1,13 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { createCpuShare } from './cpu-share.ts';
+import { createTenantLoad } from './tenant-load.ts';
 
 /** A share on a clock the test moves: each step "takes" the time it is given, each wait is recorded. */
 function onFakeClock(share = 0.25, burstMs = 50, onSleep: () => void = () => {}) {
   let clock = 0;
   const waits: number[] = [];
+  const load = createTenantLoad();
   const cpu = createCpuShare({
     share,
     burstMs,
+    othersBusy: load.othersBusy,
     now: () => clock,
     sleep: async (ms) => {
       waits.push(ms);
@@ -16,7 +19,7 @@ function onFakeClock(share = 0.25, burstMs = 50, onSleep: () => void = () => {})
     },
   });
   const step = (tenantId: string, ms: number) => cpu.run(tenantId, () => void (clock += ms));
-  return { cpu, waits, step, advance: (ms: number) => (clock += ms) };
+  return { cpu, load, waits, step, advance: (ms: number) => (clock += ms) };
 }
 
 describe('a fair share of the process for heavy work', () => {
@@ -27,8 +30,8 @@ describe('a fair share of the process for heavy work', () => {
   });
 
   it('holds a tenant past its share and burst while another tenant has a request running', async () => {
-    const { cpu, waits, step } = onFakeClock(0.25, 50);
-    cpu.began('b');
+    const { load, waits, step } = onFakeClock(0.25, 50);
+    load.began('b', 'api');
     for (let i = 0; i < 50; i++) await step('a', 40);
     // 2,000 ms of steps took about a quarter of the time that went by.
     const waited = waits.reduce((a, b) => a + b, 0);
@@ -38,53 +41,53 @@ describe('a fair share of the process for heavy work', () => {
   });
 
   it('does not hold the tenant whose own request is the only one running', async () => {
-    const { cpu, waits, step } = onFakeClock();
-    cpu.began('a');
+    const { load, waits, step } = onFakeClock();
+    load.began('a', 'api');
     for (let i = 0; i < 10; i++) await step('a', 40);
     expect(waits).toEqual([]);
   });
 
   it('lets a tenant go on at full speed once the others’ requests have ended', async () => {
-    const { cpu, waits, step } = onFakeClock();
-    cpu.began('b');
+    const { load, waits, step } = onFakeClock();
+    load.began('b', 'api');
     for (let i = 0; i < 5; i++) await step('a', 40);
     const held = waits.length;
     expect(held).toBeGreaterThan(0);
-    cpu.ended('b');
+    load.ended('b', 'api');
     for (let i = 0; i < 5; i++) await step('a', 40);
     expect(waits.length).toBe(held);
   });
 
   it('forgives what a tenant spent once its share has paid it back', async () => {
-    const { cpu, waits, step, advance } = onFakeClock(0.25, 50);
+    const { load, waits, step, advance } = onFakeClock(0.25, 50);
     for (let i = 0; i < 10; i++) await step('a', 40);
     advance(1600);
-    cpu.began('b');
+    load.began('b', 'api');
     await step('a', 40);
     expect(waits).toEqual([]);
   });
 
   it('does not charge a tenant later for what it spent while it was alone', async () => {
-    const { cpu, waits, step } = onFakeClock(0.25, 50);
+    const { load, waits, step } = onFakeClock(0.25, 50);
     for (let i = 0; i < 250; i++) await step('a', 40);
-    cpu.began('b');
+    load.began('b', 'api');
     await step('a', 40);
     expect(waits).toEqual([]);
   });
 
   it('lets a held step go as soon as the other tenant’s request ends', async () => {
-    let cpu!: ReturnType<typeof onFakeClock>['cpu'];
-    const clock = onFakeClock(0.25, 50, () => cpu.ended('b'));
-    cpu = clock.cpu;
-    cpu.began('b');
+    let load!: ReturnType<typeof onFakeClock>['load'];
+    const clock = onFakeClock(0.25, 50, () => load.ended('b', 'api'));
+    load = clock.load;
+    load.began('b', 'api');
     for (let i = 0; i < 3; i++) await clock.step('a', 40);
     expect(clock.waits).toHaveLength(1);
     expect(clock.waits[0]).toBeLessThanOrEqual(20);
   });
 
   it('never holds anyone with a share of 1', async () => {
-    const { cpu, waits, step } = onFakeClock(1, 50);
-    cpu.began('b');
+    const { load, waits, step } = onFakeClock(1, 50);
+    load.began('b', 'api');
     for (let i = 0; i < 20; i++) await step('a', 80);
     expect(waits).toEqual([]);
   });
@@ -104,9 +107,42 @@ describe('a fair share of the process for heavy work', () => {
     expect(order).toEqual(['a1', 'a2', 'b1', 'a3']);
   });
 
+  it('holds a tenant while a webhook for another tenant is being accepted', async () => {
+    const { load, waits, step } = onFakeClock(0.25, 50);
+    load.began('b', 'inbound');
+    for (let i = 0; i < 10; i++) await step('a', 40);
+    expect(waits.length).toBeGreaterThan(0);
+  });
+
+  it('does not hold a tenant for webhooks of its own', async () => {
+    const { load, waits, step } = onFakeClock(0.25, 50);
+    load.began('a', 'inbound');
+    load.began('a', 'api');
+    for (let i = 0; i < 10; i++) await step('a', 40);
+    expect(waits).toEqual([]);
+  });
+
+  it('weighs heavy requests: parts of a place fit beside each other, and a whole one waits its turn behind them', async () => {
+    const { cpu } = onFakeClock();
+    const order: string[] = [];
+    const take = (name: string, weight: number) => cpu.hold('a', weight).then((release) => (order.push(name), release));
+    const first = await take('0.8', 0.8);
+    const second = await take('0.8 again', 0.8);
+    const whole = take('1', 1);
+    const light = take('0.2', 0.2);
+    await Promise.resolve();
+    // The 0.2 would fit beside the two, but does not pass the whole place waiting before it.
+    expect(order).toEqual(['0.8', '0.8 again']);
+    first();
+    await whole;
+    await light;
+    expect(order).toEqual(['0.8', '0.8 again', '1', '0.2']);
+    second();
+  });
+
   it('keeps each tenant’s account apart', async () => {
-    const { cpu, waits, step } = onFakeClock();
-    cpu.began('c');
+    const { load, waits, step } = onFakeClock();
+    load.began('c', 'api');
     for (let i = 0; i < 10; i++) await step('a', 40);
     const heldA = waits.length;
     await step('b', 40);

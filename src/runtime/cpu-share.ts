@@ -11,33 +11,44 @@ import { setImmediate as turn } from 'node:timers/promises';
  * requests included, goes before the next step), then measures the step's time. A tenant may spend up to
  * `share` of the process's time on such steps, with a burst of `burstMs`, while another tenant has
  * requests running; past that its next step waits until it is back within its share. Alone, a tenant's
- * heavy work runs at full speed, and what it spent alone beyond the burst is not charged later. "Requests
- * running" are authenticated API requests, as admission runs them (http/admission.ts).
+ * heavy work runs at full speed, and what it spent alone beyond the burst is not charged later. Whether
+ * another tenant is being served (an API request running, a webhook being accepted) is the process's one
+ * count of what runs per tenant (tenant-load.ts).
  */
 export interface CpuShare {
   run<T>(tenantId: string, step: () => T): Promise<T>;
   /**
-   * Waits for one of the tenant's HEAVY_AT_ONCE places for heavy work (an export, a training) and answers
-   * its release: a tenant's further heavy requests wait for its own, rather than each reading and parsing
-   * pages beside the others, which no step's share can count.
+   * Waits for `weight` of the tenant's HEAVY_AT_ONCE places for heavy work and answers its release. An
+   * export or a training takes a whole place; a GraphQL operation the part of one its static cost is of the
+   * largest cost allowed (http/graphql-share.ts). A tenant's further heavy requests wait for its own, in
+   * order, rather than each reading and parsing pages beside the others, which no step's share can count.
    */
-  hold(tenantId: string): Promise<() => void>;
+  hold(tenantId: string, weight?: number): Promise<() => void>;
 }
 
-/** Heavy requests of one tenant that run at once in a process; the others wait in order. */
+/** Places for heavy requests of one tenant in a process (two exports at once); the others wait in order. */
 const HEAVY_AT_ONCE = 2;
 
-/** Per key, at most `max` holders at once, the others served in order. */
+/**
+ * Per key, holders weighing at most `max` in all at once, the others served in arrival order (a light one
+ * does not pass a heavy one waiting, so a stream of light ones cannot starve it). A weight above `max`
+ * counts as `max`.
+ */
 function places(max: number) {
-  const lanes = new Map<string, { held: number; waiting: (() => void)[] }>();
-  return (key: string): Promise<() => void> => {
+  const lanes = new Map<string, { held: number; waiting: { weight: number; go: () => void }[] }>();
+  return (key: string, asked: number): Promise<() => void> => {
+    const weight = Math.min(max, asked);
     let lane = lanes.get(key);
     if (!lane) lanes.set(key, (lane = { held: 0, waiting: [] }));
     const own = lane;
     const release = () => {
-      const next = own.waiting.shift();
-      if (next) next();
-      else if (--own.held === 0) lanes.delete(key);
+      own.held -= weight;
+      for (let next = own.waiting[0]; next && own.held + next.weight <= max; next = own.waiting[0]) {
+        own.waiting.shift();
+        own.held += next.weight;
+        next.go();
+      }
+      if (own.held <= 0 && own.waiting.length === 0) lanes.delete(key);
     };
     let released = false;
     const once = () => {
@@ -46,18 +57,12 @@ function places(max: number) {
         release();
       }
     };
-    if (own.held < max) {
-      own.held++;
+    if (own.waiting.length === 0 && own.held + weight <= max) {
+      own.held += weight;
       return Promise.resolve(once);
     }
-    return new Promise((resolve) => own.waiting.push(() => resolve(once)));
+    return new Promise((resolve) => own.waiting.push({ weight, go: () => resolve(once) }));
   };
-}
-
-/** The requests of each tenant running in the process, as admission starts and ends them (http/admission.ts). */
-export interface TenantActivity {
-  began(tenantId: string): void;
-  ended(tenantId: string): void;
 }
 
 export interface CpuShareOptions {
@@ -65,6 +70,8 @@ export interface CpuShareOptions {
   share: number;
   /** What a tenant may spend at once beyond its share, in milliseconds of steps. */
   burstMs: number;
+  /** Whether another tenant than this one is being served (tenant-load.ts); without it nobody ever is. */
+  othersBusy?: (tenantId: string) => boolean;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
 }
@@ -75,12 +82,10 @@ export const DEFAULT_CPU_SHARE: CpuShareOptions = { share: 0.25, burstMs: 50 };
 /** The longest a held step sleeps before it looks again whether the others are still busy. */
 const SLICE_MS = 20;
 
-export function createCpuShare(opts: CpuShareOptions = DEFAULT_CPU_SHARE): CpuShare & TenantActivity {
+export function createCpuShare(opts: CpuShareOptions = DEFAULT_CPU_SHARE): CpuShare {
   const now = opts.now ?? (() => performance.now());
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const running = new Map<string, number>();
-  let total = 0;
-  const othersBusy = (tenantId: string) => total - (running.get(tenantId) ?? 0) > 0;
+  const othersBusy = opts.othersBusy ?? (() => false);
   // Per tenant: the step time spent beyond what its share has paid back since, and when that was counted.
   // What a tenant spends while nobody else is served counts up to the burst only: a tenant alone is never
   // made to pay for it once another tenant's request comes.
@@ -95,17 +100,7 @@ export function createCpuShare(opts: CpuShareOptions = DEFAULT_CPU_SHARE): CpuSh
   const metered = opts.share < 1;
   const hold = places(HEAVY_AT_ONCE);
   return {
-    hold: (tenantId) => (metered ? hold(tenantId) : Promise.resolve(() => {})),
-    began(tenantId) {
-      running.set(tenantId, (running.get(tenantId) ?? 0) + 1);
-      total++;
-    },
-    ended(tenantId) {
-      const n = (running.get(tenantId) ?? 1) - 1;
-      if (n > 0) running.set(tenantId, n);
-      else running.delete(tenantId);
-      total--;
-    },
+    hold: (tenantId, weight = 1) => (metered ? hold(tenantId, weight) : Promise.resolve(() => {})),
     async run<T>(tenantId: string, step: () => T): Promise<T> {
       await turn();
       if (!metered) return step();
