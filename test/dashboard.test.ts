@@ -223,7 +223,7 @@ describe('the dashboard', () => {
     const s = await signIn();
     const endpoint = await t.prisma.webhookEndpoint.findFirstOrThrow({ where: { tenantId } });
     await s.page.goto(`${base}/app/settings/webhooks/${endpoint.id}`);
-    await s.page.getByText('Edit URL, description, events and signature headers').click();
+    await s.page.getByText('Edit URL, description, events, signature headers and rate limit').click();
     await s.page.getByRole('combobox', { name: 'Signature headers' }).selectOption('standard');
     await s.page.getByRole('button', { name: 'Save changes' }).click();
     await s.page.getByText('Saved.').waitFor();
@@ -234,6 +234,30 @@ describe('the dashboard', () => {
     const hit = receiver.hits.at(-1)!;
     expect(hit.headers['x-webhook-signature']).toBeUndefined();
     expect(verifiesStandard(hit)).toBe(true);
+    await done(s);
+  });
+
+  it('sets an endpoint’s rate limit on its page, and shows why a limit out of bounds is refused', async () => {
+    const s = await signIn();
+    const endpoint = await t.prisma.webhookEndpoint.findFirstOrThrow({ where: { tenantId } });
+    const stored = async () => (await t.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } })).rateLimitPerSecond;
+    await s.page.goto(`${base}/app/settings/webhooks/${endpoint.id}`);
+    await s.page.getByText('Edit URL, description, events, signature headers and rate limit').click();
+    const field = s.page.getByRole('textbox', { name: /Rate limit/ });
+    const save = () => s.page.getByRole('button', { name: 'Save changes' }).click();
+    await field.fill('5000');
+    await save();
+    await expect(s.page.getByRole('alert').first().textContent()).resolves.toMatch(/rate_limit_per_second.*1000/);
+    expect(await stored()).toBeNull();
+    await field.fill('2.5');
+    await save();
+    await s.page.getByText('At most 2.5 deliveries a second').waitFor();
+    expect(await stored()).toBe(2.5);
+    await screenshot(s.page, 'webhook-endpoint-rate-limit');
+    await field.fill('');
+    await save();
+    await s.page.getByText('No rate limit').waitFor();
+    expect(await stored()).toBeNull();
     await done(s);
   });
 

@@ -147,6 +147,10 @@ export const webhookEndpoint = z.object({
     .describe(
       'Payload filters by event type (docs/receiving-webhooks.md, "Filters"): an event of a type with a filter is sent only when every condition holds; null when the endpoint has none.',
     ),
+  rate_limit_per_second: z
+    .number()
+    .nullable()
+    .describe('The most deliveries a second sent to the endpoint, across every worker; null for no limit.'),
   created_at: time,
   updated_at: time,
 });

@@ -99,6 +99,15 @@ const endpointFields = {
       'Payload filters by event type, e.g. `{"alert.created": {"severity": {"in": ["high", "critical"]}}}`: an event of a type with a filter is sent only when every condition holds (a missing or null field, or one of another type, fails its condition). `null` removes them all. docs/receiving-webhooks.md, "Filters".',
     )
     .optional(),
+  rate_limit_per_second: z
+    .number()
+    .min(0.01)
+    .max(1000)
+    .nullable()
+    .describe(
+      'The most deliveries a second sent to the endpoint, across every worker, from 0.01 (one every 100 s) to 1000; null (the default) for no limit. docs/receiving-webhooks.md, "Rate limit".',
+    )
+    .optional(),
   signature_scheme: z
     .enum(SIGNATURE_SCHEMES)
     .describe(
@@ -121,6 +130,7 @@ export const endpointUpdate = (eventNames: readonly string[]) =>
       ordered: endpointFields.ordered,
       signature_scheme: endpointFields.signature_scheme,
       filters: endpointFields.filters,
+      rate_limit_per_second: endpointFields.rate_limit_per_second,
     })
     .meta({ minProperties: 1 });
 

@@ -37,6 +37,9 @@ const EventTypeRef = builder.objectRef<EventTypeView>('WebhookEventType').implem
 const SCHEME_DESCRIPTION =
   '`v0` (default): X-Webhook-Id, X-Webhook-Timestamp and a `v0=` hex HMAC in X-Webhook-Signature. `standard`: the Standard Webhooks headers webhook-id, webhook-timestamp and webhook-signature, carrying a `v1,` HMAC under the secret and a `v1a,` Ed25519 signature verifiable with `publicKey` (docs/receiving-webhooks.md).';
 
+const RATE_DESCRIPTION =
+  'The most deliveries a second sent to the endpoint, across every worker, from 0.01 (one every 100 s) to 1000; null for no limit (docs/receiving-webhooks.md, "Rate limit").';
+
 const FILTERS_DESCRIPTION =
   'Payload filters by event type: `{ "alert.created": { "severity": { "in": ["high", "critical"] } } }`. An event of a type with a filter is sent only when every condition holds; operators `eq`, `ne`, `in`, `not_in`, `gt`, `gte`, `lt`, `lte` (docs/receiving-webhooks.md, "Filters").';
 
@@ -65,6 +68,7 @@ export const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
       resolve: (e) => (e.previousExpiresAt && e.previousExpiresAt > new Date() ? e.previousPublicKey : null),
     }),
     filters: t.expose('filters', { type: 'JSON', nullable: true, description: FILTERS_DESCRIPTION }),
+    rateLimitPerSecond: t.exposeFloat('rateLimitPerSecond', { nullable: true, description: RATE_DESCRIPTION }),
     previousSecretValidUntil: t.field({
       type: 'DateTime',
       nullable: true,
@@ -253,6 +257,7 @@ const EndpointInput = builder.inputType('WebhookEndpointInput', {
     }),
     signatureScheme: t.string({ required: false, description: SCHEME_DESCRIPTION }),
     filters: t.field({ type: 'JSON', required: false, description: `${FILTERS_DESCRIPTION} null removes them all.` }),
+    rateLimitPerSecond: t.float({ required: false, description: `${RATE_DESCRIPTION} null removes it.` }),
   }),
 });
 
@@ -263,6 +268,7 @@ const createInput = z.object({
   ordered: z.boolean().optional(),
   signatureScheme: z.string().max(20).optional(),
   filters: z.unknown().optional(),
+  rateLimitPerSecond: z.number().nullish(),
 });
 const updateInput = z
   .object({
@@ -273,6 +279,7 @@ const updateInput = z
     ordered: z.boolean().optional(),
     signatureScheme: z.string().max(20).optional(),
     filters: z.unknown().optional(),
+    rateLimitPerSecond: z.number().nullish(),
   })
   .refine((v) => Object.values(v).some((x) => x !== undefined), { message: 'set at least one field' });
 const defined = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
@@ -290,6 +297,7 @@ builder.mutationFields((t) => ({
         ordered: args.input.ordered ?? undefined,
         signatureScheme: args.input.signatureScheme ?? undefined,
         filters: args.input.filters ?? undefined,
+        rateLimitPerSecond: args.input.rateLimitPerSecond ?? undefined,
       });
       return ctx.services.webhookEndpoints.create(actorOf(ctx, p), input);
     },

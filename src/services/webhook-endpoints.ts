@@ -13,8 +13,13 @@ import { SIGNATURE_SCHEMES } from '../contract/enums.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { type Filters, filterPaths, validateFilters } from '../outbox/events/filters.ts';
 import { newSigningKeyPair } from '../outbox/sender/signing.ts';
+import { setPacing } from '../outbox/sender/delivery-store.ts';
 
 export const MAX_ENDPOINTS_PER_TENANT = 20;
+/** The highest rate limit an endpoint can be given, in deliveries a second (docs/receiving-webhooks.md, "Rate limit"). */
+export const MAX_RATE_LIMIT_PER_SECOND = 1000;
+/** The lowest: one delivery every 100 seconds. */
+export const MIN_RATE_LIMIT_PER_SECOND = 0.01;
 export const SECRET_OVERLAP_HOURS = 24;
 
 // Base64 after `whsec_`, as the Standard Webhooks specification serialises secrets, so its libraries read it.
@@ -40,6 +45,19 @@ const filterColumns = (filters: Filters | null) =>
 function sealedKeyPair(box: SecretBox) {
   const { signingKey, publicKey } = newSigningKeyPair();
   return { signingKey: box.seal(signingKey), publicKey };
+}
+
+/** A number of deliveries a second within the bounds, or null for none. */
+function validRate(rate: unknown) {
+  if (rate === undefined || rate === null) return;
+  if (typeof rate !== 'number' || !Number.isFinite(rate) || rate < MIN_RATE_LIMIT_PER_SECOND || rate > MAX_RATE_LIMIT_PER_SECOND) {
+    throw validationFailed([
+      {
+        path: 'rate_limit_per_second',
+        message: `must be a number of deliveries a second from ${MIN_RATE_LIMIT_PER_SECOND} to ${MAX_RATE_LIMIT_PER_SECOND}, or null for no limit`,
+      },
+    ]);
+  }
 }
 
 async function validUrl(url: string, allowPrivate: boolean) {
@@ -77,12 +95,14 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
         ordered?: boolean;
         signatureScheme?: string;
         filters?: unknown;
+        rateLimitPerSecond?: number | null;
       },
     ) {
       const { tenantId } = actor;
       await validUrl(input.url, opts.allowPrivateTargets);
       validEvents(input.events);
       validScheme(input.signatureScheme);
+      validRate(input.rateLimitPerSecond);
       const filters = checkedFilters(input.filters, input.events);
       const secret = newSecret();
       // The count and the insert share a transaction-scoped lock so two requests cannot both make the 21st.
@@ -99,11 +119,13 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
             description: input.description ?? null,
             ordered: input.ordered ?? false,
             signatureScheme: input.signatureScheme ?? 'v0',
+            rateLimitPerSecond: input.rateLimitPerSecond ?? null,
             ...filterColumns(filters),
             secret: box.seal(secret),
             ...sealedKeyPair(box),
           },
         });
+        if (created.rateLimitPerSecond !== null) await setPacing(onPrisma(tx), created.id, true);
         await recordAudit(onPrisma(tx), actor, {
           action: 'webhook_endpoint.created',
           targetType: 'webhook_endpoint',
@@ -115,6 +137,7 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
             ordered: created.ordered,
             signatureScheme: created.signatureScheme,
             filters: created.filters,
+            rateLimitPerSecond: created.rateLimitPerSecond,
           },
         });
         return created;
@@ -133,12 +156,16 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
         signatureScheme?: string;
         /** null removes every filter. */
         filters?: unknown;
+        /** null removes the limit. */
+        rateLimitPerSecond?: number | null;
       },
     ) {
       const before = await owned(actor.tenantId, id);
       if (input.url !== undefined) await validUrl(input.url, opts.allowPrivateTargets);
       if (input.events !== undefined) validEvents(input.events);
       validScheme(input.signatureScheme);
+      validRate(input.rateLimitPerSecond);
+      const rateChanged = input.rateLimitPerSecond !== undefined && input.rateLimitPerSecond !== before.rateLimitPerSecond;
       // The filters kept must name only events still subscribed, whichever of the two changes.
       const filters =
         input.filters !== undefined || input.events !== undefined
@@ -158,9 +185,10 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
             ordered: input.ordered,
             signatureScheme: input.signatureScheme,
             filters: input.filters === undefined ? undefined : filters,
+            rateLimitPerSecond: input.rateLimitPerSecond,
           }),
         });
-        return tx.webhookEndpoint.update({
+        const updated = await tx.webhookEndpoint.update({
           where: { id },
           data: {
             ...(input.url !== undefined ? { url: input.url } : {}),
@@ -174,8 +202,12 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
             // Re-enabling clears the reason and gives the endpoint a fresh five days.
             ...(input.enabled === true ? { enabled: true, disabledReason: null, failingSince: null } : {}),
             ...(input.enabled === false ? { enabled: false, disabledReason: 'disabled by the tenant' } : {}),
+            ...(input.rateLimitPerSecond !== undefined ? { rateLimitPerSecond: input.rateLimitPerSecond } : {}),
           },
         });
+        // The endpoint's row is held now; its deliveries and its budget row go after it (docs/concurrency.md).
+        if (rateChanged) await setPacing(onPrisma(tx), id, input.rateLimitPerSecond !== null);
+        return updated;
       });
     },
     async remove(actor: Actor, id: string) {

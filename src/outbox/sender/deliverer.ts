@@ -1,3 +1,4 @@
+import { setTimeout } from 'node:timers/promises';
 import type pg from 'pg';
 import { openWithOverlap, type SecretBox } from '../../crypto/secret-box.ts';
 import type { DeliveryJob } from '../events/relay.ts';
@@ -199,6 +200,8 @@ export function createDeliverer(deps: {
   }
 
   async function send(d: ClaimedDelivery): Promise<AttemptOutcome> {
+    // The endpoint's rate limit gave the delivery a send slot a moment ahead (delivery-store.ts): not before it.
+    if (d.wait_ms > 0) await setTimeout(d.wait_ms);
     const body = JSON.stringify(d.envelope.data.payload);
     const startedAt = now();
     const timestamp = Math.floor(startedAt.getTime() / 1000);

@@ -19,6 +19,7 @@ const EndpointDoc = graphql(`
       ...EndpointFields
       previousSecretValidUntil
       previousPublicKey
+      rateLimitPerSecond
       updatedAt
     }
   }
@@ -60,6 +61,7 @@ const UpdateEndpointDoc = graphql(`
   mutation UpdateWebhookEndpoint($id: UUID!, $input: WebhookEndpointInput!) {
     updateWebhookEndpoint(id: $id, input: $input) {
       ...EndpointFields
+      rateLimitPerSecond
       updatedAt
     }
   }
@@ -137,6 +139,9 @@ export function WebhookEndpointPage() {
       <p className="muted small">
         Created {formatDateTime(e.createdAt)} · last successful delivery {formatRelative(e.lastSuccessAt)}
         {e.previousSecretValidUntil ? ` · previous secret still signs until ${formatDateTime(e.previousSecretValidUntil)}` : ''}
+      </p>
+      <p className="muted small" data-testid="rate-limit">
+        {e.rateLimitPerSecond === null ? 'No rate limit' : `At most ${e.rateLimitPerSecond} deliveries a second`}
       </p>
       <p className="muted small">
         Signed with {SIGNATURE_SCHEME_LABELS[e.signatureScheme] ?? e.signatureScheme}
@@ -311,19 +316,35 @@ function EditPanel({ endpoint, onSaved }: { endpoint: Endpoint; onSaved: () => v
   const [description, setDescription] = useState(endpoint.description ?? '');
   const [events, setEvents] = useState(endpoint.events);
   const [signatureScheme, setSignatureScheme] = useState(endpoint.signatureScheme);
+  const [rate, setRate] = useState(endpoint.rateLimitPerSecond === null ? '' : String(endpoint.rateLimitPerSecond));
+  const [rateError, setRateError] = useState<string | null>(null);
   const [{ fetching, error, data }, save] = useMutation(UpdateEndpointDoc);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
+    const rateLimitPerSecond = rate.trim() === '' ? null : Number(rate);
+    // Text that is not a number would reach the server as null and remove the limit: refuse it here.
+    if (rateLimitPerSecond !== null && !Number.isFinite(rateLimitPerSecond)) {
+      setRateError('Enter a number of deliveries a second, or leave the field empty for no limit.');
+      return;
+    }
+    setRateError(null);
     const r = await save({
       id: endpoint.id,
-      input: { url: url.trim(), description: description.trim() || null, events, signatureScheme },
+      input: {
+        url: url.trim(),
+        description: description.trim() || null,
+        events,
+        signatureScheme,
+        // Empty is no limit; the server checks the bounds and says which field is wrong.
+        rateLimitPerSecond,
+      },
     });
     if (r.data) onSaved();
   };
   return (
     <details className="card">
       <summary>
-        <h2 className="inline">Edit URL, description, events and signature headers</h2>
+        <h2 className="inline">Edit URL, description, events, signature headers and rate limit</h2>
       </summary>
       <form onSubmit={submit} className="stack">
         <label className="field">
@@ -336,6 +357,22 @@ function EditPanel({ endpoint, onSaved }: { endpoint: Endpoint; onSaved: () => v
         </label>
         <EventPicker value={events} onChange={setEvents} />
         <SignatureSchemePicker value={signatureScheme} onChange={setSignatureScheme} />
+        <label className="field">
+          <span>Rate limit (deliveries a second, 0.01 to 1000; empty for none)</span>
+          <input
+            inputMode="decimal"
+            name="rateLimitPerSecond"
+            value={rate}
+            placeholder="No limit"
+            onChange={(e) => setRate(e.target.value)}
+            aria-invalid={rateError ? true : undefined}
+          />
+        </label>
+        {rateError ? (
+          <p className="form-error" role="alert">
+            {rateError}
+          </p>
+        ) : null}
         <FormError error={error} />
         <button type="submit" className="primary" disabled={fetching || events.length === 0}>
           Save changes
