@@ -14,6 +14,7 @@ import { createChurnService } from './churn.ts';
 import { batchedReads } from './customer-read-batches.ts';
 import { createCustomerReads } from './customer-reads.ts';
 import { createCustomerService } from './customers.ts';
+import { createCustomerTallies } from './customer-tallies.ts';
 import { createHealthSettingsService } from './health-settings.ts';
 import { createIntegrationService } from './integrations.ts';
 import { createUsageEventService } from './usage-events.ts';
@@ -45,6 +46,7 @@ export interface ServiceDeps {
 /** The composition root of the domain: one service per domain, each owning its tables' writes. */
 export function createServices(deps: ServiceDeps) {
   const { prisma, pool } = deps;
+  const customerTallies = createCustomerTallies({ pool });
   const webhookEndpoints = createWebhookEndpointService(prisma, deps.box, { allowPrivateTargets: deps.allowPrivateTargets });
   return {
     accounts: createAccountService({ prisma, sessions: deps.sessions }),
@@ -52,8 +54,8 @@ export function createServices(deps: ServiceDeps) {
     apiKeys: createApiKeyService({ prisma }),
     audit: createAuditService({ prisma }),
     churn: createChurnService({ pool, prisma, fitter: deps.fitter, cpuShare: deps.cpuShare }),
-    customers: createCustomerService({ pool, prisma }),
-    customerReads: batchedReads(pool, createCustomerReads(pool)),
+    customers: createCustomerService({ pool, prisma, tallies: customerTallies }),
+    customerReads: batchedReads(pool, createCustomerReads(pool, customerTallies)),
     healthSettings: createHealthSettingsService({ prisma }),
     integrations: createIntegrationService({ prisma, box: deps.box, cacheMs: deps.secretCacheMs }),
     usageEvents: createUsageEventService(pool),
