@@ -60,6 +60,7 @@ export async function compose(config: Config, opts: ComposeOptions) {
   const services = createServices({
     prisma: db.prisma,
     pool: db.pool,
+    reads: db.reads,
     box,
     queue,
     deliverer: outbound.deliverer,
