@@ -63,6 +63,7 @@ export async function compose(config: Config, opts: ComposeOptions) {
   const services = createServices({
     prisma: db.prisma,
     pool: db.pool,
+    reads: db.reads,
     box,
     queue,
     deliverer: outbound.deliverer,

@@ -24,6 +24,10 @@ const envSchema = z.object({
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   /** How long a request waits for a free database connection (or to start a transaction) before it gets 503. */
   DATABASE_POOL_WAIT_MS: z.coerce.number().int().min(50).max(60_000).default(5000),
+  /** A streaming replica of DATABASE_URL that serves the customer list, a customer's health and the counts (docs/scaling.md). */
+  DATABASE_READ_URL: url(['postgres', 'postgresql']).optional(),
+  /** Reads go to the primary while the replica has not replayed what the primary wrote this long ago. */
+  DATABASE_READ_MAX_LAG_MS: z.coerce.number().int().min(100).max(600_000).default(5000),
   AMQP_URL: url(['amqp', 'amqps']).optional(),
   /** Prefix of exchange and queue names, so several deployments (or test runs) can share a broker. */
   AMQP_PREFIX: z
@@ -165,7 +169,7 @@ export interface Config {
     keepAliveTimeoutMs: number;
   };
   log: { level: Env['LOG_LEVEL'] };
-  database: { url?: string; poolSize: number; poolWaitMs: number; embeddedPort: number };
+  database: { url?: string; readUrl?: string; readMaxLagMs: number; poolSize: number; poolWaitMs: number; embeddedPort: number };
   dataDir: string;
   amqp: { url?: string; prefix: string };
   worker: { sweepEveryMs: number; prefetch: number };
@@ -264,6 +268,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     log: { level: e.LOG_LEVEL },
     database: {
       url: e.DATABASE_URL,
+      readUrl: e.DATABASE_READ_URL,
+      readMaxLagMs: e.DATABASE_READ_MAX_LAG_MS,
       poolSize: e.DATABASE_POOL_SIZE,
       poolWaitMs: e.DATABASE_POOL_WAIT_MS,
       embeddedPort: e.EMBEDDED_PG_PORT,

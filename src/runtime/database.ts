@@ -5,6 +5,7 @@ import { loadLocalSecrets } from '../db/local-secrets.ts';
 import { migrateDeploy } from '../db/migrate.ts';
 import type pg from 'pg';
 import { createPool, createPrisma, type Db } from '../db/prisma.ts';
+import { createReadRouter, type ReadPool } from '../db/read-replica.ts';
 
 export interface Database {
   url: string;
@@ -13,6 +14,8 @@ export interface Database {
   pool: pg.Pool;
   /** Webhook delivery bookkeeping, which is safe to redo, commits without waiting for the disk. */
   deliveryPool: pg.Pool;
+  /** Where the read-only paths read: the replica while it is close behind (DATABASE_READ_URL), else \`pool\`. */
+  reads?: ReadPool;
   embedded: boolean;
   close(): Promise<void>;
 }
@@ -41,13 +44,23 @@ export async function openDatabase(config: Config, log: Logger, opts: { migrate:
   const prisma = createPrisma({ url, poolSize, poolWaitMs: waitMs, pool });
   // Connections open on first use, so a process that never delivers a webhook holds none of these.
   const deliveryPool = createPool(url, config.webhooks.deliveryPoolSize, { onIdleError, synchronousCommit: false, waitMs });
+  const reads = config.database.readUrl
+    ? createReadRouter(pool, config.database.readUrl, {
+        maxLagMs: config.database.readMaxLagMs,
+        checkEveryMs: Math.min(1000, config.database.readMaxLagMs / 2),
+        poolSize,
+        onStateChange: (state) => log.warn({ state }, 'read replica: reads now go to the %s', state === 'replica' ? 'replica' : 'primary'),
+      })
+    : undefined;
   return {
     url,
     prisma,
     pool,
     deliveryPool,
+    reads,
     embedded: !config.database.url,
     close: async () => {
+      await reads?.close();
       await prisma.$disconnect();
       await pool.end();
       await deliveryPool.end();

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { onPg } from '../db/sql.ts';
 import { CUSTOMER_FIELDS, type CustomerFieldName, sqlOf } from '../contract/customer-fields.ts';
 import { type Camel, camelCase } from '../contract/serialize.ts';
+import { countOf, createCustomerTallies, type CustomerTallies } from './customer-tallies.ts';
 
 // The hot reads of customers in plain SQL, one statement each: a page of the list, and one customer with
 // its health. Rows are named as the Customer model names its fields (and its health as the model's
@@ -175,7 +176,7 @@ export const oneOfBatchRow = (row: Record<string, unknown>, health: boolean): Cu
 
 export type CustomerReads = ReturnType<typeof createCustomerReads>;
 
-export function createCustomerReads(pool: pg.Pool) {
+export function createCustomerReads(pool: pg.Pool, tallies: CustomerTallies = createCustomerTallies({ pool })) {
   const sql = onPg(pool);
   return {
     /** One page in the sort's order, then the id's; nulls last either way, as the Prisma path orders them. */
@@ -201,13 +202,9 @@ export function createCustomerReads(pool: pg.Pool) {
       );
       return row ? withHealth(row) : null;
     },
+    /** How many of the tenant's customers match the filters, from its tallies (src/services/customer-tallies.ts): exact, at any size. */
     async count(r: Pick<PageRequest, 'tenantId' | 'riskLevel' | 'healthStatus'>): Promise<number> {
-      const values: unknown[] = [];
-      const [row] = await sql.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM customers WHERE ${filtersOf(r, (v) => `$${values.push(v)}`).join(' AND ')}`,
-        values,
-      );
-      return row!.n;
+      return countOf(await tallies.of(r.tenantId), r);
     },
   };
 }

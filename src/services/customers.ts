@@ -15,6 +15,7 @@ import { attributeInvoices } from './invoices.ts';
 import { attributeSignals } from './signals.ts';
 import { attributeSubscriptions } from './subscriptions.ts';
 import { PG, pgCode } from '../db/pg-errors.ts';
+import { createCustomerTallies, type CustomerTallies, type Tally } from './customer-tallies.ts';
 
 // The one home of the customers and customer_identities rows. Plain SQL over `Sql`: the API writes them in
 // its own transaction and the worker inside an inbound event's transaction, so one repository serves both.
@@ -248,8 +249,9 @@ function rethrowConflict(e: unknown, what: string): never {
 }
 
 /** What the API does with customers: create and change them, and count them for the portfolio. */
-export function createCustomerService(deps: { pool: pg.Pool; prisma: Db }) {
+export function createCustomerService(deps: { pool: pg.Pool; prisma: Db; tallies?: CustomerTallies }) {
   const { pool, prisma } = deps;
+  const tallies = deps.tallies ?? createCustomerTallies({ pool });
   return {
     /** The new customer's id; events kept without a customer are attributed to it (attributeToCustomer). */
     async create(tenantId: string, input: Omit<NewCustomer, 'tenantId'> & { identities?: Identity[] | null }): Promise<string> {
@@ -302,27 +304,35 @@ export function createCustomerService(deps: { pool: pg.Pool; prisma: Db }) {
     async requireExists(tenantId: string, id: string): Promise<void> {
       if (!(await customerRows.exists(onPg(pool), tenantId, id))) throw notFound(`Customer ${id}`);
     },
-    /** The tenant's customers and alerts at a glance. */
+    /** The tenant's customers and alerts at a glance: the customers from its tallies (src/services/customer-tallies.ts). */
     async portfolio(tenantId: string) {
-      const [byStatus, risky, average, alerts] = await Promise.all([
-        prisma.customer.groupBy({ by: ['healthStatus'], where: { tenantId }, _count: { _all: true } }),
-        prisma.customer.count({ where: { tenantId, churnRiskLevel: { in: ['high', 'critical'] } } }),
-        prisma.customer.aggregate({ where: { tenantId }, _avg: { healthScore: true } }),
+      const [groups, alerts] = await Promise.all([
+        tallies.of(tenantId),
         prisma.alert.groupBy({
           by: ['severity'],
           where: { tenantId, status: { in: ['open', 'acknowledged'] } },
           _count: { _all: true },
         }),
       ]);
-      const status = (s: 'healthy' | 'neutral' | 'at_risk' | null) => byStatus.find((r) => r.healthStatus === s)?._count._all ?? 0;
+      const sum = (pick: (t: Tally) => number, which: (t: Tally) => boolean = () => true) =>
+        groups.filter(which).reduce((n, t) => n + pick(t), 0);
+      const status = (s: 'healthy' | 'neutral' | 'at_risk' | null) =>
+        sum(
+          (t) => t.customers,
+          (t) => t.healthStatus === s,
+        );
+      const scored = sum((t) => t.scored);
       return {
-        customers: byStatus.reduce((n, r) => n + r._count._all, 0),
+        customers: sum((t) => t.customers),
         healthy: status('healthy'),
         neutral: status('neutral'),
         atRisk: status('at_risk'),
         unscored: status(null),
-        highRisk: risky,
-        averageScore: average._avg.healthScore === null ? null : Math.round(average._avg.healthScore * 10) / 10,
+        highRisk: sum(
+          (t) => t.customers,
+          (t) => t.churnRiskLevel === 'high' || t.churnRiskLevel === 'critical',
+        ),
+        averageScore: scored === 0 ? null : Math.round((sum((t) => t.scoreSum) / scored) * 10) / 10,
         openAlerts: alerts.reduce((n, r) => n + r._count._all, 0),
         criticalAlerts: alerts.find((r) => r.severity === 'critical')?._count._all ?? 0,
       };

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { Sessions } from '../auth/sessions.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/prisma.ts';
+import type { ReadPool } from '../db/read-replica.ts';
 import type { Deliverer } from '../outbox/sender/deliverer.ts';
 import type { Queue } from '../queue/queue.ts';
 import type { Fitter } from '../scoring/fit-runner.ts';
@@ -14,6 +15,7 @@ import { createChurnService } from './churn.ts';
 import { batchedReads } from './customer-read-batches.ts';
 import { createCustomerReads } from './customer-reads.ts';
 import { createCustomerService } from './customers.ts';
+import { createCustomerTallies } from './customer-tallies.ts';
 import { createHealthSettingsService } from './health-settings.ts';
 import { createIntegrationService } from './integrations.ts';
 import { createUsageEventService } from './usage-events.ts';
@@ -26,6 +28,8 @@ import { createExportService } from './exports.ts';
 export interface ServiceDeps {
   prisma: Db;
   pool: pg.Pool;
+  /** Where the customer list, a customer's health and the counts are read (a replica router); \`pool\` when absent. */
+  reads?: ReadPool;
   box: SecretBox;
   queue: Queue;
   /** Test deliveries are attempted at once, by the same deliverer the worker uses. */
@@ -45,6 +49,10 @@ export interface ServiceDeps {
 /** The composition root of the domain: one service per domain, each owning its tables' writes. */
 export function createServices(deps: ServiceDeps) {
   const { prisma, pool } = deps;
+  // Only plain statements outside transactions go there; writes and what a request reads of its own
+  // writes (mutation results, read through Prisma) stay on the primary.
+  const reads = (deps.reads ?? pool) as pg.Pool;
+  const customerTallies = createCustomerTallies({ pool, reads });
   const webhookEndpoints = createWebhookEndpointService(prisma, deps.box, { allowPrivateTargets: deps.allowPrivateTargets });
   return {
     accounts: createAccountService({ prisma, sessions: deps.sessions }),
@@ -52,8 +60,8 @@ export function createServices(deps: ServiceDeps) {
     apiKeys: createApiKeyService({ prisma }),
     audit: createAuditService({ prisma }),
     churn: createChurnService({ pool, prisma, fitter: deps.fitter, cpuShare: deps.cpuShare }),
-    customers: createCustomerService({ pool, prisma }),
-    customerReads: batchedReads(pool, createCustomerReads(pool)),
+    customers: createCustomerService({ pool, prisma, tallies: customerTallies }),
+    customerReads: batchedReads(reads, createCustomerReads(reads, customerTallies)),
     healthSettings: createHealthSettingsService({ prisma }),
     integrations: createIntegrationService({ prisma, box: deps.box, cacheMs: deps.secretCacheMs }),
     usageEvents: createUsageEventService(pool),
