@@ -14,6 +14,7 @@ import { createChurnService } from './churn.ts';
 import { batchedReads } from './customer-read-batches.ts';
 import { createCustomerReads } from './customer-reads.ts';
 import { createCustomerService } from './customers.ts';
+import { createHealthChangeService } from './health-changes.ts';
 import { createHealthSettingsService } from './health-settings.ts';
 import { createIntegrationService } from './integrations.ts';
 import { createUsageEventService } from './usage-events.ts';
@@ -54,6 +55,7 @@ export function createServices(deps: ServiceDeps) {
     churn: createChurnService({ pool, prisma, fitter: deps.fitter, cpuShare: deps.cpuShare }),
     customers: createCustomerService({ pool, prisma }),
     customerReads: batchedReads(pool, createCustomerReads(pool)),
+    healthChanges: createHealthChangeService({ pool }),
     healthSettings: createHealthSettingsService({ prisma }),
     integrations: createIntegrationService({ prisma, box: deps.box, cacheMs: deps.secretCacheMs }),
     usageEvents: createUsageEventService(pool),
