@@ -87,6 +87,7 @@ async function idsOf(id: string): Promise<string[]> {
 
 let initechId: string;
 let globexId: string;
+const changesBeforeErasure = { rows: 0 };
 
 beforeAll(async () => {
   ({ tenantId, apiKey } = await tenantWithKey(t.prisma));
@@ -121,6 +122,11 @@ beforeAll(async () => {
 describe('erasing a customer', () => {
   it('leaves no trace of its name, email, domain or provider ids in any table', async () => {
     expect(await tracesOf(Object.values(INITECH))).not.toEqual([]);
+    // Its score moved as the deliveries and the usage event came in: it has explained changes to lose.
+    await t.score();
+    changesBeforeErasure.rows = Number(
+      (await t.pool.query('SELECT count(*) AS n FROM health_changes WHERE customer_id = $1', [initechId])).rows[0].n,
+    );
     // Its PaymentIntent and Charge, remembered with its invoice from the deliveries.
     const payments = (await t.prisma.invoicePayment.findMany({ where: { tenantId } })).map((p) => p.paymentId);
     expect(payments.sort()).toEqual(['ch_3Pb2024', 'pi_3Pb2024']);
@@ -130,6 +136,12 @@ describe('erasing a customer', () => {
     expect(await tracesOf([...Object.values(INITECH), 'peter@initech.example', ...payments])).toEqual([]);
     // The tenant's own id for it stays only in the customer.deleted announcement, so its systems can match it.
     expect(await tracesOf(['crm-7781'])).toEqual(['outbox_events.payload: crm-7781']);
+  });
+
+  it('removes the explanations of its health changes', async () => {
+    // Erased by the first test, which counted them before.
+    expect(changesBeforeErasure.rows).toBeGreaterThan(0);
+    expect((await t.pool.query('SELECT 1 FROM health_changes WHERE customer_id = $1', [initechId])).rowCount).toBe(0);
   });
 
   it('keeps the invoices and subscriptions as revenue facts, without their link', async () => {

@@ -308,6 +308,29 @@ describe('the dashboard', () => {
     await done(s);
   });
 
+  it('opens a day of the score history on the inputs that moved it, each with its values and its shares', async () => {
+    const s = await signIn();
+    await s.page.getByRole('link', { name: 'Soylent Foods' }).click();
+    await s.page.getByRole('heading', { name: 'Soylent Foods', level: 1 }).waitFor();
+    const days = s.page.getByRole('navigation', { name: 'Days of the score history' });
+    // The newest day that moved: the demo's history was computed day by day.
+    await days
+      .getByRole('button')
+      .filter({ hasText: /\([+−]\d+\)/ })
+      .first()
+      .click();
+    const drivers = s.page.getByTestId('day-drivers');
+    await drivers.getByRole('heading', { name: /What moved the score on/ }).waitFor();
+    const rows = drivers.locator('table.drivers tbody tr');
+    await rows.first().waitFor();
+    expect(await rows.count()).toBeGreaterThan(0);
+    // Each row: the input, its values before and after, and its shares of the score and the probability.
+    expect(await rows.first().locator('td').nth(0).innerText()).toMatch(/→/);
+    await drivers.scrollIntoViewIfNeeded();
+    await screenshot(s.page, 'customer-drivers');
+    await done(s);
+  });
+
   it('acknowledges, snoozes and resolves alerts from the inbox, filtered by severity', async () => {
     const s = await signIn();
     await s.page.getByRole('link', { name: 'Alerts' }).click();

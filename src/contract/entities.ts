@@ -8,10 +8,12 @@ import {
   ALERT_SEVERITIES,
   ALERT_STATUSES,
   ALERT_TYPES,
+  CHANGE_SOURCE_TYPES,
   CHURN_MODEL_KINDS,
   DELIVERY_STATUSES,
   DIMENSIONS,
   HEALTH_STATUSES,
+  INPUT_GROUPS,
   PLANS,
   PROVIDERS,
   RISK_LEVELS,
@@ -208,6 +210,57 @@ export const healthPoint = z.object({
   computed_at: time,
 });
 
+const movement = (n: z.ZodNumber) =>
+  z.object({ from: n.nullable(), to: n.nullable(), change: num.nullable().describe('to − from; null when either is null.') });
+const inputValue = z
+  .union([num.nullable(), str, z.boolean(), jsonObject])
+  .describe('The input’s value: a number, a time, a status, the weights; null when unknown.');
+
+export const healthChangeSource = z.object({
+  type: listedText(CHANGE_SOURCE_TYPES),
+  kind: str.describe('The signal kind (`billing.payment_failed`, `usage.event`, …) or, for an API change, the audited action.'),
+  occurred_at: time,
+  recorded_at: time.nullable().describe('When the signal was recorded.'),
+  signal_id: uuid.nullable(),
+  usage_event: str.nullable().describe('The event name a usage event was sent with.'),
+  inbound_event_id: uuid.nullable().describe('The stored inbound event the signal came from.'),
+  provider: str.nullable(),
+  event_type: str.nullable().describe('The provider’s event type, e.g. `invoice.payment_failed`.'),
+  provider_event_id: str.nullable().describe('The provider’s own id of the event or delivery.'),
+  received_at: time.nullable(),
+  audit_event_id: uuid.nullable().describe('For an API change: its entry in the audit log.'),
+  actor: str.nullable().describe('For an API change: who made it.'),
+  body_retained: z
+    .boolean()
+    .nullable()
+    .describe(
+      'For an inbound event: whether its body is still stored (retention and erasure remove bodies; the event’s id, type and times stay).',
+    ),
+});
+
+export const healthChange = z.object({
+  id: uuid,
+  computed_at: time,
+  score: movement(score),
+  churn_probability: movement(probability),
+  dimensions: z.array(z.object({ key: z.enum(DIMENSIONS) }).extend(movement(num).shape)).length(DIMENSIONS.length),
+  drivers: z
+    .array(
+      z.object({
+        input: str,
+        label: str,
+        group: listedText(INPUT_GROUPS),
+        from: inputValue,
+        to: inputValue,
+        score: num.describe('Points of the overall score this input moved; the drivers’ points add up to the score’s change.'),
+        churn_probability: num.describe('What this input moved the churn probability by; the drivers’ add up to its change.'),
+        dimensions: z.array(z.object({ key: z.enum(DIMENSIONS), points: num })).describe('Only the dimensions it moved.'),
+        sources: z.array(healthChangeSource).describe('What was recorded since the computation before that feeds this input.'),
+      }),
+    )
+    .describe('The inputs that moved the outputs, largest effect first.'),
+});
+
 export const weights = z.object(Object.fromEntries(DIMENSIONS.map((k) => [k, num])) as Record<(typeof DIMENSIONS)[number], z.ZodNumber>);
 export const healthWeights = weights.extend({ is_default: z.boolean() });
 
@@ -292,6 +345,7 @@ export const COMPONENTS = {
   customer: component('Customer', customer),
   health: component('CustomerHealth', health),
   healthPoint: component('HealthHistoryPoint', healthPoint),
+  healthChange: component('HealthChange', healthChange),
   healthWeights: component('HealthWeights', healthWeights),
   churnPrediction: component('ChurnPrediction', churnPrediction),
   churnModel: component('ChurnModel', churnModel),

@@ -37,6 +37,10 @@ export const SIGNATURE_SCHEMES = ['v0', 'standard'] as const;
 export type SignatureScheme = (typeof SIGNATURE_SCHEMES)[number];
 /** The five health dimensions, in the order the API lists them (docs/scoring.md). */
 export const DIMENSIONS = ['usage', 'engagement', 'support', 'billing', 'growth'] as const;
+/** What feeds a score's inputs (docs/scoring.md, "Why it moved"): a dimension's signals, activity of any kind, the history, the tenant's settings, or time passing. */
+export const INPUT_GROUPS = ['usage', 'engagement', 'support', 'billing', 'growth', 'activity', 'history', 'settings', 'time'] as const;
+/** What a score change cites: an inbound provider event, a usage event of the events API, another recorded signal, or a change made over the API. */
+export const CHANGE_SOURCE_TYPES = ['provider_event', 'usage_event', 'signal', 'api_change'] as const;
 
 /**
  * The datasets a workspace exports, with what each holds (the REST description states it); the export

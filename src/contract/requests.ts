@@ -29,6 +29,10 @@ export const pageQuery = z.object({
 });
 
 export const customerParams = z.object({ customer_id: uuid });
+
+export const healthChangeQuery = pageQuery.extend({
+  since: time.describe('Changes computed at or after this time.').optional(),
+});
 export const alertParams = z.object({ alert_id: uuid });
 export const idParams = z.object({ id: uuid });
 

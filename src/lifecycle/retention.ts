@@ -18,6 +18,7 @@ export const RETENTION_KINDS = [
   'deliveries',
   'audit_events',
   'health_history',
+  'health_changes',
   'idempotency_keys',
 ] as const;
 export type RetentionKind = (typeof RETENTION_KINDS)[number];
@@ -170,6 +171,8 @@ const oldestGlobal =
 /** Batch statements of the kinds kept alike for every tenant. */
 function globalBatch(kind: RetentionKind, now: Date): Batch | null {
   if (kind === 'health_history') return oldestGlobal('health_history', 'day', daysBefore(now, FIXED_RETENTION.healthHistoryDays));
+  // The explanations of the changes go with the history they explain.
+  if (kind === 'health_changes') return oldestGlobal('health_changes', 'computed_at', daysBefore(now, FIXED_RETENTION.healthHistoryDays));
   if (kind === 'idempotency_keys')
     return oldestGlobal('idempotency_keys', 'created_at', daysBefore(now, FIXED_RETENTION.idempotencyKeyDays));
   return null;

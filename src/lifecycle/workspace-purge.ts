@@ -31,6 +31,7 @@ const TABLES = [
   'churn_outcomes',
   'churn_predictions',
   'health_snapshots',
+  'health_changes',
   'customer_identities',
   'invoice_payments',
   'invoices',

@@ -5,6 +5,7 @@ import './tenant.ts';
 import './session.ts';
 import './customer.ts';
 import './health.ts';
+import './health-changes.ts';
 import './churn.ts';
 import './alert.ts';
 import './api-key.ts';

@@ -21,6 +21,17 @@ import { type ChurnModel, daysSinceActivity, DEFAULT_MODEL, predict, type Predic
 import { DIMENSIONS, riskLevelFor, tenantWeights } from './dimensions.ts';
 import { extractFeatures } from './features.ts';
 import { type Claim, finishClaims } from './scoring-queue.ts';
+import { attribute, type Change, moved, restoreInputs, type ScoringInputs, storedInputs } from './attribution.ts';
+import {
+  auditedChangesSince,
+  feeds,
+  type NewHealthChange,
+  recordHealthChanges,
+  SETTINGS_ACTIONS,
+  signalSourcesSince,
+  storedAuditSource,
+  storedSignalSource,
+} from './health-changes.ts';
 
 /** A change this large (or a new status band) is announced with customer.health_changed. */
 const HEALTH_ANNOUNCE_POINTS = 5;
@@ -35,6 +46,9 @@ type CustomerRow = RowOf<PayloadOf<'customer.created'>> & {
   announced_status: HealthStatus | null;
   pred_model_version: string | null;
   announced_probability: number | null;
+  /** What the previous computation read, and when it ran. */
+  prev_inputs: unknown;
+  prev_computed_at: Date | null;
 };
 
 interface HistoryRow {
@@ -78,6 +92,9 @@ interface Computed {
   alerts: AlertChange[];
   announceHealth: boolean;
   announceChurn: boolean;
+  inputs: ScoringInputs;
+  /** What moved since the previous computation, with its sources; null when nothing moved or nothing came before. */
+  change: NewHealthChange | null;
 }
 
 export interface RecomputeResult {
@@ -127,7 +144,8 @@ export function createScorer(pool: pg.Pool): Scorer {
         `SELECT ${columnsOf(EVENTS['customer.created'].payload, 'c')},
            t.scoring_weights, t.active_churn_model_id,
            h.announced_score, h.announced_status::text AS announced_status,
-           p.model_version AS pred_model_version, p.announced_probability
+           p.model_version AS pred_model_version, p.announced_probability,
+           h.inputs AS prev_inputs, h.computed_at AS prev_computed_at
          FROM customers c JOIN tenants t ON t.id = c.tenant_id
          LEFT JOIN health_snapshots h ON h.customer_id = c.id
          LEFT JOIN churn_predictions p ON p.customer_id = c.id
@@ -145,7 +163,14 @@ export function createScorer(pool: pg.Pool): Scorer {
         [ids, new Date(now.getTime() - MANUAL_RESOLVE_COOLDOWN_MS)],
       ),
     ]);
-    await loadModels([...new Set(customers.flatMap((c) => (c.active_churn_model_id ? [c.active_churn_model_id] : [])))]);
+    const previous = new Map(customers.map((c) => [c.id, restoreInputs(c.prev_inputs)]));
+    // The models of the previous computations too: a change of model is explained by replaying the old one.
+    await loadModels([
+      ...new Set(
+        customers.flatMap((c) => [c.active_churn_model_id, previous.get(c.id)?.modelId ?? null].filter((id): id is string => id !== null)),
+      ),
+    ]);
+    const modelOf = (id: string | null) => (id && models.get(id)) || DEFAULT_MODEL;
     const pastOf = new Map(history.map((h) => [h.customer_id, h]));
     const alertsOf = new Map<string, AlertRow[]>();
     for (const a of alerts) alertsOf.set(a.customerId, [...(alertsOf.get(a.customerId) ?? []), a]);
@@ -153,23 +178,25 @@ export function createScorer(pool: pg.Pool): Scorer {
     const computed: Computed[] = customers.map((row) => {
       const f = features.get(row.id)!;
       const h = pastOf.get(row.id);
-      const health = assessHealth(
-        f,
-        carryFrom({ usage: h?.last_usage, engagement: h?.last_engagement, support: h?.last_support }),
-        tenantWeights(row.scoring_weights),
-        {
-          score7d: h?.score_7d ?? null,
-          score30d: h?.score_30d ?? null,
-          dimensions7d: {
-            usage: h?.usage_7d,
-            engagement: h?.engagement_7d,
-            support: h?.support_7d,
-            billing: h?.billing_7d,
-            growth: h?.growth_7d,
-          },
+      const inputs: ScoringInputs = {
+        features: f,
+        carry: carryFrom({ usage: h?.last_usage, engagement: h?.last_engagement, support: h?.last_support }),
+        weights: tenantWeights(row.scoring_weights),
+        score30d: h?.score_30d ?? null,
+        modelId: row.active_churn_model_id && models.has(row.active_churn_model_id) ? row.active_churn_model_id : null,
+      };
+      const health = assessHealth(f, inputs.carry, inputs.weights, {
+        score7d: h?.score_7d ?? null,
+        score30d: h?.score_30d ?? null,
+        dimensions7d: {
+          usage: h?.usage_7d,
+          engagement: h?.engagement_7d,
+          support: h?.support_7d,
+          billing: h?.billing_7d,
+          growth: h?.growth_7d,
         },
-      );
-      const model = (row.active_churn_model_id && models.get(row.active_churn_model_id)) || DEFAULT_MODEL;
+      });
+      const model = modelOf(inputs.modelId);
       const prediction = health.score === null ? null : predict(model, f, health.churnInputs);
       const existing = (alertsOf.get(row.id) ?? []).map(toExisting);
       const firings = evaluateAlerts({
@@ -204,8 +231,11 @@ export function createScorer(pool: pg.Pool): Scorer {
         ),
         announceHealth,
         announceChurn,
+        inputs,
+        change: null,
       };
     });
+    await explainChanges(computed, previous, modelOf, now);
 
     const written = await inTransaction(pool, async (tx) => {
       // First the customers' rows, in customer order (docs/concurrency.md): an erasure, which locks its
@@ -228,6 +258,49 @@ export function createScorer(pool: pg.Pool): Scorer {
     });
     result.computed = written;
     return result;
+  }
+
+  /** Attributes each customer's change since its previous computation and gathers the sources it cites. */
+  async function explainChanges(
+    computed: Computed[],
+    previous: Map<string, ScoringInputs | null>,
+    modelOf: (id: string | null) => ChurnModel,
+    now: Date,
+  ): Promise<void> {
+    const changed: { c: Computed; change: Change; since: Date }[] = [];
+    for (const c of computed) {
+      const before = previous.get(c.row.id);
+      if (!before || !c.row.prev_computed_at) continue;
+      const change = attribute(before, c.inputs, modelOf);
+      if (moved(change)) changed.push({ c, change, since: c.row.prev_computed_at });
+    }
+    if (changed.length === 0) return;
+    const needsSettings = changed.filter((x) => x.change.drivers.some((d) => d.group === 'settings'));
+    const [signals, audits] = await Promise.all([
+      signalSourcesSince(
+        sql,
+        changed.map((x) => ({ customerId: x.c.row.id, since: x.since })),
+        now,
+      ),
+      needsSettings.length
+        ? auditedChangesSince(
+            sql,
+            [...new Set(needsSettings.map((x) => x.c.row.tenantId))],
+            SETTINGS_ACTIONS,
+            new Date(Math.min(...needsSettings.map((x) => x.since.getTime()))),
+            now,
+          )
+        : Promise.resolve([]),
+    ]);
+    for (const { c, change, since } of changed) {
+      const own = [
+        ...signals.filter((s) => s.customerId === c.row.id).map(storedSignalSource),
+        ...audits.filter((a) => a.tenantId === c.row.tenantId && a.occurredAt > since).map(storedAuditSource),
+      ];
+      // Only sources that feed a driver's group are kept: a chat message does not explain a billing change.
+      const sources = own.filter((s) => change.drivers.some((d) => feeds(s, d.group)));
+      c.change = { tenantId: c.row.tenantId, customerId: c.row.id, change, sources };
+    }
   }
 
   return { recompute };
@@ -273,14 +346,15 @@ async function write(
 
   await sql.query(
     `INSERT INTO health_snapshots (id, tenant_id, customer_id, score, status, dimensions, trend_7d, trend_30d, weakest_dimension,
-       announced_score, announced_status, computed_at)
+       announced_score, announced_status, inputs, computed_at)
      SELECT gen_random_uuid(), t.tenant_id, t.customer_id, t.score, t.status::"HealthStatus", t.dimensions, t.trend_7d, t.trend_30d,
-       t.weakest, t.announced_score, t.announced_status::"HealthStatus", $11
-     FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::text[], $5::jsonb[], $6::float8[], $7::float8[], $8::text[], $9::int[], $10::text[])
-       AS t(tenant_id, customer_id, score, status, dimensions, trend_7d, trend_30d, weakest, announced_score, announced_status)
+       t.weakest, t.announced_score, t.announced_status::"HealthStatus", t.inputs, $11
+     FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::text[], $5::jsonb[], $6::float8[], $7::float8[], $8::text[], $9::int[], $10::text[], $12::jsonb[])
+       AS t(tenant_id, customer_id, score, status, dimensions, trend_7d, trend_30d, weakest, announced_score, announced_status, inputs)
      ON CONFLICT (customer_id) DO UPDATE SET score = excluded.score, status = excluded.status, dimensions = excluded.dimensions,
        trend_7d = excluded.trend_7d, trend_30d = excluded.trend_30d, weakest_dimension = excluded.weakest_dimension,
-       announced_score = excluded.announced_score, announced_status = excluded.announced_status, computed_at = excluded.computed_at`,
+       announced_score = excluded.announced_score, announced_status = excluded.announced_status, inputs = excluded.inputs,
+       computed_at = excluded.computed_at`,
     [
       col((c) => c.row.tenantId),
       col((c) => c.row.id),
@@ -304,6 +378,7 @@ async function write(
       col((c) => (c.announceHealth ? c.health.score : c.row.announced_score)),
       col((c) => (c.announceHealth ? c.health.status : c.row.announced_status)),
       now,
+      col((c) => storedInputs(c.inputs)),
     ],
   );
 
@@ -331,6 +406,13 @@ async function write(
       utcDay(now),
       now,
     ],
+  );
+
+  // The explanations, beside the history they explain (step 8, in customer order like the batch).
+  await recordHealthChanges(
+    sql,
+    batch.flatMap((c) => (c.change ? [c.change] : [])),
+    now,
   );
 
   const predicted = batch.filter((c) => c.prediction);

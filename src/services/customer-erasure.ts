@@ -14,7 +14,7 @@ import { detachSubscriptionsOf } from './subscriptions.ts';
 // Erasure of one customer (docs/data-lifecycle.md): everything that names or describes the customer goes,
 // in one transaction, so a failure leaves the customer whole and a success leaves nothing behind.
 // Rows of the customer's own tables are removed by the foreign keys' ON DELETE CASCADE (identities,
-// snapshot, history, prediction, alerts, outcomes); the rest is done here because those
+// snapshot, history, the health changes' explanations, prediction, alerts, outcomes); the rest is done here because those
 // rows outlive a customer or hold the customer's data in text.
 
 /** Identifiers shorter than this are not searched for in raw bodies: they would match unrelated text. */

@@ -16,6 +16,7 @@ import { batchedReads } from './customer-read-batches.ts';
 import { createCustomerReads } from './customer-reads.ts';
 import { createCustomerService } from './customers.ts';
 import { createCustomerTallies } from './customer-tallies.ts';
+import { createHealthChangeService } from './health-changes.ts';
 import { createHealthSettingsService } from './health-settings.ts';
 import { createIntegrationService } from './integrations.ts';
 import { createUsageEventService } from './usage-events.ts';
@@ -62,6 +63,7 @@ export function createServices(deps: ServiceDeps) {
     churn: createChurnService({ pool, prisma, fitter: deps.fitter, cpuShare: deps.cpuShare }),
     customers: createCustomerService({ pool, prisma, tallies: customerTallies }),
     customerReads: batchedReads(reads, createCustomerReads(reads, customerTallies)),
+    healthChanges: createHealthChangeService({ pool }),
     healthSettings: createHealthSettingsService({ prisma }),
     integrations: createIntegrationService({ prisma, box: deps.box, cacheMs: deps.secretCacheMs }),
     usageEvents: createUsageEventService(pool),

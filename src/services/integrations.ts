@@ -6,7 +6,7 @@ import type { Db } from '../db/prisma.ts';
 import { validationFailed } from '../errors.ts';
 import { isDiscordPublicKey } from '../contract/provider-secrets.ts';
 import { PROVIDERS, type ProviderName } from '../contract/enums.ts';
-import { onPrisma } from '../db/sql.ts';
+import { onPrisma, type Sql } from '../db/sql.ts';
 import { recordAudit, type Actor } from './audit.ts';
 
 export const ROTATION_OVERLAP_HOURS = 24;
@@ -161,4 +161,19 @@ export async function resealInboundSecrets(db: Db, resealer: Resealer): Promise<
     }
   }
   return rows.length;
+}
+
+/**
+ * The stored bodies of a tenant's inbound events, as a score change cites them: an event whose body
+ * retention or an erasure removed answers an empty body, one removed altogether is missing. Without
+ * `withBody`, a body still kept answers a single space (only whether it is kept is read).
+ */
+export async function inboundBodies(sql: Sql, tenantId: string, ids: string[], withBody: boolean): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await sql.query<{ id: string; body: string }>(
+    `SELECT id, ${withBody ? 'body' : "CASE WHEN body = '' THEN '' ELSE ' ' END AS body"} FROM inbox_events
+     WHERE tenant_id = $1 AND id = ANY($2::uuid[])`,
+    [tenantId, ids],
+  );
+  return new Map(rows.map((r) => [r.id, r.body]));
 }

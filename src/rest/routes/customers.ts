@@ -9,6 +9,7 @@ import {
   CreateCustomerDocument,
   CustomerChurnPredictionDocument,
   CustomerHealthDocument,
+  CustomerHealthChangesDocument,
   CustomerHealthHistoryDocument,
   DeleteCustomerDocument,
   GetCustomerDocument,
@@ -204,6 +205,31 @@ export async function customerRoutes(fastify: FastifyInstance, { run, context }:
       const history = data.customer.healthHistory;
       // GraphQL lists a point's dimensions beside its score; REST groups them.
       return page(C.healthPoint.shape, { ...history, nodes: history.nodes.map((p) => ({ ...p, dimensions: p })) });
+    },
+  );
+
+  app.get(
+    '/customers/:customer_id/health/changes',
+    {
+      schema: {
+        tags,
+        operationId: 'listCustomerHealthChanges',
+        summary: 'List why a customer’s health changed',
+        description:
+          'Each computation that moved the customer’s health score, a dimension or its churn probability, newest first, with the inputs that moved it (drivers): each driver’s share of the score, of each dimension and of the churn probability, which add up exactly to the change, and the sources behind it: provider events (provider, type, the provider’s event id, when received, whether the body is still stored), usage events and changes made over the API. Example: `since=2026-11-01T00:00:00Z`.',
+        params,
+        querystring: schemaOf(r.healthChangeQuery),
+        response: { 200: pageRef(C.healthChange), ...problemResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (req) => {
+      const data = await run(
+        CustomerHealthChangesDocument,
+        { id: req.params.customer_id, since: req.query.since, first: req.query.limit, after: req.query.cursor },
+        context(req),
+        PAGE_FIELDS,
+      );
+      return page(C.healthChange.shape, data.customer.healthChanges);
     },
   );
 }

@@ -5,10 +5,11 @@ import { Dialog } from '../components/Dialog.tsx';
 import { TypeToConfirm } from '../components/TypeToConfirm.tsx';
 import { HealthBadge, RiskBadge, SeverityBadge, StatusPill, Trend } from '../components/Badges.tsx';
 import { DimensionChart, HistoryChart } from '../components/Charts.tsx';
+import { DayDrivers } from '../components/DayDrivers.tsx';
 import { Empty, ErrorState, FormError, Loading } from '../components/States.tsx';
 import { graphql } from '../gql/index.ts';
 import type { Provider } from '../gql/graphql.ts';
-import { DIMENSION_LABELS, formatDateTime, formatPercent, formatRelative, formatScore, humanize } from '../lib/format.ts';
+import { DIMENSION_LABELS, formatDate, formatDateTime, formatPercent, formatRelative, formatScore, humanize } from '../lib/format.ts';
 import { PROVIDER_GUIDES, providerLabel } from '../lib/providers.ts';
 import { useAuth } from '../lib/auth.tsx';
 import { downloadExport } from '../lib/download.ts';
@@ -188,6 +189,7 @@ export function CustomerPage() {
   const { canWrite, canManage } = useViewer();
   const [{ data, error, fetching }, refetch] = useQuery({ query: CustomerDoc, variables: { id } });
   const [outcome, recordOutcome] = useMutation(OutcomeDoc);
+  const [day, setDay] = useState<string | null>(null);
 
   if (error && !data) return <ErrorState error={error} retry={() => refetch({ requestPolicy: 'network-only' })} />;
   if (!data) return fetching ? <Loading label="Loading customer" /> : null;
@@ -344,6 +346,26 @@ export function CustomerPage() {
             <p>One point is kept per day; the chart appears from the second day.</p>
           </Empty>
         )}
+        {c.healthHistory.nodes.length ? (
+          <nav aria-label="Days of the score history" className="history-days">
+            {c.healthHistory.nodes.slice(0, 14).map((point, i, all) => {
+              const before = all[i + 1]?.score;
+              const moved = point.score !== null && before !== null && before !== undefined ? point.score - before : null;
+              return (
+                <button
+                  key={point.day}
+                  type="button"
+                  aria-pressed={day === point.day}
+                  onClick={() => setDay(day === point.day ? null : point.day)}
+                >
+                  {formatDate(point.day)} · {formatScore(point.score)}
+                  {moved ? ` (${moved > 0 ? '+' : '−'}${Math.abs(moved)})` : ''}
+                </button>
+              );
+            })}
+          </nav>
+        ) : null}
+        {day ? <DayDrivers customerId={c.id} day={day} onClose={() => setDay(null)} /> : null}
       </section>
 
       <section className="grid-2">
