@@ -90,7 +90,17 @@ export async function compose(config: Config, opts: ComposeOptions) {
       if (!sessions) throw new Error('the HTTP app needs sessions');
       // Loaded on demand: the CLI composes too, and the HTTP stack and schema cost it seconds at every start.
       const { buildApp } = await import('./app.ts');
-      return buildApp({ config, prisma: db.prisma, sessions, inbox, services, changes, logger: extra.logger ?? log, activity: cpuShare, ...extra });
+      return buildApp({
+        config,
+        prisma: db.prisma,
+        sessions,
+        inbox,
+        services,
+        changes,
+        logger: extra.logger ?? log,
+        activity: cpuShare,
+        ...extra,
+      });
     },
     /** The worker's consumers and scheduled passes over this composition. */
     startWorker(extra: Partial<Omit<WorkerDeps, 'pool' | 'queue' | 'inbox' | 'deliverer'>> = {}) {

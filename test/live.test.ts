@@ -107,7 +107,7 @@ const healthChanged = (tenantId: string, customerId: string): OutboxInput =>
 
 const commit = (events: OutboxInput[]) => inTransaction(pool, (sql) => enqueueEvents(sql, events));
 
-async function until(check: () => boolean, ms = 15_000) {
+async function until(check: () => boolean, ms = 60_000) {
   const end = Date.now() + ms;
   while (!check()) {
     if (Date.now() > end) throw new Error('timed out');
@@ -129,10 +129,12 @@ describe('live customer changes across two API processes', () => {
     // Time for a stray change of the other tenant to arrive, had it been sent.
     await new Promise((r) => setTimeout(r, 500));
     const [a1, a2, b2] = subs.map((s) => s.changes());
-    for (const seen of [a1, a2]) expect(seen.map((c) => [c!.kind, c!.customerId, c!.customer?.name])).toEqual([['health_changed', ca.id, 'Acme']]);
+    for (const seen of [a1, a2])
+      expect(seen.map((c) => [c!.kind, c!.customerId, c!.customer?.name])).toEqual([['health_changed', ca.id, 'Acme']]);
     expect(b2.map((c) => [c!.kind, c!.customerId, c!.customer?.name])).toEqual([['health_changed', cb.id, 'Bolt']]);
     for (const s of subs) s.close();
-  });
+    // The first subscriptions of freshly started processes: they load the schema and connect to Redis first.
+  }, 120_000);
 
   it('a change whose transaction rolled back is never announced', async () => {
     const t = await tenantWithKey(prisma);
@@ -150,7 +152,9 @@ describe('live customer changes across two API processes', () => {
     await commit([committed]);
     await until(() => sub.changes().length >= 1);
     await new Promise((r) => setTimeout(r, 300));
-    const [row] = await pool.query<{ id: string }>('SELECT id FROM outbox_events WHERE dedup_key = $1', [committed.dedupKey]).then((r) => r.rows);
+    const [row] = await pool
+      .query<{ id: string }>('SELECT id FROM outbox_events WHERE dedup_key = $1', [committed.dedupKey])
+      .then((r) => r.rows);
     expect(sub.changes().map((ch) => ch!.id)).toEqual([row!.id]);
     sub.close();
   });

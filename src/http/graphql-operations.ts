@@ -9,7 +9,8 @@ import type { Plugin } from 'graphql-yoga';
 export function operationsOnly(kind: 'subscriptions' | 'others', message: string): Plugin {
   const rule: ValidationRule = (context) => ({
     OperationDefinition(node) {
-      if ((node.operation === 'subscription') !== (kind === 'subscriptions')) context.reportError(new GraphQLError(message, { nodes: node }));
+      if ((node.operation === 'subscription') !== (kind === 'subscriptions'))
+        context.reportError(new GraphQLError(message, { nodes: node }));
     },
   });
   return {

@@ -29,7 +29,10 @@ type Delivered = CustomerChangeMessage | typeof ENDED;
 const CustomerChange = builder.objectRef<CustomerChangeMessage>('CustomerChange').implement({
   description: 'A committed change to one of the workspace’s customers.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'UUID', description: 'The change’s own id: the same change seen twice (after reconnecting) has the same id.' }),
+    id: t.expose('id', {
+      type: 'UUID',
+      description: 'The change’s own id: the same change seen twice (after reconnecting) has the same id.',
+    }),
     kind: t.field({ type: CustomerChangeKind, resolve: (c) => KIND_OF[c.type as keyof typeof KIND_OF] as Kind }),
     customerId: t.expose('customerId', { type: 'UUID' }),
     occurredAt: t.expose('occurredAt', { type: 'DateTime', description: 'When the change was committed.' }),
@@ -65,7 +68,8 @@ builder.subscriptionFields((t) => ({
       return whileAllowed(mine, () => stillAllowed(ctx, p), ctx.live.recheckMs);
     },
     resolve: (change: Delivered) => {
-      if (change === ENDED) throw new DomainError('invalid_credentials', 'Your access ended (signed out, revoked or expired); the subscription has ended.');
+      if (change === ENDED)
+        throw new DomainError('invalid_credentials', 'Your access ended (signed out, revoked or expired); the subscription has ended.');
       return change;
     },
   }),
@@ -95,7 +99,11 @@ async function* onlyCustomer(source: AsyncIterableIterator<CustomerChangeMessage
  * The source's values while `allowed` says yes, asked every `everyMs`; once it says no, ENDED and then the end.
  * Racing each wait for a value with the check ends an idle stream as soon as one that speaks.
  */
-function whileAllowed(source: AsyncIterator<CustomerChangeMessage>, allowed: () => Promise<boolean>, everyMs: number): AsyncIterableIterator<Delivered> {
+function whileAllowed(
+  source: AsyncIterator<CustomerChangeMessage>,
+  allowed: () => Promise<boolean>,
+  everyMs: number,
+): AsyncIterableIterator<Delivered> {
   let state: 'open' | 'ending' | 'done' = 'open';
   let revoke!: () => void;
   const revoked = new Promise<typeof ENDED>((resolve) => (revoke = () => resolve(ENDED)));

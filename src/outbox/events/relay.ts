@@ -112,12 +112,21 @@ export async function relayOutbox(pool: pg.Pool, queue: Queue, limit = 500, feed
 const CUSTOMER_SUBJECT = 'customer:';
 
 /** Each tenant's customer changes, in the order their events were written. */
-function announce(feed: ChangeFeed, rows: { id: string; tenant_id: string; type: string | null; subject: string | null; time: Date | null }[]) {
+function announce(
+  feed: ChangeFeed,
+  rows: { id: string; tenant_id: string; type: string | null; subject: string | null; time: Date | null }[],
+) {
   const byTenant = new Map<string, (CustomerChangeMessage & { at: number })[]>();
   for (const r of rows) {
     if (r.type === null || !r.subject?.startsWith(CUSTOMER_SUBJECT)) continue;
     const list = byTenant.get(r.tenant_id) ?? [];
-    list.push({ id: r.id, type: r.type, customerId: r.subject.slice(CUSTOMER_SUBJECT.length), occurredAt: r.time!.toISOString(), at: r.time!.getTime() });
+    list.push({
+      id: r.id,
+      type: r.type,
+      customerId: r.subject.slice(CUSTOMER_SUBJECT.length),
+      occurredAt: r.time!.toISOString(),
+      at: r.time!.getTime(),
+    });
     byTenant.set(r.tenant_id, list);
   }
   for (const [tenantId, list] of byTenant)

@@ -278,28 +278,30 @@ export function Customers() {
                 </tr>
               </thead>
               <tbody>
-                {conn.nodes.map((read) => live[read.id] ?? read).map((c) => (
-                  <tr key={c.id} data-customer-id={c.id}>
-                    <th scope="row">
-                      <Link to={`/customers/${c.id}`}>{c.name}</Link>
-                      <span className="sub">{c.domain ?? c.externalId ?? ''}</span>
-                    </th>
-                    <td>
-                      <ScoreBar score={c.healthScore} />
-                    </td>
-                    <td>
-                      <RiskBadge level={c.churnRiskLevel} probability={c.churnProbability} />
-                    </td>
-                    <td>
-                      <HealthBadge status={c.healthStatus} />
-                    </td>
-                    <td>
-                      <Trend value={c.health.trend.d7} />
-                    </td>
-                    <td className="hide-narrow">{c.health.weakestDimension ? DIMENSION_LABELS[c.health.weakestDimension] : '—'}</td>
-                    <td className="hide-narrow muted">{formatDate(c.createdAt)}</td>
-                  </tr>
-                ))}
+                {conn.nodes
+                  .map((read) => live[read.id] ?? read)
+                  .map((c) => (
+                    <tr key={c.id} data-customer-id={c.id}>
+                      <th scope="row">
+                        <Link to={`/customers/${c.id}`}>{c.name}</Link>
+                        <span className="sub">{c.domain ?? c.externalId ?? ''}</span>
+                      </th>
+                      <td>
+                        <ScoreBar score={c.healthScore} />
+                      </td>
+                      <td>
+                        <RiskBadge level={c.churnRiskLevel} probability={c.churnProbability} />
+                      </td>
+                      <td>
+                        <HealthBadge status={c.healthStatus} />
+                      </td>
+                      <td>
+                        <Trend value={c.health.trend.d7} />
+                      </td>
+                      <td className="hide-narrow">{c.health.weakestDimension ? DIMENSION_LABELS[c.health.weakestDimension] : '—'}</td>
+                      <td className="hide-narrow muted">{formatDate(c.createdAt)}</td>
+                    </tr>
+                  ))}
               </tbody>
             </table>
           </div>
