@@ -24,7 +24,8 @@ import { registerRequestDeadline } from './http/request-deadline.ts';
 import { registerJsonBodyParser } from './http/json-body.ts';
 import { serializeRequest } from './http/log-redaction.ts';
 import { BACKLOG_SQL, type Backlog, registerBacklogMetrics } from './http/backlog-metrics.ts';
-import { registerGraphQL } from './http/graphql.ts';
+import { registerGraphQL, registerGraphQLStream } from './http/graphql.ts';
+import type { ChangeFeed } from './queue/change-feed.ts';
 import { registerObservability, type ReadinessCheck } from './http/observability.ts';
 import { registerProblemHandlers } from './http/problem.ts';
 import { registerUrlCheck, validationOptions } from './http/validation.ts';
@@ -47,6 +48,8 @@ export interface AppDeps {
   logger: Logger;
   inbox: Inbox;
   services: Services;
+  /** The tenants' customer changes, for live subscriptions. */
+  changes: ChangeFeed;
   redis?: Redis;
   registry?: Registry;
   /** Unix seconds; tests move the clock for signature time windows. */
@@ -108,6 +111,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...config.overload,
     unauthenticatedBodyTimeoutMs: config.http.unauthenticatedBodyTimeoutMs,
     load: deps.load,
+    streams: { maxPerTenant: config.live.maxPerTenant, max: config.live.max },
   });
   for (const c of Object.values(COMPONENTS)) app.addSchema(c.schema);
   await registerDocs(app, { version: deps.version ?? '1.0.0', notRateLimited: isInboundPath, webhooks: webhooksSection() });
@@ -165,6 +169,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestId: req.id,
     clientAddress: req.ip,
     loginGuard,
+    reauthenticate: req.reauthenticate,
+    live: { changes: deps.changes, recheckMs: config.live.recheckMs },
   });
   const run = createExecutor(schema);
 
@@ -184,6 +190,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       cpuShare: deps.cpuShare,
     });
     await api.register(restApi, { prefix: '/api/v1', run, context });
+  });
+
+  // Live subscriptions: a credential required, then a place among the tenant's streams (not among its
+  // requests), then the tenant's rate limit, which each new stream counts against.
+  await app.register(async (live) => {
+    admission.mark(live, 'stream');
+    live.addHook('onRequest', authHook(authenticator, 'required', authFailures, admission.enterLookup));
+    live.addHook('onRequest', admission.admitStream);
+    await registerRateLimit(live, config.rateLimit, deps.redis);
+    registerGraphQLStream(live, schema, context, { corsOrigins: config.http.corsOrigins, debugErrors: config.http.debugErrors });
   });
 
   // Providers post here: verified by signature, not by API key, and never rate limited; a budget of their own.

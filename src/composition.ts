@@ -9,6 +9,7 @@ import type { SecretBox } from './crypto/secret-box.ts';
 import { createInbox } from './ingest/inbox.ts';
 import { createOutbound } from './outbox/sender/index.ts';
 import type { Queue } from './queue/queue.ts';
+import { createChangeFeed } from './queue/change-feed.ts';
 import { type Database, openDatabase } from './runtime/database.ts';
 import { sessionSecret } from './runtime/secrets.ts';
 import { queueFor, secretBoxFor } from './runtime/infrastructure.ts';
@@ -59,6 +60,8 @@ export async function compose(config: Config, opts: ComposeOptions) {
   // while others are served: what runs per tenant is counted once, by admission, in `load`.
   const load = createTenantLoad();
   const cpuShare = createCpuShare({ ...DEFAULT_CPU_SHARE, share: config.overload.tenantCpuShare, othersBusy: load.othersBusy });
+  // Customer changes for live subscriptions: through Redis between processes, in memory within one.
+  const changes = createChangeFeed({ redisUrl: config.redisUrl, log });
   const sessions = opts.sessions === null ? undefined : (opts.sessions ?? (await sessionsFor(config)));
   const services = createServices({
     prisma: db.prisma,
@@ -88,12 +91,24 @@ export async function compose(config: Config, opts: ComposeOptions) {
     /** The fair share of the process for heavy work, and the count of what runs per tenant it reads. */
     cpuShare,
     load,
+    changes,
     /** The HTTP service over this composition. */
     async app(extra: { logger?: Logger; redis?: Redis; registry?: Registry; now?: () => number; version?: string } = {}) {
       if (!sessions) throw new Error('the HTTP app needs sessions');
       // Loaded on demand: the CLI composes too, and the HTTP stack and schema cost it seconds at every start.
       const { buildApp } = await import('./app.ts');
-      return buildApp({ config, prisma: db.prisma, sessions, inbox, services, logger: extra.logger ?? log, load, cpuShare, ...extra });
+      return buildApp({
+        config,
+        prisma: db.prisma,
+        sessions,
+        inbox,
+        services,
+        changes,
+        logger: extra.logger ?? log,
+        load,
+        cpuShare,
+        ...extra,
+      });
     },
     /** The worker's consumers and scheduled passes over this composition. */
     startWorker(extra: Partial<Omit<WorkerDeps, 'pool' | 'queue' | 'inbox' | 'deliverer'>> = {}) {
@@ -109,6 +124,7 @@ export async function compose(config: Config, opts: ComposeOptions) {
         sweepEveryMs: config.worker.sweepEveryMs,
         scoring: config.scoring,
         lifecycle: config.lifecycle,
+        changes,
         ...extra,
       });
     },
@@ -117,6 +133,7 @@ export async function compose(config: Config, opts: ComposeOptions) {
       await inbox.close();
       outbound.close();
       await fitter.close();
+      await changes.close();
       if (!opts.queue) await queue.close();
       await opened?.close();
     },

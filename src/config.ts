@@ -144,6 +144,12 @@ const envSchema = z.object({
     .pipe(z.array(z.string().regex(/^https?:\/\/[^/\s,]+$/, 'each origin must be scheme://host[:port], without a path'))),
   /** Unexpected GraphQL errors carry their original message and stack; for local debugging only, never in production. */
   GRAPHQL_DEBUG_ERRORS: bool,
+  /** Live subscriptions (/graphql/stream) one tenant may hold open in one API process at once. */
+  LIVE_SUBSCRIPTIONS_PER_TENANT: z.coerce.number().int().min(1).max(10_000).default(20),
+  /** Live subscriptions one API process holds open at once, over all tenants. */
+  LIVE_SUBSCRIPTIONS: z.coerce.number().int().min(1).max(100_000).default(2000),
+  /** How often a live subscription's credential is checked again: a stream ends at most this long after its session or key is revoked. */
+  LIVE_RECHECK_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
   /** Hot GraphQL documents answered without Yoga's per-request machinery; `false` leaves every request to Yoga. */
   GRAPHQL_FAST_PATH: z
     .enum(['true', 'false'])
@@ -198,6 +204,8 @@ export interface Config {
   dashboardDir?: string;
   overload: Admission & { maxEventLoopDelayMs: number; tenantCpuShare: number };
   scoring: { batchSize: number; concurrency: number; sweepEveryMs: number };
+  /** Live subscriptions (src/http/admission.ts admits them, src/schema/live.ts serves them). */
+  live: { maxPerTenant: number; max: number; recheckMs: number };
   lifecycle: { everyMs: number; batchSize: number; maxBatches: number; workspaceDeletionDelayDays: number };
 }
 
@@ -315,6 +323,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       tenantCpuShare: e.TENANT_CPU_SHARE,
     },
     scoring: { batchSize: e.SCORING_BATCH_SIZE, concurrency: e.SCORING_CONCURRENCY, sweepEveryMs: e.SCORING_SWEEP_MS },
+    live: { maxPerTenant: e.LIVE_SUBSCRIPTIONS_PER_TENANT, max: e.LIVE_SUBSCRIPTIONS, recheckMs: e.LIVE_RECHECK_MS },
     lifecycle: {
       everyMs: e.RETENTION_EVERY_MS,
       batchSize: e.RETENTION_BATCH_SIZE,

@@ -5,6 +5,7 @@ import { markOverdueInvoices } from './ingest/overdue.ts';
 import { attributeRequested } from './services/customers.ts';
 import { startInboxConsumer } from './ingest/processor.ts';
 import type { Queue } from './queue/queue.ts';
+import type { ChangeFeed } from './queue/change-feed.ts';
 import type { Deliverer } from './outbox/sender/deliverer.ts';
 import { runRetention } from './lifecycle/retention.ts';
 import { purgeDueWorkspaces } from './lifecycle/workspace-purge.ts';
@@ -27,6 +28,8 @@ export interface WorkerDeps {
   /** How often kept events are attributed to the customers given identities or domains meanwhile (services/customers.ts). */
   attributionEveryMs?: number;
   scoring?: { batchSize: number; concurrency: number; sweepEveryMs: number; leaseSeconds?: number };
+  /** Where the relay announces the customer changes it takes from the outbox, for live subscriptions. */
+  changes?: ChangeFeed;
   /** Retention and workspace removal (docs/data-lifecycle.md). */
   lifecycle?: { everyMs: number; batchSize: number; maxBatches: number };
 }
@@ -93,7 +96,7 @@ export function startWorker(deps: WorkerDeps) {
   ];
   // Relay runs are coalesced: a NOTIFY during a run asks for exactly one more run after it.
   const relay = coalesced('outbox-relay', log, async () => {
-    while ((await relayOutbox(pool, queue)) > 0);
+    while ((await relayOutbox(pool, queue, undefined, deps.changes)) > 0);
   });
   const s = deps.scoring ?? { batchSize: 500, concurrency: 2, sweepEveryMs: 600_000 };
   const scoring = createScoringLoop(pool, createScorer(pool), {

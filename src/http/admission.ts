@@ -11,7 +11,7 @@ import { createTenantLoad, type TenantLoad } from '../runtime/tenant-load.ts';
 const KEEP_ALIVE_REFUSED_BODY_BYTES = 64 * 1024;
 
 /** Which budget a route's requests draw on; routes without one are credential-less (`anonymous`). */
-export type AdmissionKind = 'api' | 'inbound';
+export type AdmissionKind = 'api' | 'inbound' | 'stream';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -46,6 +46,8 @@ interface Lane {
 }
 
 export interface AdmissionOptions extends Admission {
+  /** Live subscriptions open at once: per tenant, and in all. */
+  streams: { maxPerTenant: number; max: number };
   /** Time the body of a credential-less request has to arrive. */
   unauthenticatedBodyTimeoutMs: number;
   /**
@@ -170,13 +172,54 @@ export function registerAdmission(app: FastifyInstance, opts: AdmissionOptions) 
     const route = req.routeOptions;
     if (PROBES.has(route.url ?? '')) return done();
     const kind = route.config?.admission;
-    if (kind === 'api') return done();
+    if (kind === 'api' || kind === 'stream') return done();
     if (kind === 'inbound') admitUnauthenticated(req, reply, inbound, 'inbound webhooks', 'inbound', inboundTenant(req));
     else admitUnauthenticated(req, reply, anonymous, 'requests without credentials', 'anonymous');
     done();
   });
 
+  // Live subscriptions open, per tenant and in all.
+  const streams = new Slots(opts.streams.maxPerTenant);
+  const allStreams = new Slots(opts.streams.max);
+
   return {
+    /**
+     * onRequest hook for live subscriptions, after authentication (required there). A stream holds its place
+     * for as long as it is open, so it is counted against caps of streams, not the budget of requests, whose
+     * places are held for the length of one answer: the tenant's own cap refuses with 429 (the tenant can
+     * close a stream), the process's with 503 (another process may have room).
+     */
+    admitStream: (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
+      if (gone(reply)) {
+        reply.hijack();
+        return done();
+      }
+      const tenant = req.principal!.tenantId;
+      if (streams.full(tenant)) {
+        admissionRefusals.inc({ reason: 'tenant_streams' });
+        reply
+          .code(429)
+          .type('application/problem+json')
+          .send(
+            problemFor(
+              'rate_limited',
+              `This workspace has ${opts.streams.maxPerTenant} live subscriptions open here, the most it may; close one before opening another.`,
+            ),
+          );
+        return done();
+      }
+      if (allStreams.full(ALL)) {
+        refuse(reply, 'The service holds as many live subscriptions as it can; retry in a few seconds.', 'stream_capacity');
+        return done();
+      }
+      streams.take(tenant);
+      allStreams.take(ALL);
+      holdUntilAnswered(reply, () => {
+        streams.give(tenant);
+        allStreams.give(ALL);
+      });
+      done();
+    },
     /** Marks every route registered in `scope` from now on as drawing on the `kind` budget. */
     mark(scope: FastifyInstance, kind: AdmissionKind) {
       scope.addHook('onRoute', (route) => {

@@ -4,6 +4,7 @@ import { createYoga, maskError, type Plugin } from 'graphql-yoga';
 import { countOperation } from '../runtime/metrics.ts';
 import { Counter, type Registry } from 'prom-client';
 import { isPoolExhausted, validationFailed } from '../errors.ts';
+import { operationsOnly } from './graphql-operations.ts';
 import type { Context } from '../schema/context.ts';
 import { createGraphQLFastPath } from './graphql-fast.ts';
 import { hotDocumentJit } from './graphql-jit.ts';
@@ -41,6 +42,25 @@ const operationCounting: Plugin = {
   },
 };
 
+/** Where subscriptions are served, over server-sent events (registerGraphQLStream). */
+export const STREAM_ENDPOINT = '/graphql/stream';
+
+// At capacity is not a defect: the caller gets 503 with Retry-After, as on REST.
+const maskUnexpected = (error: unknown, message: string, isDev?: boolean): Error => {
+  const original = error instanceof GraphQLError ? error.originalError : error;
+  if (!isPoolExhausted(original)) return maskError(error, message, isDev);
+  return new GraphQLError('The database is busy; retry in a second.', {
+    extensions: { code: 'service_unavailable', status: 503, http: { status: 503, headers: { 'retry-after': '1' } } },
+  });
+};
+
+const loggingOf = (scope: FastifyInstance) => ({
+  debug: (...args: unknown[]) => scope.log.debug(args),
+  info: (...args: unknown[]) => scope.log.info(args),
+  warn: (...args: unknown[]) => scope.log.warn(args),
+  error: (...args: unknown[]) => scope.log.error(args),
+});
+
 /** Mounts Yoga at /graphql on the given (authenticated, rate-limited) scope. */
 export function registerGraphQL(
   scope: FastifyInstance,
@@ -54,20 +74,7 @@ export function registerGraphQL(
     help: 'GraphQL documents compiled into functions (graphql-jit) after proving hot',
     registers: [opts.registry],
   });
-  // At capacity is not a defect: the caller gets 503 with Retry-After, as on REST.
-  const maskUnexpected = (error: unknown, message: string, isDev?: boolean): Error => {
-    const original = error instanceof GraphQLError ? error.originalError : error;
-    if (!isPoolExhausted(original)) return maskError(error, message, isDev);
-    return new GraphQLError('The database is busy; retry in a second.', {
-      extensions: { code: 'service_unavailable', status: 503, http: { status: 503, headers: { 'retry-after': '1' } } },
-    });
-  };
-  const logging = {
-    debug: (...args: unknown[]) => scope.log.debug(args),
-    info: (...args: unknown[]) => scope.log.info(args),
-    warn: (...args: unknown[]) => scope.log.warn(args),
-    error: (...args: unknown[]) => scope.log.error(args),
-  };
+  const logging = loggingOf(scope);
   const meter = createOperationMeter(opts.cpuShare ?? unmetered);
   const fast = createGraphQLFastPath({
     meter,
@@ -87,22 +94,115 @@ export function registerGraphQL(
     help: 'GraphQL requests answered by the fast path for hot documents rather than by Yoga',
     registers: [opts.registry],
   });
-  const yoga = createYoga<{ req: FastifyRequest; reply: FastifyReply }>({
+  const yoga = yogaAt(scope, schema, buildContext, opts, '/graphql', [
+    operationsOnly('others', `Subscriptions are served over server-sent events at ${STREAM_ENDPOINT}.`),
+    // Hot documents run as compiled functions (graphql-jit), the others with graphql-js; the document
+    // limits (graphqlLimits) bound what one compilation can cost.
+    operationCounting,
+    hotDocumentJit({ onCompile: () => compiled.inc() }),
+    meter.plugin(),
+    // The fast path learns from Yoga which documents passed validation.
+    ...(opts.fastPath ? [fast.plugin] : []),
+  ]);
+
+  scope.route({
+    url: '/graphql',
+    method: ['GET', 'POST', 'OPTIONS'],
+    schema: { hide: true },
+    preValidation: getParametersParse,
+    handler: async (req, reply) => {
+      const answer = opts.fastPath ? fast.answer(req) : undefined;
+      if (answer) {
+        fastAnswers.inc();
+        const { status, headers, body } = await answer;
+        return reply.status(status).headers(headers).send(body);
+      }
+      return answerWithYoga(yoga, req, reply);
+    },
+  });
+}
+
+/**
+ * Mounts a second Yoga at /graphql/stream for subscriptions alone, answered as server-sent events (Yoga's own,
+ * compatible with graphql-sse's "distinct connections" mode). The scope admits each stream against its tenant's
+ * cap of subscriptions rather than the budget of requests (admission.ts), since a stream lasts for hours.
+ * Streams still open when the server closes are ended, so that closing does not wait for their clients.
+ */
+export function registerGraphQLStream(
+  scope: FastifyInstance,
+  schema: GraphQLSchema,
+  buildContext: (req: FastifyRequest) => Context,
+  opts: Pick<GraphQLOptions, 'corsOrigins' | 'debugErrors'>,
+) {
+  const yoga = yogaAt(scope, schema, buildContext, opts, STREAM_ENDPOINT, [
+    operationsOnly('subscriptions', 'Queries and mutations are sent to /graphql; only subscriptions are served here.'),
+  ]);
+  const open = new Set<FastifyReply>();
+  scope.addHook('preClose', (done) => {
+    for (const reply of open) reply.raw.end();
+    done();
+  });
+  scope.route({
+    url: STREAM_ENDPOINT,
+    method: ['GET', 'POST', 'OPTIONS'],
+    schema: { hide: true },
+    preValidation: getParametersParse,
+    handler: async (req, reply) => {
+      open.add(reply);
+      reply.raw.once('close', () => open.delete(reply));
+      return answerWithYoga(yoga, req, reply);
+    },
+  });
+}
+
+/**
+ * Yoga parses these parameters of a GET with JSON.parse and answers 500 when that throws. A callback rather
+ * than an async hook: most requests are POSTs, which need no promise and no tick here.
+ */
+function getParametersParse(req: FastifyRequest, _reply: FastifyReply, done: (e?: Error) => void) {
+  if (req.method !== 'GET') return done();
+  const query = req.query as Record<string, unknown>;
+  for (const name of ['variables', 'extensions']) {
+    const value = query[name];
+    if (typeof value !== 'string') continue;
+    try {
+      JSON.parse(value);
+    } catch {
+      return done(validationFailed([{ path: name, message: 'is not valid JSON' }]));
+    }
+  }
+  done();
+}
+
+type Yoga = ReturnType<typeof yogaAt>;
+
+async function answerWithYoga(yoga: Yoga, req: FastifyRequest, reply: FastifyReply) {
+  const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
+  response.headers.forEach((value, key) => {
+    reply.header(key, value);
+  });
+  reply.status(response.status);
+  // A JSON answer goes out as the string it is; only streamed answers (event streams) need a stream.
+  reply.send(/json/.test(response.headers.get('content-type') ?? '') ? await response.text() : response.body);
+  return reply;
+}
+
+function yogaAt(
+  scope: FastifyInstance,
+  schema: GraphQLSchema,
+  buildContext: (req: FastifyRequest) => Context,
+  opts: Pick<GraphQLOptions, 'corsOrigins' | 'debugErrors'>,
+  endpoint: string,
+  plugins: Plugin[],
+) {
+  const allowed = new Set(opts.corsOrigins);
+  return createYoga<{ req: FastifyRequest; reply: FastifyReply }>({
     schema,
-    graphqlEndpoint: '/graphql',
+    graphqlEndpoint: endpoint,
     // GraphiQL loads its assets from a CDN; the service serves nothing from outside itself.
     graphiql: false,
     landingPage: false,
-    // Hot documents run as compiled functions (graphql-jit), the others with graphql-js; the document
-    // limits (graphqlLimits) bound what one compilation can cost.
-    // The fast path learns from Yoga which documents passed validation.
-    plugins: [
-      ...graphqlLimits(),
-      operationCounting,
-      hotDocumentJit({ onCompile: () => compiled.inc() }),
-      meter.plugin(),
-      ...(opts.fastPath ? [fast.plugin] : []),
-    ],
+    plugins: [...graphqlLimits(), ...plugins],
     // Parsed documents and parse errors, bounded by what they keep rather than by their number (document-cache.ts).
     parserAndValidationCache: { documentCache: documentCache(), errorCache: documentCache() },
     maskedErrors: {
@@ -125,45 +225,7 @@ export function registerGraphQL(
         maxAge: 600,
       };
     },
-    logging,
+    logging: loggingOf(scope),
     context: ({ req }) => buildContext(req),
-  });
-
-  scope.route({
-    url: '/graphql',
-    method: ['GET', 'POST', 'OPTIONS'],
-    schema: { hide: true },
-    // Yoga parses these parameters of a GET with JSON.parse and answers 500 when that throws.
-    // A callback rather than an async hook: most requests are POSTs, which need no promise and no tick here.
-    preValidation: (req, _reply, done) => {
-      if (req.method !== 'GET') return done();
-      const query = req.query as Record<string, unknown>;
-      for (const name of ['variables', 'extensions']) {
-        const value = query[name];
-        if (typeof value !== 'string') continue;
-        try {
-          JSON.parse(value);
-        } catch {
-          return done(validationFailed([{ path: name, message: 'is not valid JSON' }]));
-        }
-      }
-      done();
-    },
-    handler: async (req, reply) => {
-      const answer = opts.fastPath ? fast.answer(req) : undefined;
-      if (answer) {
-        fastAnswers.inc();
-        const { status, headers, body } = await answer;
-        return reply.status(status).headers(headers).send(body);
-      }
-      const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
-      response.headers.forEach((value, key) => {
-        reply.header(key, value);
-      });
-      reply.status(response.status);
-      // A JSON answer goes out as the string it is; only streamed answers (event streams) need a stream.
-      reply.send(/json/.test(response.headers.get('content-type') ?? '') ? await response.text() : response.body);
-      return reply;
-    },
   });
 }

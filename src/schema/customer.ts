@@ -64,7 +64,7 @@ const CustomerConnection = connectionOf('Customer', Customer);
 const HEALTH_INCLUDE = JSON.stringify({ healthSnapshot: true, tenant: { select: { scoringWeights: true } } });
 
 /** Whether one customer's planned query is its columns, or its columns and health, which plain SQL reads. */
-function plainRead(query: { include?: object; select?: object }): { health: boolean } | undefined {
+export function plainRead(query: { include?: object; select?: object }): { health: boolean } | undefined {
   if (query.select) return undefined;
   if (!query.include || Object.keys(query.include).length === 0) return { health: false };
   return JSON.stringify(query.include) === HEALTH_INCLUDE ? { health: true } : undefined;

@@ -16,5 +16,6 @@ import './usage-event.ts';
 import './signal.ts';
 import './portfolio.ts';
 import './workspace.ts';
+import './live.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

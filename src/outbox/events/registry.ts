@@ -217,6 +217,14 @@ export type PayloadOf<N extends EventName> = z.infer<(typeof EVENTS)[N]['payload
 export const EVENT_NAMES = Object.keys(EVENTS) as EventName[];
 export const isEventName = (name: string): name is EventName => Object.hasOwn(EVENTS, name);
 
+/** The events that change what a customer's row and health page show: the dashboard hears of them live. */
+export const CUSTOMER_CHANGE_EVENTS = [
+  'customer.health_changed',
+  'churn_prediction.updated',
+  'alert.created',
+  'alert.resolved',
+] as const satisfies readonly EventName[];
+
 /** The subject an event of this type and payload is numbered under. */
 export const sequenceSubjectOf = <N extends EventName>(type: N, payload: PayloadOf<N>): SequenceSubject =>
   (EVENTS[type].sequenceSubject as (p: PayloadOf<N>) => SequenceSubject)(payload);

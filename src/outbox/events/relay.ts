@@ -7,6 +7,8 @@ import { passesFilterSql } from './filters.ts';
 import { heldByEarlier } from './ordering.ts';
 import { publishJobs } from '../../queue/publish-ids.ts';
 import type { Queue } from '../../queue/queue.ts';
+import type { ChangeFeed, CustomerChangeMessage } from '../../queue/change-feed.ts';
+import { CUSTOMER_CHANGE_EVENTS } from './registry.ts';
 
 /**
  * A delivery to attempt, with its endpoint and tenant: the deliverer sees from them whether it has a free slot
@@ -52,7 +54,9 @@ export function interleaveByEndpoint(rows: { id: string; endpoint_id: string }[]
  * lets several relays share the work. The event's row is taken too (key share), in the same statement and
  * SKIP LOCKED: an event being deleted (an erasure, a removal) is passed by, and one the relay holds cannot be
  * deleted while it is fanned out; the relay never waits for a deletion (docs/concurrency.md, step 10). Then publishes a job per delivery. A job that fails to
- * publish is picked up by `queueDue`.
+ * publish is picked up by `queueDue`. The same statement answers the customer changes among the events it took
+ * (CUSTOMER_CHANGE_EVENTS), which go to the live feed once it has committed: every event passes here once,
+ * after the transaction that wrote it committed, so a change that rolled back is never announced.
  */
 const ENVELOPE = envelopeSql({
   id: 'c.id',
@@ -65,8 +69,15 @@ const ENVELOPE = envelopeSql({
   sequence: 'c.sequence',
 });
 
-export async function relayOutbox(pool: pg.Pool, queue: Queue, limit = 500): Promise<number> {
-  const rows = await onPg(pool).query<{ id: string; endpoint_id: string; tenant_id: string }>(
+export async function relayOutbox(pool: pg.Pool, queue: Queue, limit = 500, feed?: ChangeFeed): Promise<number> {
+  const rows = await onPg(pool).query<{
+    id: string;
+    endpoint_id: string | null;
+    tenant_id: string;
+    type: string | null;
+    subject: string | null;
+    time: Date | null;
+  }>(
     `WITH taken AS (
        SELECT p.event_id FROM outbox_pending p JOIN outbox_events o ON o.id = p.event_id
        ORDER BY p.created_at LIMIT $1
@@ -75,21 +86,54 @@ export async function relayOutbox(pool: pg.Pool, queue: Queue, limit = 500): Pro
        DELETE FROM outbox_pending WHERE event_id IN (SELECT event_id FROM taken) RETURNING event_id),
      claimed AS (
        SELECT o.id, o.tenant_id, o.type, o.subject, o.payload, o.created_at, o.sequence_subject, o.sequence
-       FROM relayed r JOIN outbox_events o ON o.id = r.event_id)
-     INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, outbox_event_id, event_type, envelope, sequence_subject, sequence,
-                                     status, next_attempt_at, queued_at, created_at, updated_at)
-     SELECT gen_random_uuid(), c.tenant_id, e.id, c.id, c.type,
-            ${ENVELOPE}, c.sequence_subject, c.sequence,
-            'pending', now(), now(), now(), now()
-     FROM claimed c JOIN webhook_endpoints e ON e.tenant_id = c.tenant_id AND e.enabled AND c.type = ANY(e.events)
-                         AND ${passesFilterSql('c.type', 'c.payload')}
-     ON CONFLICT (outbox_event_id, endpoint_id) DO NOTHING
-     RETURNING id, endpoint_id, tenant_id`,
-    [limit],
+       FROM relayed r JOIN outbox_events o ON o.id = r.event_id),
+     delivered AS (
+       INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, outbox_event_id, event_type, envelope, sequence_subject, sequence,
+                                       status, next_attempt_at, queued_at, created_at, updated_at)
+       SELECT gen_random_uuid(), c.tenant_id, e.id, c.id, c.type,
+              ${ENVELOPE}, c.sequence_subject, c.sequence,
+              'pending', now(), now(), now(), now()
+       FROM claimed c JOIN webhook_endpoints e ON e.tenant_id = c.tenant_id AND e.enabled AND c.type = ANY(e.events)
+                           AND ${passesFilterSql('c.type', 'c.payload')}
+       ON CONFLICT (outbox_event_id, endpoint_id) DO NOTHING
+       RETURNING id, endpoint_id, tenant_id)
+     SELECT id, endpoint_id, tenant_id, NULL AS type, NULL AS subject, NULL::timestamptz AS time FROM delivered
+     UNION ALL
+     SELECT id, NULL, tenant_id, type, sequence_subject, created_at FROM claimed WHERE $2::boolean AND type = ANY($3::text[])`,
+    [limit, feed !== undefined, CUSTOMER_CHANGE_EVENTS],
   );
+  const deliveries = rows.filter((r): r is typeof r & { endpoint_id: string } => r.endpoint_id !== null);
+  if (feed) announce(feed, rows);
   // A job that fails to publish leaves queued_at set; queueDue queues it again after the lease time.
-  await publishJobs(queue, 'outbound.deliveries', deliveryJobs(rows));
-  return rows.length;
+  await publishJobs(queue, 'outbound.deliveries', deliveryJobs(deliveries));
+  return deliveries.length;
+}
+
+const CUSTOMER_SUBJECT = 'customer:';
+
+/** Each tenant's customer changes, in the order their events were written. */
+function announce(
+  feed: ChangeFeed,
+  rows: { id: string; tenant_id: string; type: string | null; subject: string | null; time: Date | null }[],
+) {
+  const byTenant = new Map<string, (CustomerChangeMessage & { at: number })[]>();
+  for (const r of rows) {
+    if (r.type === null || !r.subject?.startsWith(CUSTOMER_SUBJECT)) continue;
+    const list = byTenant.get(r.tenant_id) ?? [];
+    list.push({
+      id: r.id,
+      type: r.type,
+      customerId: r.subject.slice(CUSTOMER_SUBJECT.length),
+      occurredAt: r.time!.toISOString(),
+      at: r.time!.getTime(),
+    });
+    byTenant.set(r.tenant_id, list);
+  }
+  for (const [tenantId, list] of byTenant)
+    feed.publish(
+      tenantId,
+      list.sort((a, b) => a.at - b.at).map(({ at: _, ...change }) => change),
+    );
 }
 
 /**

@@ -14,6 +14,7 @@ import { PROVIDER_GUIDES, providerLabel } from '../lib/providers.ts';
 import { useAuth } from '../lib/auth.tsx';
 import { downloadExport } from '../lib/download.ts';
 import { useViewer } from '../lib/viewer.tsx';
+import { useSubscription } from '../lib/live.ts';
 
 const EraseCustomerDoc = graphql(`
   mutation EraseCustomer($id: UUID!) {
@@ -180,6 +181,14 @@ function eventName(attributes: unknown): string | null {
   return typeof name === 'string' ? name : null;
 }
 
+const CustomerChangedDoc = graphql(`
+  subscription CustomerChanged($customerId: UUID!) {
+    customerChanged(customerId: $customerId) {
+      id
+    }
+  }
+`);
+
 // A signal's source is a provider's name or `api`.
 const sourceLabel = (source: string) =>
   source === 'api' ? 'Events API' : (PROVIDER_GUIDES[source as Provider]?.label ?? humanize(source));
@@ -190,6 +199,10 @@ export function CustomerPage() {
   const [{ data, error, fetching }, refetch] = useQuery({ query: CustomerDoc, variables: { id } });
   const [outcome, recordOutcome] = useMutation(OutcomeDoc);
   const [day, setDay] = useState<string | null>(null);
+  // The page reads everything again when this customer changes (health, prediction, alerts), or after the
+  // live stream was broken for a while, without a reload.
+  const reread = () => refetch({ requestPolicy: 'network-only' });
+  useSubscription(CustomerChangedDoc, { customerId: id }, reread, reread);
 
   if (error && !data) return <ErrorState error={error} retry={() => refetch({ requestPolicy: 'network-only' })} />;
   if (!data) return fetching ? <Loading label="Loading customer" /> : null;

@@ -6,9 +6,10 @@ import { Pager, useCursorStack } from '../components/Pager.tsx';
 import { SelectFilter } from '../components/SelectFilter.tsx';
 import { Empty, ErrorState, Loading } from '../components/States.tsx';
 import { graphql } from '../gql/index.ts';
-import { type CustomerSortField, HealthStatus, RiskLevel, type SortDirection } from '../gql/graphql.ts';
+import { type CustomerSortField, type CustomerTableQuery, HealthStatus, RiskLevel, type SortDirection } from '../gql/graphql.ts';
 import { DIMENSION_LABELS, formatDate, formatScore, ranked } from '../lib/format.ts';
 import { useDebounced } from '../lib/use-debounced.ts';
+import { useSubscription } from '../lib/live.ts';
 
 const PortfolioDoc = graphql(`
   query Portfolio {
@@ -63,6 +64,36 @@ const CustomersDoc = graphql(`
   }
 `);
 
+// The same fields as a row of the table: a change replaces the row's values as they come.
+const RowChangedDoc = graphql(`
+  subscription CustomerRowChanged {
+    customerChanged {
+      id
+      customerId
+      customer {
+        id
+        name
+        domain
+        externalId
+        healthScore
+        healthStatus
+        churnProbability
+        churnRiskLevel
+        createdAt
+        health {
+          weakestDimension
+          trend {
+            d7
+            d30
+          }
+        }
+      }
+    }
+  }
+`);
+
+type Row = NonNullable<CustomerTableQuery['customers']>['nodes'][number];
+
 const PAGE_SIZE = 25;
 const SORTS: { field: CustomerSortField; label: string }[] = [
   { field: 'name', label: 'Customer' },
@@ -73,8 +104,12 @@ const SORTS: { field: CustomerSortField; label: string }[] = [
 const STATUSES = ranked(HealthStatus, { healthy: 0, neutral: 1, at_risk: 2 });
 const RISKS = ranked(RiskLevel, { critical: 0, high: 1, medium: 2, low: 3 });
 
-function PortfolioSummary() {
-  const [{ data }] = useQuery({ query: PortfolioDoc });
+function PortfolioSummary({ version }: { version: number }) {
+  const [{ data }, refetch] = useQuery({ query: PortfolioDoc });
+  // Counts move with every change the table hears of.
+  useEffect(() => {
+    if (version > 0) refetch({ requestPolicy: 'network-only' });
+  }, [version]);
   const p = data?.portfolio;
   if (!p) return <div className="summary summary-placeholder" aria-hidden="true" />;
   const tiles: [string, string, string?][] = [
@@ -134,6 +169,21 @@ export function Customers() {
     },
   });
 
+  // Rows as the live stream last described them, over the page as it was read; a page read again replaces them.
+  const [live, setLive] = useState<Record<string, Row>>({});
+  const [changes, setChanges] = useState(0);
+  useEffect(() => setLive({}), [data]);
+  useSubscription(
+    RowChangedDoc,
+    {},
+    ({ customerChanged: change }) => {
+      const row = change.customer;
+      if (row) setLive((rows) => ({ ...rows, [row.id]: row }));
+      setChanges((n) => n + 1);
+    },
+    () => refetch({ requestPolicy: 'network-only' }),
+  );
+
   const sortBy = (field: CustomerSortField) => {
     const dir: SortDirection =
       field === sortField ? (direction === 'asc' ? 'desc' : 'asc') : field === 'name' || field === 'healthScore' ? 'asc' : 'desc';
@@ -154,7 +204,7 @@ export function Customers() {
           {notice}
         </p>
       ) : null}
-      <PortfolioSummary />
+      <PortfolioSummary version={changes} />
       <form className="filters" role="search" onSubmit={(e) => e.preventDefault()}>
         <label className="field grow">
           <span>Search</span>
@@ -228,28 +278,30 @@ export function Customers() {
                 </tr>
               </thead>
               <tbody>
-                {conn.nodes.map((c) => (
-                  <tr key={c.id}>
-                    <th scope="row">
-                      <Link to={`/customers/${c.id}`}>{c.name}</Link>
-                      <span className="sub">{c.domain ?? c.externalId ?? ''}</span>
-                    </th>
-                    <td>
-                      <ScoreBar score={c.healthScore} />
-                    </td>
-                    <td>
-                      <RiskBadge level={c.churnRiskLevel} probability={c.churnProbability} />
-                    </td>
-                    <td>
-                      <HealthBadge status={c.healthStatus} />
-                    </td>
-                    <td>
-                      <Trend value={c.health.trend.d7} />
-                    </td>
-                    <td className="hide-narrow">{c.health.weakestDimension ? DIMENSION_LABELS[c.health.weakestDimension] : '—'}</td>
-                    <td className="hide-narrow muted">{formatDate(c.createdAt)}</td>
-                  </tr>
-                ))}
+                {conn.nodes
+                  .map((read) => live[read.id] ?? read)
+                  .map((c) => (
+                    <tr key={c.id} data-customer-id={c.id}>
+                      <th scope="row">
+                        <Link to={`/customers/${c.id}`}>{c.name}</Link>
+                        <span className="sub">{c.domain ?? c.externalId ?? ''}</span>
+                      </th>
+                      <td>
+                        <ScoreBar score={c.healthScore} />
+                      </td>
+                      <td>
+                        <RiskBadge level={c.churnRiskLevel} probability={c.churnProbability} />
+                      </td>
+                      <td>
+                        <HealthBadge status={c.healthStatus} />
+                      </td>
+                      <td>
+                        <Trend value={c.health.trend.d7} />
+                      </td>
+                      <td className="hide-narrow">{c.health.weakestDimension ? DIMENSION_LABELS[c.health.weakestDimension] : '—'}</td>
+                      <td className="hide-narrow muted">{formatDate(c.createdAt)}</td>
+                    </tr>
+                  ))}
               </tbody>
             </table>
           </div>
