@@ -81,6 +81,7 @@ export async function callEveryGet(baseUrl: string, apiKey: string, unknownTenan
   seen.getCustomerHealth = health.response.status;
   seen.getCustomerChurnPrediction = (await c.GET('/api/v1/customers/{customer_id}/churn-prediction', { params: { path } })).response.status;
   seen.listCustomerHealthHistory = (await c.GET('/api/v1/customers/{customer_id}/health/history', { params: { path, query: { limit: 5 } } })).response.status;
+  seen.listCustomerHealthChanges = (await c.GET('/api/v1/customers/{customer_id}/health/changes', { params: { path, query: { limit: 5 } } })).response.status;
   seen.listAlerts = (await c.GET('/api/v1/alerts', { params: { query: { status: 'open' } } })).response.status;
   seen.listWebhookEventTypes = (await c.GET('/api/v1/webhook-event-types')).response.status;
   const endpoints = await c.GET('/api/v1/webhook-endpoints');
@@ -128,6 +129,7 @@ export async function callEveryGet(baseUrl: string, apiKey: string, unknownTenan
   seen.getCustomerHealth = status(health);
   seen.getCustomerChurnPrediction = status(await sdk.getCustomerChurnPrediction({ client, path }));
   seen.listCustomerHealthHistory = status(await sdk.listCustomerHealthHistory({ client, path, query: { limit: 5 } }));
+  seen.listCustomerHealthChanges = status(await sdk.listCustomerHealthChanges({ client, path, query: { limit: 5 } }));
   seen.listAlerts = status(await sdk.listAlerts({ client, query: { status: 'open' } }));
   seen.listWebhookEventTypes = status(await sdk.listWebhookEventTypes({ client }));
   const endpoints = await sdk.listWebhookEndpoints({ client });

@@ -97,6 +97,11 @@ beforeAll(async () => {
   ));
   for (const name of STRIPE_SEQUENCE) await sendStripe(name);
   initechId = (await t.prisma.customer.findFirstOrThrow({ where: { tenantId, name: INITECH.name } })).id;
+  // A first score from the Stripe deliveries alone, so that what follows moves it and leaves explained changes.
+  await vi.waitFor(async () => expect(await t.prisma.signal.count({ where: { customerId: initechId } })).toBeGreaterThan(0), {
+    timeout: 10_000,
+  });
+  await t.score();
   const globex = await api('POST', '/api/v1/customers', {
     name: 'Globex',
     external_id: 'globex-1',

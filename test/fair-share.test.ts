@@ -94,8 +94,9 @@ function webhookArriving(tenantId: string) {
   };
 }
 
+// Up to ten seconds: on a loaded machine the request's first bytes may take a while to be parsed.
 const until = async (check: () => boolean) => {
-  for (let i = 0; i < 100 && !check(); i++) await new Promise((r) => setTimeout(r, 20));
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 20));
   return check();
 };
 
