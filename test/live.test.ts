@@ -58,7 +58,7 @@ afterAll(async () => {
   for (const topic of ['inbound.events', 'outbound.deliveries']) {
     for (const suffix of ['', '.retry', '.dead']) {
       try {
-        execFileSync('rabbitmqctl', ['-q', 'delete_queue', `${prefix}.${topic}${suffix}`]);
+        execFileSync('rabbitmqctl', ['-q', 'delete_queue', `${prefix}.${topic}${suffix}`], { stdio: 'ignore' });
       } catch {
         // Never declared: the processes did not get that far.
       }
