@@ -105,7 +105,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   registerProblemHandlers(app);
   registerDeprecation(app);
-  await registerLoadShedding(app, config.overload);
+  registerLoadShedding(app, config.overload);
   registerRequestDeadline(app, config.http.requestTimeoutMs);
   const admission = registerAdmission(app, {
     ...config.overload,

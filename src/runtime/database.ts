@@ -52,6 +52,7 @@ export async function openDatabase(config: Config, log: Logger, opts: { migrate:
         onStateChange: (state) => log.warn({ state }, 'read replica: reads now go to the %s', state === 'replica' ? 'replica' : 'primary'),
       })
     : undefined;
+  await loadQueryCompiler(prisma, log);
   return {
     url,
     prisma,
@@ -67,4 +68,16 @@ export async function openDatabase(config: Config, log: Logger, opts: { migrate:
       await stopEmbedded();
     },
   };
+}
+
+/**
+ * Prisma compiles its query compiler (WebAssembly) at a process's first model query, blocking the event loop
+ * for a tenth of a second on an idle machine and seconds on a busy one. Done before the process takes
+ * traffic, that pause never meets a request (where it would trip the event-loop shedding). A database that
+ * does not answer yet leaves it to the first request, as before.
+ */
+async function loadQueryCompiler(prisma: Db, log: Logger) {
+  await prisma.tenant
+    .findFirst({ where: { id: '00000000-0000-0000-0000-000000000000' }, select: { id: true } })
+    .catch((err: unknown) => log.warn({ err }, 'the database did not answer the start-up query'));
 }

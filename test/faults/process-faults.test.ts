@@ -58,6 +58,8 @@ async function githubTenant() {
 interface Outcome {
   delivery: string;
   status: number | 'error';
+  /** A refusal's problem detail, so that a failing expectation says why. */
+  detail?: string;
 }
 
 /** Posts `n` distinct GitHub pushes, `concurrency` at a time, to whichever base URL `target()` names. */
@@ -77,7 +79,8 @@ async function post(target: () => string, tenantId: string, secret: string, n: n
             body: s.body,
             signal: AbortSignal.timeout(10_000),
           });
-          out.push({ delivery, status: res.status });
+          const text = await res.text();
+          out.push(res.status === 202 ? { delivery, status: 202 } : { delivery, status: res.status, detail: text.slice(0, 300) });
         } catch {
           out.push({ delivery, status: 'error' });
         }
