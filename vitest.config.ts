@@ -10,7 +10,7 @@ export default defineConfig({
     // The fault suite restarts PostgreSQL; it runs on its own with `npm run test:faults`. The mixed
     // workload loads both cores for a minute and measures itself, so it runs after the rest, alone
     // (vitest.mixed.config.ts, the second half of `npm test`), as do the live changes across processes.
-    exclude: ['test/faults/**', 'test/concurrency/mixed-workload.test.ts', 'test/live.test.ts', '**/node_modules/**'],
+    exclude: ['test/faults/**', 'test/concurrency/mixed-workload.test.ts', 'test/api/live.test.ts', '**/node_modules/**'],
     globalSetup: ['test/support/global-setup.ts'],
     // Every answer a test receives is checked against the OpenAPI description (test/support/contract.ts).
     setupFiles: ['test/support/contract-setup.ts'],

@@ -8,7 +8,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   resolve: { alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }] },
   test: {
-    include: ['test/concurrency/mixed-workload.test.ts', 'test/live.test.ts'],
+    include: ['test/concurrency/mixed-workload.test.ts', 'test/api/live.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     setupFiles: ['test/support/contract-setup.ts'],
     testTimeout: 30_000,
