@@ -261,6 +261,28 @@ export const healthChange = z.object({
     .describe('The inputs that moved the outputs, largest effect first.'),
 });
 
+/** How many inputs an announcement names. */
+export const ANNOUNCED_DRIVERS = 5;
+/** What an announcement says moved its value since the one announced before it (docs/scoring.md, "Why it moved"). */
+const announcedDrivers = <K extends string>(unit: K, top: z.ZodNumber) =>
+  z
+    .object({
+      since: time.describe(
+        'When the value before was announced. `GET /api/v1/customers/{id}/health/changes?since=` lists every change in between, each input with its sources.',
+      ),
+      top: z
+        .array(z.object({ input: str, label: str, group: listedText(INPUT_GROUPS) }).extend({ [unit]: top } as Record<K, z.ZodNumber>))
+        .max(ANNOUNCED_DRIVERS)
+        .describe(`The inputs that moved it most since then, largest first (at most ${ANNOUNCED_DRIVERS}).`),
+      other: num.describe('What the other inputs moved it by together: the top drivers and this add up to the change.'),
+    })
+    .nullable()
+    .describe(
+      'Why it moved since it was last announced; null for a first announcement, or when the changes in between are no longer all kept.',
+    );
+export const healthDrivers = announcedDrivers('score', num.describe('Points of the overall score this input moved.'));
+export const churnDrivers = announcedDrivers('churn_probability', num.describe('What this input moved the churn probability by.'));
+
 export const weights = z.object(Object.fromEntries(DIMENSIONS.map((k) => [k, num])) as Record<(typeof DIMENSIONS)[number], z.ZodNumber>);
 export const healthWeights = weights.extend({ is_default: z.boolean() });
 

@@ -185,3 +185,22 @@ export async function listHealthChanges(sql: Sql, tenantId: string, customerId: 
     [tenantId, customerId, f.since ?? null, f.before ?? null, f.limit],
   );
 }
+
+/** One recorded change's drivers, as an announcement sums them. */
+export interface RecordedDrivers {
+  customerId: string;
+  computedAt: Date;
+  drivers: Change['drivers'];
+}
+
+/** The drivers of the changes recorded for each customer after its `since`, oldest first. */
+export async function driversSince(sql: Sql, since: { customerId: string; since: Date }[]): Promise<RecordedDrivers[]> {
+  if (since.length === 0) return [];
+  return sql.query<RecordedDrivers>(
+    `SELECT h.customer_id AS "customerId", h.computed_at AS "computedAt", h.drivers
+     FROM unnest($1::uuid[], $2::timestamptz[]) AS c(id, since)
+     JOIN health_changes h ON h.customer_id = c.id AND h.computed_at > c.since
+     ORDER BY h.customer_id, h.computed_at, h.id`,
+    [since.map((s) => s.customerId), since.map((s) => s.since)],
+  );
+}

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { inTransaction, onPg, type Sql } from '../db/sql.ts';
 import type { HealthStatus } from '../contract/enums.ts';
-import type { RowOf } from '../contract/serialize.ts';
+import type { RowOf, SourceOf } from '../contract/serialize.ts';
 import { columnsOf } from '../db/columns.ts';
 import { enqueueEvents, type OutboxInput } from '../outbox/events/enqueue.ts';
 import { alertEvent, eventOf } from '../outbox/events/payloads.ts';
@@ -22,8 +22,10 @@ import { DIMENSIONS, riskLevelFor, tenantWeights } from './dimensions.ts';
 import { extractFeatures } from './features.ts';
 import { type Claim, finishClaims } from './scoring-queue.ts';
 import { attribute, type Change, moved, restoreInputs, type ScoringInputs, storedInputs } from './attribution.ts';
+import { type AnnouncedDrivers, announcedDrivers } from './announced-drivers.ts';
 import {
   auditedChangesSince,
+  driversSince,
   feeds,
   type NewHealthChange,
   recordHealthChanges,
@@ -46,6 +48,9 @@ type CustomerRow = RowOf<PayloadOf<'customer.created'>> & {
   announced_status: HealthStatus | null;
   pred_model_version: string | null;
   announced_probability: number | null;
+  /** When the score and the churn probability were last announced. */
+  health_announced_at: Date | null;
+  churn_announced_at: Date | null;
   /** What the previous computation read, and when it ran. */
   prev_inputs: unknown;
   prev_computed_at: Date | null;
@@ -145,6 +150,7 @@ export function createScorer(pool: pg.Pool): Scorer {
            t.scoring_weights, t.active_churn_model_id,
            h.announced_score, h.announced_status::text AS announced_status,
            p.model_version AS pred_model_version, p.announced_probability,
+           h.announced_at AS health_announced_at, p.announced_at AS churn_announced_at,
            h.inputs AS prev_inputs, h.computed_at AS prev_computed_at
          FROM customers c JOIN tenants t ON t.id = c.tenant_id
          LEFT JOIN health_snapshots h ON h.customer_id = c.id
@@ -346,15 +352,16 @@ async function write(
 
   await sql.query(
     `INSERT INTO health_snapshots (id, tenant_id, customer_id, score, status, dimensions, trend_7d, trend_30d, weakest_dimension,
-       announced_score, announced_status, inputs, computed_at)
+       announced_score, announced_status, announced_at, inputs, computed_at)
      SELECT gen_random_uuid(), t.tenant_id, t.customer_id, t.score, t.status::"HealthStatus", t.dimensions, t.trend_7d, t.trend_30d,
-       t.weakest, t.announced_score, t.announced_status::"HealthStatus", t.inputs, $11
-     FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::text[], $5::jsonb[], $6::float8[], $7::float8[], $8::text[], $9::int[], $10::text[], $12::jsonb[])
-       AS t(tenant_id, customer_id, score, status, dimensions, trend_7d, trend_30d, weakest, announced_score, announced_status, inputs)
+       t.weakest, t.announced_score, t.announced_status::"HealthStatus", t.announced_at, t.inputs, $11
+     FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::text[], $5::jsonb[], $6::float8[], $7::float8[], $8::text[], $9::int[], $10::text[], $12::jsonb[],
+       $13::timestamptz[])
+       AS t(tenant_id, customer_id, score, status, dimensions, trend_7d, trend_30d, weakest, announced_score, announced_status, inputs, announced_at)
      ON CONFLICT (customer_id) DO UPDATE SET score = excluded.score, status = excluded.status, dimensions = excluded.dimensions,
        trend_7d = excluded.trend_7d, trend_30d = excluded.trend_30d, weakest_dimension = excluded.weakest_dimension,
-       announced_score = excluded.announced_score, announced_status = excluded.announced_status, inputs = excluded.inputs,
-       computed_at = excluded.computed_at`,
+       announced_score = excluded.announced_score, announced_status = excluded.announced_status, announced_at = excluded.announced_at,
+       inputs = excluded.inputs, computed_at = excluded.computed_at`,
     [
       col((c) => c.row.tenantId),
       col((c) => c.row.id),
@@ -379,6 +386,7 @@ async function write(
       col((c) => (c.announceHealth ? c.health.status : c.row.announced_status)),
       now,
       col((c) => storedInputs(c.inputs)),
+      col((c) => (c.announceHealth ? now : c.row.health_announced_at)),
     ],
   );
 
@@ -421,14 +429,15 @@ async function write(
       predicted.map((c) => f(c as Computed & { prediction: Prediction }));
     await sql.query(
       `INSERT INTO churn_predictions (id, tenant_id, customer_id, probability, risk_level, risk_factors, recommended_interventions, features,
-         model_version, announced_probability, predicted_at)
+         model_version, announced_probability, announced_at, predicted_at)
        SELECT gen_random_uuid(), t.tenant_id, t.customer_id, t.probability, t.risk::"RiskLevel", t.factors, t.interventions, t.features,
-         t.model_version, t.announced, $10
-       FROM unnest($1::uuid[], $2::uuid[], $3::float8[], $4::text[], $5::jsonb[], $6::jsonb[], $7::jsonb[], $8::text[], $9::float8[])
-         AS t(tenant_id, customer_id, probability, risk, factors, interventions, features, model_version, announced)
+         t.model_version, t.announced, t.announced_at, $10
+       FROM unnest($1::uuid[], $2::uuid[], $3::float8[], $4::text[], $5::jsonb[], $6::jsonb[], $7::jsonb[], $8::text[], $9::float8[], $11::timestamptz[])
+         AS t(tenant_id, customer_id, probability, risk, factors, interventions, features, model_version, announced, announced_at)
        ON CONFLICT (customer_id) DO UPDATE SET probability = excluded.probability, risk_level = excluded.risk_level,
          risk_factors = excluded.risk_factors, recommended_interventions = excluded.recommended_interventions, features = excluded.features,
-         model_version = excluded.model_version, announced_probability = excluded.announced_probability, predicted_at = excluded.predicted_at`,
+         model_version = excluded.model_version, announced_probability = excluded.announced_probability, announced_at = excluded.announced_at,
+         predicted_at = excluded.predicted_at`,
       [
         p((c) => c.row.tenantId),
         p((c) => c.row.id),
@@ -440,12 +449,14 @@ async function write(
         p((c) => c.prediction.modelVersion),
         p((c) => (c.announceChurn ? c.prediction.probability : c.row.announced_probability)),
         now,
+        p((c) => (c.announceChurn ? now : c.row.churn_announced_at)),
       ],
     );
   }
   const unpredicted = batch.filter((c) => !c.prediction).map((c) => c.row.id);
   if (unpredicted.length) await sql.query('DELETE FROM churn_predictions WHERE customer_id = ANY($1::uuid[])', [unpredicted]);
 
+  const why = await whyAnnounced(sql, batch);
   for (const c of batch) {
     // The customer as the batch leaves it: its new score, status and prediction.
     const customer = {
@@ -459,7 +470,12 @@ async function write(
       events.push(
         eventOf(
           'customer.health_changed',
-          { ...customer, previousHealthScore: c.row.announced_score, previousHealthStatus: c.row.announced_status },
+          {
+            ...customer,
+            previousHealthScore: c.row.announced_score,
+            previousHealthStatus: c.row.announced_status,
+            drivers: why.get(c.row.id)?.health ?? null,
+          },
           { subject: c.row.id, dedupKey: `customer.health_changed:${c.row.id}:${now.toISOString()}` },
         ),
       );
@@ -474,6 +490,7 @@ async function write(
             customerId: c.row.id,
             predictedAt: now,
             previousProbability: c.row.announced_probability,
+            drivers: why.get(c.row.id)?.churn ?? null,
           },
           { subject: c.row.id, dedupKey: `churn_prediction.updated:${c.row.id}:${now.toISOString()}` },
         ),
@@ -484,6 +501,45 @@ async function write(
   const { created, resolved } = await writeAlerts(sql, batch, now);
   events.push(...created.map((a) => alertEvent('alert.created', a)), ...resolved.map((a) => alertEvent('alert.resolved', a)));
   return { alertsCreated: created.length, alertsResolved: resolved.length, events };
+}
+
+/**
+ * What moved each announced value since it was announced before: the drivers of the changes recorded since
+ * (this batch's included, written above), summed. Nothing for a first announcement.
+ */
+type HealthDrivers = NonNullable<SourceOf<PayloadOf<'customer.health_changed'>['drivers']>>;
+type ChurnDrivers = NonNullable<SourceOf<PayloadOf<'churn_prediction.updated'>['drivers']>>;
+
+async function whyAnnounced(sql: Sql, batch: Computed[]) {
+  const health = (c: Computed) =>
+    c.announceHealth && c.health.score !== null && c.row.announced_score !== null ? c.row.health_announced_at : null;
+  const churn = (c: Computed) =>
+    c.announceChurn && c.prediction && c.row.announced_probability !== null ? c.row.churn_announced_at : null;
+  const since = batch.flatMap((c) => {
+    const times = [health(c), churn(c)].filter((t): t is Date => t !== null);
+    return times.length ? [{ customerId: c.row.id, since: new Date(Math.min(...times.map((t) => t.getTime()))) }] : [];
+  });
+  const recorded = await driversSince(sql, since);
+  const out = new Map<string, { health: HealthDrivers | null; churn: ChurnDrivers | null }>();
+  const inPoints = (d: AnnouncedDrivers | null) => d && { ...d, top: d.top.map(({ amount, ...t }) => ({ ...t, score: amount })) };
+  const inProbability = (d: AnnouncedDrivers | null) =>
+    d && { ...d, top: d.top.map(({ amount, ...t }) => ({ ...t, churnProbability: amount })) };
+  const tenThousandths = (p: number) => Math.round(p * 10_000);
+  for (const c of batch) {
+    const [h, p] = [health(c), churn(c)];
+    if (!h && !p) continue;
+    const mine = recorded.filter((r) => r.customerId === c.row.id);
+    const after = (t: Date) => mine.filter((r) => r.computedAt > t).map((r) => r.drivers);
+    out.set(c.row.id, {
+      health: h && inPoints(announcedDrivers(after(h), 'score', c.health.score! - c.row.announced_score!, h)),
+      churn:
+        p &&
+        inProbability(
+          announcedDrivers(after(p), 'churn', tenThousandths(c.prediction!.probability) - tenThousandths(c.row.announced_probability!), p),
+        ),
+    });
+  }
+  return out;
 }
 
 async function writeAlerts(sql: Sql, batch: Computed[], now: Date) {

@@ -102,6 +102,65 @@ describe('why health moved', () => {
     expect(failures!.churn_probability.change).toBeGreaterThan(0);
   });
 
+  it('announces a move with its drivers since the announcement before, which add up exactly to the move', async () => {
+    const w = await tenantWithKey(t.prisma);
+    const c = await customer(t.prisma, w.tenantId);
+    await signals(t.prisma, w.tenantId, c.id, [
+      ...spread('usage.event', 60, 28, { attributes: { user_id: 'u1' } }),
+      { kind: 'billing.invoice_paid', daysAgo: 20 },
+      { kind: 'chat.message', daysAgo: 2, sentiment: 0.5 },
+    ]);
+    await subscription(t.prisma, w.tenantId, c.id, { status: 'active', seats: 5 });
+    await t.score();
+    // Several computations, some moving the score by less than an announcement needs.
+    for (const batch of [
+      [{ kind: 'chat.message', daysAgo: 0.9, sentiment: 0.1 }],
+      [{ kind: 'usage.event', daysAgo: 0.6, attributes: { user_id: 'u2' } }],
+      [{ kind: 'billing.payment_failed', daysAgo: 0.5 }],
+      [
+        { kind: 'billing.payment_failed', daysAgo: 0.3 },
+        { kind: 'billing.payment_failed', daysAgo: 0.2 },
+        { kind: 'support.conversation_opened', daysAgo: 0.1, sentiment: -0.9 },
+      ],
+    ]) {
+      await signals(t.prisma, w.tenantId, c.id, batch);
+      await t.score();
+    }
+    type Announced = { since: string; top: Record<string, number | string>[]; other: number } | null;
+    const announced = async (type: string) =>
+      (
+        await t.pool.query<{ payload: Record<string, unknown>; created_at: Date }>(
+          'SELECT payload, created_at FROM outbox_events WHERE type = $1 AND subject = $2 ORDER BY created_at',
+          [type, c.id],
+        )
+      ).rows;
+    const health = await announced('customer.health_changed');
+    expect(health.length).toBeGreaterThanOrEqual(2);
+    // The first announcement has nothing before it to explain from.
+    expect(health[0]!.payload.drivers).toBeNull();
+    for (const [i, e] of health.entries()) {
+      if (i === 0) continue;
+      const d = e.payload.drivers as Announced;
+      expect(d).not.toBeNull();
+      // Since the computation that made the announcement before (its event is written just after it).
+      const since = new Date(d!.since).getTime();
+      expect(since).toBeLessThanOrEqual(health[i - 1]!.created_at.getTime());
+      expect(since).toBeGreaterThan(i >= 2 ? health[i - 2]!.created_at.getTime() : 0);
+      expect(d!.top.length).toBeGreaterThan(0);
+      const sum = d!.top.reduce((s, x) => s + (x.score as number), 0) + d!.other;
+      expect(sum).toBe((e.payload.health_score as number) - (e.payload.previous_health_score as number));
+      expect(d!.top.map((x) => Math.abs(x.score as number))).toEqual([...d!.top.map((x) => Math.abs(x.score as number))].sort((a, b) => b - a));
+    }
+    // More changes were recorded than announced: the drivers summed several of them.
+    expect(await t.prisma.healthChange.count({ where: { customerId: c.id } })).toBeGreaterThan(health.length);
+    for (const e of (await announced('churn_prediction.updated')).slice(1)) {
+      const d = e.payload.drivers as Announced;
+      expect(d).not.toBeNull();
+      const sum = d!.top.reduce((s, x) => s + units(x.churn_probability as number, 10_000), 0) + units(d!.other, 10_000);
+      expect(sum).toBe(units(e.payload.probability as number, 10_000) - units(e.payload.previous_probability as number, 10_000));
+    }
+  });
+
   it('leads from a change to the Stripe event behind it: provider, type, the provider’s event id, when it was received and its body', async () => {
     const w = await tenantWithKey(t.prisma);
     const { secret } = await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put(

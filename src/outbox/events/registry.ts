@@ -1,7 +1,16 @@
 import { z } from 'zod';
 import { amount } from '../../contract/money.ts';
 import { HEALTH_STATUSES, INVOICE_STATUSES, RISK_LEVELS } from '../../contract/enums.ts';
-import { alert, alertSample, churnPrediction, customerListItem, customerSample, intervention } from '../../contract/entities.ts';
+import {
+  alert,
+  alertSample,
+  churnDrivers,
+  churnPrediction,
+  customerListItem,
+  customerSample,
+  healthDrivers,
+  intervention,
+} from '../../contract/entities.ts';
 import { serialize, type SourceOf } from '../../contract/serialize.ts';
 import { sequenceSubject, type SequenceSubject } from '../../contract/sequence-subject.ts';
 import { probability, score, time, uuid } from '../../contract/wire.ts';
@@ -46,6 +55,7 @@ const prediction = z.object({
   model_version: z.string(),
   predicted_at: time,
   previous_probability: probability.nullable(),
+  drivers: churnDrivers,
 });
 
 // The examples, as domain values put through the serializer like every payload sent.
@@ -118,6 +128,7 @@ const ofItsCustomer = (p: { customer_id: string }) => sequenceSubject('customer'
 const healthChanged = customer.extend({
   previous_health_score: score.nullable(),
   previous_health_status: z.enum(HEALTH_STATUSES).nullable(),
+  drivers: healthDrivers,
 });
 const trialExtended = z.object({
   ...tenant,
@@ -163,6 +174,14 @@ export const EVENTS = {
       healthStatus: 'at_risk',
       previousHealthScore: 72,
       previousHealthStatus: 'neutral',
+      drivers: {
+        since: new Date('2026-11-13T06:00:00.000Z'),
+        top: [
+          { input: 'failedPayments30d', label: 'Failed payments (30 days)', group: 'billing', score: -11 },
+          { input: 'usageUnits7d', label: 'Product events and code activity (7 days)', group: 'usage', score: -6 },
+        ],
+        other: -1,
+      },
     }),
     ofCustomerRecord,
   ),
@@ -192,6 +211,14 @@ export const EVENTS = {
       modelVersion: 'default-v2',
       predictedAt: new Date('2026-11-20T06:00:00.000Z'),
       previousProbability: 0.18,
+      drivers: {
+        since: new Date('2026-11-13T06:00:00.000Z'),
+        top: [
+          { input: 'usageUnits30d', label: 'Product events and code activity (30 days)', group: 'usage', churnProbability: 0.17 },
+          { input: 'failedPayments30d', label: 'Failed payments (30 days)', group: 'billing', churnProbability: 0.06 },
+        ],
+        other: 0.01,
+      },
     }),
     ofItsCustomer,
   ),
