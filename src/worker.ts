@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type pg from 'pg';
 import type { Inbox } from './ingest/inbox.ts';
+import { checkFreshness } from './scoring/freshness.ts';
 import { markOverdueInvoices } from './ingest/overdue.ts';
 import { attributeRequested } from './services/customers.ts';
 import { startInboxConsumer } from './ingest/processor.ts';
@@ -25,6 +26,8 @@ export interface WorkerDeps {
   prefetch?: number;
   sweepEveryMs?: number;
   overdueEveryMs?: number;
+  /** How often each integration's silence is checked (scoring/freshness.ts). */
+  freshnessEveryMs?: number;
   /** How often kept events are attributed to the customers given identities or domains meanwhile (services/customers.ts). */
   attributionEveryMs?: number;
   scoring?: { batchSize: number; concurrency: number; sweepEveryMs: number; leaseSeconds?: number };
@@ -120,6 +123,7 @@ export function startWorker(deps: WorkerDeps) {
   const stops = [
     every(deps.sweepEveryMs ?? 5000, 'inbox-sweep', log, () => deps.inbox.sweep()),
     every(deps.overdueEveryMs ?? 60_000, 'invoice-overdue', log, () => markOverdueInvoices(pool)),
+    every(deps.freshnessEveryMs ?? 60_000, 'integration-freshness', log, () => checkFreshness(pool)),
     every(deps.attributionEveryMs ?? 1000, 'attribution', log, () => attributeRequested(pool, log)),
     every(1000, 'outbox-relay', log, relay),
     every(1000, 'deliveries-due', log, () => queueDue(pool, queue, { requeueAfterSeconds: deps.leaseSeconds })),

@@ -74,9 +74,16 @@ export const health = z.object({
         signals: z.array(
           z.object({ key: str, label: str, value: z.union([num.nullable(), str]).describe('A number or a label; null when unknown.') }),
         ),
+        stale: z.boolean().describe('A provider feeding this dimension has gone silent: its score may describe how things were.'),
+        stale_sources: z.array(z.enum(PROVIDERS)).describe('The silent providers feeding it.'),
       }),
     )
     .length(DIMENSIONS.length),
+  confidence: num
+    .nullable()
+    .describe(
+      'How much of the score rests on fresh sources, 0-1: the weight of the dimensions with data whose providers are not silent. The score is not re-weighted when a source stops. Null without a score.',
+    ),
 });
 
 export const churnPrediction = z.object({

@@ -4,10 +4,13 @@
 // customer, whose id is the provider's, percent-encoded as a URI component so that any id is a valid header
 // value. One format, written and read only here.
 
-export const SEQUENCE_SUBJECT_KINDS = ['customer', 'invoice', 'subscription', 'endpoint', 'payment'] as const;
+export const SEQUENCE_SUBJECT_KINDS = ['customer', 'invoice', 'subscription', 'endpoint', 'payment', 'integration'] as const;
 export type SequenceSubjectKind = (typeof SEQUENCE_SUBJECT_KINDS)[number];
 
-/** A subject as text: `customer:<uuid>`, `invoice:<uuid>`, `subscription:<uuid>`, `endpoint:<uuid>` or `payment:<encoded id>`. */
+/**
+ * A subject as text: `customer:<uuid>`, `invoice:<uuid>`, `subscription:<uuid>`, `endpoint:<uuid>`,
+ * `payment:<encoded id>` or `integration:<provider>`.
+ */
 export type SequenceSubject = `${SequenceSubjectKind}:${string}`;
 
 /** The longest subject a reader may name; a provider's payment id is far shorter. */
@@ -15,11 +18,12 @@ export const MAX_SEQUENCE_SUBJECT_LENGTH = 512;
 
 /** The form of a subject, also the REST parameter's pattern; a UUID in upper case is read in lower case. */
 export const SEQUENCE_SUBJECT_PATTERN =
-  "^((customer|invoice|subscription|endpoint):[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|payment:[A-Za-z0-9_.!~*'()%-]+)$";
+  "^((customer|invoice|subscription|endpoint):[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|payment:[A-Za-z0-9_.!~*'()%-]+|integration:[a-z_]{1,32})$";
 const PATTERN = new RegExp(SEQUENCE_SUBJECT_PATTERN);
 
 export const SEQUENCE_SUBJECT_EXAMPLE: SequenceSubject = 'customer:0b8e3f1a-5c2d-4e6f-8a9b-1c2d3e4f5a6b';
 
+/** A subject of our own id, or of a provider's name for an integration. */
 export function sequenceSubject(kind: Exclude<SequenceSubjectKind, 'payment'>, id: string): SequenceSubject;
 export function sequenceSubject(kind: 'payment', providerId: string): SequenceSubject;
 export function sequenceSubject(kind: SequenceSubjectKind, id: string): SequenceSubject {
@@ -40,6 +44,6 @@ export function parseSequenceSubject(text: string): SequenceSubject | null {
       return null;
     }
   }
-  // The pattern has checked the UUID's form.
+  // The pattern has checked the UUID's or the provider's form.
   return sequenceSubject(kind, id);
 }

@@ -19,6 +19,7 @@ const TABLES = [
   'api_keys',
   'users',
   'inbound_secrets',
+  'integration_freshness',
   'webhook_deliveries',
   'webhook_endpoints',
   'outbox_pending',

@@ -2,9 +2,11 @@ import { isCalendarDay } from '../datetime.ts';
 import { notFound, validationFailed } from '../errors.ts';
 import { signalLabel } from '../scoring/dimension-scores.ts';
 import { DIMENSIONS, type DimensionKey, tenantWeights } from '../scoring/dimensions.ts';
+import { type SilentProvider, staleSourcesOf } from '../scoring/freshness.ts';
+import type { ProviderName } from '../contract/enums.ts';
 import { weightsView, type WeightsView as WeightsShape } from '../services/health-settings.ts';
 import { builder } from './builder.ts';
-import { Dimension, HealthStatus } from './enums.ts';
+import { Dimension, HealthStatus, Provider } from './enums.ts';
 import { actorOf, requireCapability } from './guards.ts';
 import { PageInfo, pageSize } from './pagination.ts';
 
@@ -20,6 +22,8 @@ export interface DimensionView {
   contribution: number | null;
   trend: number | null;
   signals: SignalView[];
+  /** Providers feeding this dimension that have gone silent (scoring/freshness.ts). */
+  staleSources: ProviderName[];
 }
 export interface HealthView {
   customerId: string;
@@ -30,6 +34,7 @@ export interface HealthView {
   trend30d: number | null;
   weakestDimension: DimensionKey | null;
   dimensions: DimensionView[];
+  confidence: number | null;
 }
 
 interface SnapshotRow {
@@ -42,13 +47,29 @@ interface SnapshotRow {
   dimensions: unknown;
 }
 
-type StoredDimension = Omit<DimensionView, 'signals'> & { signals?: { key: string; label?: string; value: unknown }[] };
+type StoredDimension = Omit<DimensionView, 'signals' | 'staleSources'> & { signals?: { key: string; label?: string; value: unknown }[] };
 
 /** The current snapshot as the API shows it; before the first computation, five empty dimensions with their weights. */
-export function healthView(customerId: string, snapshot: SnapshotRow | null | undefined, storedWeights: unknown): HealthView {
+export function healthView(
+  customerId: string,
+  snapshot: SnapshotRow | null | undefined,
+  storedWeights: unknown,
+  silent: readonly SilentProvider[] = [],
+): HealthView {
   const weights = tenantWeights(storedWeights);
   const stored = (snapshot && Array.isArray(snapshot.dimensions) ? snapshot.dimensions : []) as StoredDimension[];
   const byKey = new Map(stored.map((d) => [d.key, d]));
+  const dimensions: DimensionView[] = DIMENSIONS.map((key) => {
+    const d = byKey.get(key);
+    const staleSources = staleSourcesOf(key, silent);
+    if (!d)
+      return { key, score: null, weight: snapshot?.score == null ? weights[key] : 0, contribution: null, trend: null, signals: [], staleSources };
+    return {
+      ...d,
+      signals: (d.signals ?? []).map((s) => ({ key: s.key, label: s.label ?? signalLabel(s.key), value: s.value })),
+      staleSources,
+    };
+  });
   return {
     customerId,
     score: snapshot?.score ?? null,
@@ -57,12 +78,22 @@ export function healthView(customerId: string, snapshot: SnapshotRow | null | un
     trend7d: snapshot?.trend7d ?? null,
     trend30d: snapshot?.trend30d ?? null,
     weakestDimension: (snapshot?.weakestDimension as DimensionKey | null) ?? null,
-    dimensions: DIMENSIONS.map((key) => {
-      const d = byKey.get(key);
-      if (!d) return { key, score: null, weight: snapshot?.score == null ? weights[key] : 0, contribution: null, trend: null, signals: [] };
-      return { ...d, signals: (d.signals ?? []).map((s) => ({ key: s.key, label: s.label ?? signalLabel(s.key), value: s.value })) };
-    }),
+    dimensions,
+    confidence: snapshot?.score == null ? null : confidenceOf(dimensions),
   };
+}
+
+/**
+ * How much of the score rests on fresh sources: the weight of the dimensions with data whose sources are not
+ * silent, of all the dimensions with data (their weights add up to 1). The score is not re-weighted when a
+ * source stops; this says how far to trust it meanwhile.
+ */
+function confidenceOf(dimensions: DimensionView[]): number {
+  const withData = dimensions.filter((d) => d.score !== null);
+  const total = withData.reduce((n, d) => n + d.weight, 0);
+  if (total === 0) return 1;
+  const fresh = withData.filter((d) => d.staleSources.length === 0).reduce((n, d) => n + d.weight, 0);
+  return Math.round((fresh / total) * 100) / 100;
 }
 
 const Signal = builder.objectRef<SignalView>('HealthSignal').implement({
@@ -85,6 +116,11 @@ const DimensionScore = builder.objectRef<DimensionView>('HealthDimension').imple
     }),
     trend: t.exposeFloat('trend', { nullable: true, description: 'Change of this dimension over 7 days.' }),
     signals: t.field({ type: [Signal], resolve: (d) => d.signals ?? [] }),
+    stale: t.boolean({
+      description: 'A provider feeding this dimension has gone silent: its score may describe how things were.',
+      resolve: (d) => d.staleSources.length > 0,
+    }),
+    staleSources: t.field({ type: [Provider], description: 'The silent providers feeding it.', resolve: (d) => d.staleSources }),
   }),
 });
 
@@ -105,14 +141,34 @@ export const CustomerHealth = builder.objectRef<HealthView>('CustomerHealth').im
     trend: t.field({ type: Trend, resolve: (h) => ({ d7: h.trend7d, d30: h.trend30d }) }),
     weakestDimension: t.field({ type: Dimension, nullable: true, resolve: (h) => h.weakestDimension }),
     dimensions: t.field({ type: [DimensionScore], resolve: (h) => h.dimensions }),
+    confidence: t.exposeFloat('confidence', {
+      nullable: true,
+      description:
+        'How much of the score rests on fresh sources, 0-1: the weight of the dimensions with data whose providers are not silent. Null without a score.',
+    }),
   }),
 });
 
 builder.prismaObjectField('Customer', 'health', (t) =>
   t.field({
     type: CustomerHealth,
-    select: { id: true, healthSnapshot: true, tenant: { select: { scoringWeights: true } } },
-    resolve: (c) => healthView(c.id, c.healthSnapshot, c.tenant.scoringWeights),
+    select: {
+      id: true,
+      healthSnapshot: true,
+      tenant: {
+        select: {
+          scoringWeights: true,
+          integrationFreshness: { where: { silentSince: { not: null } }, select: { provider: true, silentSince: true } },
+        },
+      },
+    },
+    resolve: (c) =>
+      healthView(
+        c.id,
+        c.healthSnapshot,
+        c.tenant.scoringWeights,
+        c.tenant.integrationFreshness.map((f) => ({ provider: f.provider, silentSince: f.silentSince! })),
+      ),
   }),
 );
 
@@ -127,7 +183,7 @@ builder.queryField('customerHealth', (t) =>
       const p = requireCapability(ctx, 'read');
       const c = await ctx.services.customerReads.one(p.tenantId, args.id, { health: true });
       if (!c) throw notFound(`Customer ${args.id}`);
-      return healthView(c.id, c.healthSnapshot as SnapshotRow | null, c.tenant?.scoringWeights);
+      return healthView(c.id, c.healthSnapshot as SnapshotRow | null, c.tenant?.scoringWeights, c.tenant?.silentProviders);
     },
   }),
 );

@@ -13,6 +13,26 @@ const LastEvent = builder.objectRef<NonNullable<IntegrationCard['lastEvent']>>('
   }),
 });
 
+const Freshness = builder.objectRef<NonNullable<IntegrationCard['freshness']>>('IntegrationFreshness').implement({
+  description:
+    'How fresh the provider’s events are. Its usual cadence is learned from its own last 14 days: it is silent once nothing has come for three times its longest usual wait (at least an hour).',
+  fields: (t) => ({
+    lastEventAt: t.field({ type: 'DateTime', nullable: true, resolve: (f) => f.lastEventAt }),
+    usualGapSeconds: t.exposeFloat('usualGapSeconds', {
+      nullable: true,
+      description: 'The longest wait between its events over the last 14 days; null until it has been heard on 3 days and 10 events.',
+    }),
+    silentAfterSeconds: t.exposeFloat('silentAfterSeconds', { nullable: true, description: 'How long a quiet spell makes it silent.' }),
+    silent: t.boolean({ resolve: (f) => f.silentSince !== null }),
+    silentSince: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When its silence was flagged; the dimensions it feeds are stale on its customers’ health meanwhile.',
+      resolve: (f) => f.silentSince,
+    }),
+  }),
+});
+
 const Integration = builder.objectRef<IntegrationCard>('Integration').implement({
   description: 'A provider card: where the provider posts, whether a signing secret exists, and the last event.',
   fields: (t) => ({
@@ -25,6 +45,12 @@ const Integration = builder.objectRef<IntegrationCard>('Integration').implement(
     verifyTokenSet: t.exposeBoolean('verifyTokenSet', { description: 'Meta only: the hub.verify_token for the subscription handshake.' }),
     previousSecretValidUntil: t.field({ type: 'DateTime', nullable: true, resolve: (i) => i.previousSecretValidUntil }),
     lastEvent: t.field({ type: LastEvent, nullable: true, resolve: (i) => i.lastEvent }),
+    freshness: t.field({
+      type: Freshness,
+      nullable: true,
+      description: 'Null until the provider is connected and checked.',
+      resolve: (i) => i.freshness,
+    }),
   }),
 });
 

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { onPg } from '../db/sql.ts';
 import { CUSTOMER_FIELDS, type CustomerFieldName, sqlOf } from '../contract/customer-fields.ts';
 import { type Camel, camelCase } from '../contract/serialize.ts';
+import { SILENT_PROVIDERS_SQL, type SilentProvider } from '../scoring/freshness.ts';
 import { countOf, createCustomerTallies, type CustomerTallies } from './customer-tallies.ts';
 
 // The hot reads of customers in plain SQL, one statement each: a page of the list, and one customer with
@@ -54,7 +55,10 @@ export interface PageRequest {
 
 export type PageRow = { [K in PageColumn]: unknown } & { id: string };
 /** One customer, with its health where asked: the snapshot's fields as healthView reads them. */
-export type CustomerWithHealth = PageRow & { healthSnapshot?: Record<string, unknown> | null; tenant?: { scoringWeights: unknown } };
+export type CustomerWithHealth = PageRow & {
+  healthSnapshot?: Record<string, unknown> | null;
+  tenant?: { scoringWeights: unknown; silentProviders: SilentProvider[] };
+};
 
 /** Where a statement reads a value: `ref(value, its SQL type)` gives the expression that stands for it. */
 type Ref = (value: unknown, type: string) => string;
@@ -129,12 +133,13 @@ export function batchedPageStatement(shapes: readonly PageShape[]): { text: stri
   };
 }
 
-type HealthRow = PageRow & SnapshotColumns & { scoringWeights: unknown };
+type HealthRow = PageRow & SnapshotColumns & { scoringWeights: unknown; silentProviders: SilentProvider[] };
 
 /** A customer with its current snapshot and its tenant's weights: the columns, then the joins after `customers c`. */
 const SELECT_HEALTH = `${SELECT_C}, t.scoring_weights AS "scoringWeights", s.customer_id AS "snapshotOf", s.score AS "snapshotScore",
   s.status::text AS "snapshotStatus", s.computed_at AS "snapshotComputedAt", s.trend_7d AS "snapshotTrend7d",
-  s.trend_30d AS "snapshotTrend30d", s.weakest_dimension AS "snapshotWeakestDimension", s.dimensions AS "snapshotDimensions"`;
+  s.trend_30d AS "snapshotTrend30d", s.weakest_dimension AS "snapshotWeakestDimension", s.dimensions AS "snapshotDimensions",
+  ${SILENT_PROVIDERS_SQL('c.tenant_id')} AS "silentProviders"`;
 const HEALTH_FROM = 'JOIN tenants t ON t.id = c.tenant_id LEFT JOIN health_snapshots s ON s.customer_id = c.id';
 
 /** A row of SELECT_HEALTH as `one` answers it. */
@@ -151,7 +156,7 @@ function withHealth(row: HealthRow): CustomerWithHealth {
         dimensions: row.snapshotDimensions,
       }
     : null;
-  return { ...customer, tenant: { scoringWeights: row.scoringWeights }, healthSnapshot: snapshot };
+  return { ...customer, tenant: { scoringWeights: row.scoringWeights, silentProviders: row.silentProviders }, healthSnapshot: snapshot };
 }
 
 /**

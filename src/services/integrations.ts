@@ -7,6 +7,7 @@ import { validationFailed } from '../errors.ts';
 import { isDiscordPublicKey } from '../contract/provider-secrets.ts';
 import { PROVIDERS, type ProviderName } from '../contract/enums.ts';
 import { onPrisma, type Sql } from '../db/sql.ts';
+import { freshnessView, type IntegrationFreshness } from '../scoring/freshness.ts';
 import { recordAudit, type Actor } from './audit.ts';
 
 export const ROTATION_OVERLAP_HOURS = 24;
@@ -106,6 +107,8 @@ export interface IntegrationCard {
   verifyTokenSet: boolean;
   previousSecretValidUntil: Date | null;
   lastEvent: { id: string; eventType: string; status: string; receivedAt: Date } | null;
+  /** Null for a provider never connected. */
+  freshness: IntegrationFreshness | null;
 }
 
 /**
@@ -118,12 +121,13 @@ export function createIntegrationService(deps: { prisma: Db; box: SecretBox; cac
   return {
     secrets,
     async cards(tenantId: string): Promise<IntegrationCard[]> {
-      const [stored, last] = await Promise.all([
+      const [stored, last, fresh] = await Promise.all([
         prisma.inboundSecret.findMany({ where: { tenantId }, select: { provider: true, verifyToken: true, previousExpiresAt: true } }),
         // The newest event per provider in one query.
         prisma.$queryRaw<{ provider: string; id: string; event_type: string; status: string; received_at: Date }[]>`
           SELECT DISTINCT ON (provider) provider, id, event_type, status::text AS status, received_at
           FROM inbox_events WHERE tenant_id = ${tenantId}::uuid ORDER BY provider, received_at DESC`,
+        prisma.integrationFreshness.findMany({ where: { tenantId } }),
       ]);
       return PROVIDERS.map((provider) => {
         const s = stored.find((x) => x.provider === provider);
@@ -135,6 +139,7 @@ export function createIntegrationService(deps: { prisma: Db; box: SecretBox; cac
           verifyTokenSet: Boolean(s?.verifyToken),
           previousSecretValidUntil: s?.previousExpiresAt && s.previousExpiresAt > new Date() ? s.previousExpiresAt : null,
           lastEvent: e ? { id: e.id, eventType: e.event_type, status: e.status, receivedAt: e.received_at } : null,
+          freshness: ((f) => (s && f ? freshnessView(f) : null))(fresh.find((x) => x.provider === provider)),
         };
       });
     },

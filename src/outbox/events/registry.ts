@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { amount } from '../../contract/money.ts';
-import { HEALTH_STATUSES, INVOICE_STATUSES, RISK_LEVELS } from '../../contract/enums.ts';
+import { HEALTH_STATUSES, INVOICE_STATUSES, PROVIDERS, RISK_LEVELS } from '../../contract/enums.ts';
 import {
   alert,
   alertSample,
@@ -138,6 +138,27 @@ const trialExtended = z.object({
   trial_end: time,
 });
 const customerDeleted = z.object({ ...tenant, id: uuid, external_id: z.string().nullable() });
+const integrationSilence = z.object({
+  ...tenant,
+  provider: z.enum(PROVIDERS),
+  last_event_at: time.nullable().describe('The last event received from the provider.'),
+  usual_gap_seconds: z
+    .number()
+    .nullable()
+    .describe('The longest wait between its events over the last 14 days, before this silence: its usual cadence.'),
+  silent_since: time.describe('When the silence was flagged.'),
+  resumed_at: time.nullable().describe('When its events came back; null while it is silent.'),
+});
+const ofIntegration = (p: { provider: string }) => sequenceSubject('integration', p.provider);
+const silenceExample = (resumed: boolean) =>
+  serialize(integrationSilence, {
+    tenantId: EXAMPLE_TENANT,
+    provider: 'stripe',
+    lastEventAt: new Date('2026-11-20T09:12:00.000Z'),
+    usualGapSeconds: 14_400,
+    silentSince: new Date('2026-11-20T21:12:30.000Z'),
+    resumedAt: resumed ? new Date('2026-11-21T08:03:00.000Z') : null,
+  });
 const endpointDisabled = z.object({ ...tenant, id: uuid, url: z.string(), enabled: z.literal(false), disabled_reason: z.string() });
 
 export const EVENTS = {
@@ -224,6 +245,18 @@ export const EVENTS = {
   ),
   'alert.created': defineEvent('An alert was raised.', alertPayload, alertExample('open'), ofItsCustomer),
   'alert.resolved': defineEvent('An alert was resolved.', alertPayload, alertExample('resolved'), ofItsCustomer),
+  'integration.silent': defineEvent(
+    'A provider went silent: nothing received from it for three times its usual longest wait (at least an hour). Sent once per silence.',
+    integrationSilence,
+    silenceExample(false),
+    ofIntegration,
+  ),
+  'integration.resumed': defineEvent(
+    'A provider that had gone silent sends events again.',
+    integrationSilence,
+    silenceExample(true),
+    ofIntegration,
+  ),
   'endpoint.disabled': defineEvent(
     'One of the tenant’s endpoints was disabled after failing.',
     endpointDisabled,
