@@ -4,9 +4,12 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhookSignature } from '../../src/outbox/sender/verify.ts';
 import { seedDemoTenant } from '../../src/seed/demo.ts';
-import { createTestApp, type TestApp } from '../support/app.ts';
+import { checkFreshness } from '../../src/scoring/freshness.ts';
+import { operator } from '../../src/services/audit.ts';
+import { createInboundSecretStore } from '../../src/services/integrations.ts';
+import { createTestApp, testSecretBox, type TestApp } from '../support/app.ts';
 import { launchBrowser, screenshot, watch } from '../support/browser.ts';
-import { inactivityLabelledCustomers, tenantWithKey, userWithSession } from '../support/factories.ts';
+import { inactivityLabelledCustomers, scoredCustomer, tenantWithKey, userWithSession } from '../support/factories.ts';
 import * as p from '../support/providers.ts';
 import { startReceiver, testCertificate, type Hit } from '../support/receiver.ts';
 
@@ -486,6 +489,50 @@ describe('the dashboard', () => {
     await s.page.goto(`${base}/app/customers/00000000-0000-0000-0000-000000000000`);
     await s.page.getByText('It may have been deleted', { exact: false }).waitFor();
     await s.context.close();
+  });
+
+  it('shows a silent provider on its card, and on a customer’s health its stale dimensions and the lowered confidence', async () => {
+    const w = await tenantWithKey(t.prisma);
+    const viewer = await userWithSession(t.prisma, t.sessions, w.tenantId, 'viewer', PASSWORD);
+    await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId: w.tenantId, provider: 'stripe' }, operator(w.tenantId));
+    // Stripe every 6 hours for five days, then a day without anything.
+    const last = Date.now() - 24 * 3_600_000;
+    await t.prisma.inboxEvent.createMany({
+      data: Array.from({ length: 20 }, (_, i) => ({
+        tenantId: w.tenantId,
+        provider: 'stripe',
+        dedupKey: `evt_quiet_${i}`,
+        eventType: 'invoice.paid',
+        body: '{}',
+        status: 'processed' as const,
+        receivedAt: new Date(last - i * 6 * 3_600_000),
+      })),
+    });
+    const { customer } = await scoredCustomer(t.prisma, w.tenantId, { usage: 80, engagement: null, support: null, billing: 90, growth: null });
+    // The worker checks every minute too; whichever pass takes the row flags it.
+    await expect
+      .poll(
+        async () => {
+          await checkFreshness(t.pool);
+          return (await t.prisma.integrationFreshness.findFirst({ where: { tenantId: w.tenantId, provider: 'stripe' } }))?.silentSince;
+        },
+        { timeout: 10_000 },
+      )
+      .toBeInstanceOf(Date);
+
+    const s = await signIn(viewer.email, PASSWORD);
+    await s.page.getByRole('link', { name: 'Integrations' }).click();
+    const card = s.page.locator('article[data-provider="stripe"]');
+    await expect.poll(() => card.getByTestId('freshness').textContent()).toMatch(/Silent.*usual longest wait is 6 hours/);
+    await screenshot(s.page, 'integrations-silent');
+    await s.page.getByRole('link', { name: 'Customers' }).click();
+    await s.page.getByRole('link', { name: customer.name }).click();
+    await s.page.getByRole('heading', { name: customer.name, level: 1 }).waitFor();
+    await s.page.getByTestId('stale-billing').waitFor();
+    expect(await s.page.getByTestId('stale-usage').count()).toBe(0);
+    await expect(s.page.getByTestId('health-confidence').textContent()).resolves.toMatch(/Confidence 55%: Billing may be out of date: no events from Stripe/);
+    await screenshot(s.page, 'customer-stale');
+    await done(s);
   });
 });
 

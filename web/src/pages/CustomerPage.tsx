@@ -109,7 +109,10 @@ const CustomerDoc = graphql(`
             label
             value
           }
+          stale
+          staleSources
         }
+        confidence
       }
       churnPrediction {
         probability
@@ -193,6 +196,16 @@ const CustomerChangedDoc = graphql(`
 const sourceLabel = (source: string) =>
   source === 'api' ? 'Events API' : (PROVIDER_GUIDES[source as Provider]?.label ?? humanize(source));
 
+/** The silent providers, by name: "Stripe", "Stripe and Intercom". */
+const providers = (ps: readonly Provider[]) => new Intl.ListFormat('en', { type: 'conjunction' }).format(ps.map(providerLabel));
+
+/** Which dimensions are stale, and why. */
+function staleNote(dimensions: readonly { key: keyof typeof DIMENSION_LABELS; score: number | null; stale: boolean; staleSources: Provider[] }[]) {
+  const stale = dimensions.filter((d) => d.stale && d.score !== null);
+  const sources = [...new Set(stale.flatMap((d) => d.staleSources))];
+  return `${stale.map((d) => DIMENSION_LABELS[d.key]).join(', ')} may be out of date: no events from ${providers(sources)} for longer than usual.`;
+}
+
 export function CustomerPage() {
   const { id = '' } = useParams();
   const { canWrite, canManage } = useViewer();
@@ -249,6 +262,11 @@ export function CustomerPage() {
               <p className="muted small">
                 Weakest: {h.weakestDimension ? DIMENSION_LABELS[h.weakestDimension] : '—'} · computed {formatRelative(h.computedAt)}
               </p>
+              {h.confidence !== null && h.confidence < 1 ? (
+                <p className="small warning" data-testid="health-confidence" role="status">
+                  Confidence {formatPercent(h.confidence)}: {staleNote(h.dimensions)}
+                </p>
+              ) : null}
               <DimensionChart dimensions={h.dimensions} />
             </>
           )}
@@ -326,6 +344,11 @@ export function CustomerPage() {
               <div key={d.key} className="dimension">
                 <h3>
                   {DIMENSION_LABELS[d.key]} <span className="dim-score">{d.score === null ? 'no data' : formatScore(d.score)}</span>
+                  {d.stale && d.score !== null ? (
+                    <span className="pill pill-expiring" data-testid={`stale-${d.key}`} title={`No events from ${providers(d.staleSources)} for longer than usual`}>
+                      Stale
+                    </span>
+                  ) : null}
                 </h3>
                 <p className="muted small">
                   {d.score === null ? 'No data: its weight goes to the other dimensions' : `Weight ${formatPercent(d.weight)}`}

@@ -23,6 +23,12 @@ const IntegrationsDoc = graphql(`
         status
         receivedAt
       }
+      freshness {
+        usualGapSeconds
+        silentAfterSeconds
+        silent
+        silentSince
+      }
     }
   }
 `);
@@ -38,6 +44,33 @@ const SetSecretDoc = graphql(`
 `);
 
 type Integration = IntegrationsQuery['integrations'][number];
+
+/** A wait in the largest whole unit that says it: "6 hours", "2 days". */
+function span(seconds: number): string {
+  const [n, unit] = seconds >= 172_800 ? [seconds / 86_400, 'day'] : seconds >= 7200 ? [seconds / 3600, 'hour'] : [seconds / 60, 'minute'];
+  const whole = Math.round(n);
+  return `${whole} ${unit}${whole === 1 ? '' : 's'}`;
+}
+
+/** Whether the provider's events still arrive as usual; silent ones make their dimensions stale. */
+function Freshness({ freshness }: { freshness: Integration['freshness'] }) {
+  if (!freshness) return null;
+  if (freshness.silent)
+    return (
+      <p className="small warning" data-testid="freshness" role="status">
+        <span className="pill pill-failed">Silent</span> No events for longer than {span(freshness.silentAfterSeconds ?? 3600)} (its usual
+        longest wait is {span(freshness.usualGapSeconds ?? 0)}), since {formatDateTime(freshness.silentSince)}. The dimensions it feeds
+        show as stale on customers' health until its events return.
+      </p>
+    );
+  return (
+    <p className="small muted" data-testid="freshness">
+      {freshness.usualGapSeconds === null
+        ? 'Learning how often it sends: a silence is flagged once it has been heard on 3 days.'
+        : `Usually sends within ${span(freshness.usualGapSeconds)}; flagged silent after ${span(freshness.silentAfterSeconds ?? 3600)} without events.`}
+    </p>
+  );
+}
 
 export function Integrations() {
   const { canManage } = useViewer();
@@ -141,6 +174,7 @@ function IntegrationCard({
           <span className="small">none received yet</span>
         )}
       </div>
+      <Freshness freshness={i.freshness} />
       {i.previousSecretValidUntil ? (
         <p className="small muted">The previous secret keeps verifying until {formatDateTime(i.previousSecretValidUntil)}.</p>
       ) : null}
