@@ -1,4 +1,4 @@
-import type { ProviderName } from '../contract/enums.ts';
+import { PROVIDERS, type ProviderName } from '../contract/enums.ts';
 import type { IntegrationCard } from '../services/integrations.ts';
 import { builder } from './builder.ts';
 import { Provider } from './enums.ts';
@@ -96,5 +96,25 @@ builder.mutationField('setInboundSecret', (t) =>
       );
       return { provider: args.provider, ...r };
     },
+  }),
+);
+
+const SilentIntegration = builder.objectRef<{ provider: ProviderName; silentSince: Date }>('SilentIntegration').implement({
+  description: 'A provider that has gone silent: the dimensions it feeds are stale on the workspace’s customers’ health.',
+  fields: (t) => ({
+    provider: t.field({ type: Provider, resolve: (s) => s.provider }),
+    silentSince: t.field({ type: 'DateTime', resolve: (s) => s.silentSince }),
+  }),
+});
+
+builder.prismaObjectField('Tenant', 'silentIntegrations', (t) =>
+  t.field({
+    type: [SilentIntegration],
+    description: 'The providers silent now, for a notice on every screen; `integrations { freshness }` has the detail.',
+    select: { integrationFreshness: { where: { silentSince: { not: null } }, select: { provider: true, silentSince: true } } },
+    resolve: (tenant) =>
+      tenant.integrationFreshness
+        .filter((f) => (PROVIDERS as readonly string[]).includes(f.provider))
+        .map((f) => ({ provider: f.provider as ProviderName, silentSince: f.silentSince! })),
   }),
 );

@@ -521,6 +521,8 @@ describe('the dashboard', () => {
       .toBeInstanceOf(Date);
 
     const s = await signIn(viewer.email, PASSWORD);
+    // A notice on every screen, before anyone opens Integrations.
+    await expect(s.page.getByTestId('silent-integrations').textContent()).resolves.toMatch(/Stripe has been silent/);
     await s.page.getByRole('link', { name: 'Integrations' }).click();
     const card = s.page.locator('article[data-provider="stripe"]');
     await expect.poll(() => card.getByTestId('freshness').textContent()).toMatch(/Silent.*usual longest wait is 6 hours/);

@@ -3,6 +3,7 @@ import { useMutation } from 'urql';
 import { graphql } from '../gql/index.ts';
 import { useAuth } from '../lib/auth.tsx';
 import { formatDateTime, humanize } from '../lib/format.ts';
+import { providerLabel } from '../lib/providers.ts';
 import { useViewer } from '../lib/viewer.tsx';
 
 const NAV = [
@@ -73,6 +74,14 @@ export function Layout() {
         </ul>
       </nav>
       <main id="main" className="content" tabIndex={-1}>
+        {tenant.silentIntegrations.length > 0 ? (
+          <p className="banner-warning" role="status" data-testid="silent-integrations">
+            {tenant.silentIntegrations
+              .map((i) => `${providerLabel(i.provider)} has been silent, far longer than it usually is, since ${formatDateTime(i.silentSince)}`)
+              .join('; ')}
+            . The dimensions it feeds are marked stale on customers&apos; health. <Link to="/settings/integrations">Open the integration settings</Link>
+          </p>
+        ) : null}
         {tenant.deletion ? (
           <p className="banner-danger" role="alert">
             This workspace will be deleted on {formatDateTime(tenant.deletion.dueAt)}; webhooks are held until then.{' '}

@@ -16,6 +16,10 @@ const ViewerDoc = graphql(`
         deletion {
           dueAt
         }
+        silentIntegrations {
+          provider
+          silentSince
+        }
       }
       user {
         id
