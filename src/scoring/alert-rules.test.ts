@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ALERT_TYPES as STORED_TYPES } from '../contract/enums.ts';
-import { ALERT_TYPES, type ExistingAlert, type Firing, MANUAL_RESOLVE_COOLDOWN_MS, planAlertChanges } from './alert-rules.ts';
+import { ALERT_TYPES } from '../contract/enums.ts';
+import { RULE_TYPES, type ExistingAlert, type Firing, MANUAL_RESOLVE_COOLDOWN_MS, planAlertChanges } from './alert-rules.ts';
 
 const now = new Date('2026-11-20T00:00:00Z');
 const firing = (severity: Firing['severity'], details: Record<string, unknown> = {}): Firing => ({
@@ -11,7 +11,7 @@ const firing = (severity: Firing['severity'], details: Record<string, unknown> =
   message: 'm',
   details,
 });
-const quiet = () => Object.fromEntries(ALERT_TYPES.map((t) => [t, null])) as Record<(typeof ALERT_TYPES)[number], Firing | null>;
+const quiet = () => Object.fromEntries(RULE_TYPES.map((t) => [t, null])) as Record<(typeof RULE_TYPES)[number], Firing | null>;
 const alert = (over: Partial<ExistingAlert>): ExistingAlert => ({
   id: 'a1',
   alertType: 'health_drop',
@@ -25,7 +25,7 @@ const alert = (over: Partial<ExistingAlert>): ExistingAlert => ({
 
 describe('the alert rules', () => {
   it('have one rule for every alert type the database stores', () => {
-    expect([...ALERT_TYPES].sort()).toEqual([...STORED_TYPES].sort());
+    expect([...RULE_TYPES].sort()).toEqual([...ALERT_TYPES].sort());
   });
 
   it('are each stated in the alerts table of docs/scoring.md, the one place that lists the types', () => {
@@ -35,7 +35,7 @@ describe('the alert rules', () => {
     const end = body.findIndex((l) => !l.startsWith('|'));
     const rows = body.slice(0, end);
     const documented = rows.map((row) => /^\| `([a-z_]+)` \|/.exec(row)?.[1]);
-    expect(documented.sort()).toEqual([...ALERT_TYPES].sort());
+    expect(documented.sort()).toEqual([...RULE_TYPES].sort());
   });
 
   it('open an alert for a condition that fires and has none', () => {

@@ -122,11 +122,12 @@ const RULES: Record<AlertType, (r: RuleInput) => Firing | null> = {
   },
 };
 
-export const ALERT_TYPES = Object.keys(RULES) as AlertType[];
+/** The alert types the rules raise, in the order they are evaluated. */
+export const RULE_TYPES = Object.keys(RULES) as AlertType[];
 
 /** What every rule says about one customer now. */
 export function evaluateAlerts(input: RuleInput): Record<AlertType, Firing | null> {
-  return Object.fromEntries(ALERT_TYPES.map((t) => [t, RULES[t](input)])) as Record<AlertType, Firing | null>;
+  return Object.fromEntries(RULE_TYPES.map((t) => [t, RULES[t](input)])) as Record<AlertType, Firing | null>;
 }
 
 export interface ExistingAlert {
@@ -158,7 +159,7 @@ export function planAlertChanges(
   now: Date,
 ): AlertChange[] {
   const changes: AlertChange[] = [];
-  for (const type of ALERT_TYPES) {
+  for (const type of RULE_TYPES) {
     const firing = firings[type];
     const current = unresolved.find((a) => a.alertType === type);
     if (current) {

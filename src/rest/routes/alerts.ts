@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { COMPONENTS as C } from '../../contract/entities.ts';
-import * as r from '../../contract/requests.ts';
+import { COMPONENTS } from '../../contract/entities.ts';
+import * as requests from '../../contract/requests.ts';
 import { camelKeys, serialize } from '../../contract/serialize.ts';
 import { type ContractTypeProvider, pageRef, schemaOf } from '../../contract/wire.ts';
 import { problemResponses } from '../../http/openapi.ts';
@@ -20,8 +20,8 @@ export async function alertRoutes(fastify: FastifyInstance, { run, context }: Re
         operationId: 'listAlerts',
         summary: 'List alerts',
         description: 'Example: `status=open&severity=high` returns open high-severity alerts.',
-        querystring: schemaOf(r.alertQuery),
-        response: { 200: pageRef(C.alert), ...problemResponses(400, 401, 403, 429) },
+        querystring: schemaOf(requests.alertQuery),
+        response: { 200: pageRef(COMPONENTS.alert), ...problemResponses(400, 401, 403, 429) },
       },
     },
     async (req) => {
@@ -30,7 +30,7 @@ export async function alertRoutes(fastify: FastifyInstance, { run, context }: Re
         first: 'limit',
         after: 'cursor',
       });
-      return page(C.alert.shape, data.alerts);
+      return page(COMPONENTS.alert.shape, data.alerts);
     },
   );
 
@@ -43,14 +43,14 @@ export async function alertRoutes(fastify: FastifyInstance, { run, context }: Re
         summary: 'Change an alert’s status',
         description:
           'Acknowledge, snooze until a time (`snoozed_until`), resolve, or reopen (`open`) an alert. The answer is the alert as it now is.',
-        params: schemaOf(r.alertParams),
-        body: schemaOf(r.alertUpdate, { examples: [{ status: 'snoozed', snoozed_until: '2027-01-15T09:00:00Z' }] }),
-        response: { 200: C.alert.ref, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
+        params: schemaOf(requests.alertParams),
+        body: schemaOf(requests.alertUpdate, { examples: [{ status: 'snoozed', snoozed_until: '2027-01-15T09:00:00Z' }] }),
+        response: { 200: COMPONENTS.alert.ref, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
       },
     },
     async (req) => {
       const data = await run(UpdateAlertDocument, { id: req.params.alert_id, input: camelKeys(req.body) }, context(req));
-      return serialize(C.alert.shape, data.updateAlert);
+      return serialize(COMPONENTS.alert.shape, data.updateAlert);
     },
   );
 }

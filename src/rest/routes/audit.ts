@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { COMPONENTS as C } from '../../contract/entities.ts';
-import * as r from '../../contract/requests.ts';
+import { COMPONENTS } from '../../contract/entities.ts';
+import * as requests from '../../contract/requests.ts';
 import { camelKeys } from '../../contract/serialize.ts';
 import { type ContractTypeProvider, pageRef, schemaOf } from '../../contract/wire.ts';
 import { problemResponses } from '../../http/openapi.ts';
@@ -19,8 +19,8 @@ export async function auditRoutes(fastify: FastifyInstance, { run, context }: Re
         summary: 'List audit events',
         description:
           'The workspace’s audit log, newest first: sign-ins, API keys, users, webhook endpoints and their secrets, inbound secrets, weights, churn models and erasures, each with its actor, address and changes. Owners, admins and API keys. Example: `action=api_key.created&since=2026-11-01T00:00:00Z`.',
-        querystring: schemaOf(r.auditQuery),
-        response: { 200: pageRef(C.auditEvent), ...problemResponses(400, 401, 403, 429) },
+        querystring: schemaOf(requests.auditQuery),
+        response: { 200: pageRef(COMPONENTS.auditEvent), ...problemResponses(400, 401, 403, 429) },
       },
     },
     async (req) => {
@@ -31,7 +31,7 @@ export async function auditRoutes(fastify: FastifyInstance, { run, context }: Re
         actorId: 'actor_id',
         targetId: 'target_id',
       });
-      return page(C.auditEvent.shape, data.auditEvents);
+      return page(COMPONENTS.auditEvent.shape, data.auditEvents);
     },
   );
 }

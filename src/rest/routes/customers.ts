@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { COMPONENTS as C } from '../../contract/entities.ts';
-import * as r from '../../contract/requests.ts';
+import { COMPONENTS } from '../../contract/entities.ts';
+import * as requests from '../../contract/requests.ts';
 import { camelKeys, serialize } from '../../contract/serialize.ts';
 import { type ContractTypeProvider, pageRef, schemaOf } from '../../contract/wire.ts';
 import { problemResponses } from '../../http/openapi.ts';
@@ -20,7 +20,7 @@ import { page } from '../page.ts';
 import type { RestDeps } from '../deps.ts';
 
 const PAGE_FIELDS = { first: 'limit', after: 'cursor' };
-const params = schemaOf(r.customerParams);
+const params = schemaOf(requests.customerParams);
 const erased = z
   .strictObject({ id: z.uuid(), external_id: z.string().nullable(), deleted: z.literal(true) })
   .describe('The erased customer’s ids, to match it in your own systems.');
@@ -38,8 +38,8 @@ export async function customerRoutes(fastify: FastifyInstance, { run, context }:
         summary: 'List customers',
         description:
           'Customers with their current health score and churn risk level, filtered by `risk_level` and `health_status`, one page at a time.',
-        querystring: schemaOf(r.customerQuery),
-        response: { 200: pageRef(C.customerListItem), ...problemResponses(400, 401, 403, 429) },
+        querystring: schemaOf(requests.customerQuery),
+        response: { 200: pageRef(COMPONENTS.customerListItem), ...problemResponses(400, 401, 403, 429) },
       },
     },
     async (req) => {
@@ -50,7 +50,7 @@ export async function customerRoutes(fastify: FastifyInstance, { run, context }:
         context(req),
         PAGE_FIELDS,
       );
-      return page(C.customerListItem.shape, data.customers);
+      return page(COMPONENTS.customerListItem.shape, data.customers);
     },
   );
 
@@ -63,7 +63,7 @@ export async function customerRoutes(fastify: FastifyInstance, { run, context }:
         summary: 'Create a customer',
         description:
           'Creates a customer, optionally with its identities at providers (so inbound webhooks attribute to it). `external_id` and identities are unique per tenant (409 otherwise). The answer carries `Location`.',
-        body: schemaOf(r.customerCreate, {
+        body: schemaOf(requests.customerCreate, {
           examples: [
             {
               name: 'Acme Corp',
@@ -74,13 +74,13 @@ export async function customerRoutes(fastify: FastifyInstance, { run, context }:
             },
           ],
         }),
-        response: { 201: C.customer.ref, ...problemResponses(400, 401, 403, 409, 413, 415, 429) },
+        response: { 201: COMPONENTS.customer.ref, ...problemResponses(400, 401, 403, 409, 413, 415, 429) },
       },
     },
     async (req, reply) => {
       const data = await run(CreateCustomerDocument, { input: camelKeys(req.body) }, context(req), { externalId: 'external_id' });
       reply.code(201).header('location', `/api/v1/customers/${data.createCustomer.id}`);
-      return serialize(C.customer.shape, data.createCustomer);
+      return serialize(COMPONENTS.customer.shape, data.createCustomer);
     },
   );
 
@@ -115,12 +115,12 @@ export async function customerRoutes(fastify: FastifyInstance, { run, context }:
         summary: 'Get a customer',
         description: 'One customer with its current score, churn risk and provider identities.',
         params,
-        response: { 200: C.customer.ref, ...problemResponses(400, 401, 403, 404, 429) },
+        response: { 200: COMPONENTS.customer.ref, ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req) => {
       const data = await run(GetCustomerDocument, { id: req.params.customer_id }, context(req));
-      return serialize(C.customer.shape, data.customer);
+      return serialize(COMPONENTS.customer.shape, data.customer);
     },
   );
 
@@ -133,15 +133,15 @@ export async function customerRoutes(fastify: FastifyInstance, { run, context }:
         summary: 'Update a customer',
         description: 'Changes the fields sent (at least one); `null` clears a nullable field.',
         params,
-        body: schemaOf(r.customerUpdate, { examples: [{ email: 'billing@acme.example', domain: null }] }),
-        response: { 200: C.customer.ref, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
+        body: schemaOf(requests.customerUpdate, { examples: [{ email: 'billing@acme.example', domain: null }] }),
+        response: { 200: COMPONENTS.customer.ref, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
       },
     },
     async (req) => {
       const data = await run(UpdateCustomerDocument, { id: req.params.customer_id, input: camelKeys(req.body) }, context(req), {
         externalId: 'external_id',
       });
-      return serialize(C.customer.shape, data.updateCustomer);
+      return serialize(COMPONENTS.customer.shape, data.updateCustomer);
     },
   );
 
@@ -155,12 +155,12 @@ export async function customerRoutes(fastify: FastifyInstance, { run, context }:
         description:
           'The full health score breakdown across the five dimensions: each dimension’s score, weight, contribution, trend and the signals it came from. Scores are null until the first computation.',
         params,
-        response: { 200: C.health.ref, ...problemResponses(400, 401, 403, 404, 429) },
+        response: { 200: COMPONENTS.health.ref, ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req) => {
       const data = await run(CustomerHealthDocument, { id: req.params.customer_id }, context(req));
-      return serialize(C.health.shape, data.customerHealth);
+      return serialize(COMPONENTS.health.shape, data.customerHealth);
     },
   );
 
@@ -173,12 +173,12 @@ export async function customerRoutes(fastify: FastifyInstance, { run, context }:
         summary: 'Get a customer’s churn prediction',
         description: 'The latest churn probability, risk level, risk factors and recommended interventions.',
         params,
-        response: { 200: C.churnPrediction.ref, ...problemResponses(400, 401, 403, 404, 429) },
+        response: { 200: COMPONENTS.churnPrediction.ref, ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req) => {
       const data = await run(CustomerChurnPredictionDocument, { id: req.params.customer_id }, context(req));
-      return serialize(C.churnPrediction.shape, data.customer.churnPrediction);
+      return serialize(COMPONENTS.churnPrediction.shape, data.customer.churnPrediction);
     },
   );
 
@@ -191,8 +191,8 @@ export async function customerRoutes(fastify: FastifyInstance, { run, context }:
         summary: 'List a customer’s health history',
         description: 'The health score’s history: one point per day, newest first.',
         params,
-        querystring: schemaOf(r.pageQuery),
-        response: { 200: pageRef(C.healthPoint), ...problemResponses(400, 401, 403, 404, 429) },
+        querystring: schemaOf(requests.pageQuery),
+        response: { 200: pageRef(COMPONENTS.healthPoint), ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req) => {
@@ -204,7 +204,7 @@ export async function customerRoutes(fastify: FastifyInstance, { run, context }:
       );
       const history = data.customer.healthHistory;
       // GraphQL lists a point's dimensions beside its score; REST groups them.
-      return page(C.healthPoint.shape, { ...history, nodes: history.nodes.map((p) => ({ ...p, dimensions: p })) });
+      return page(COMPONENTS.healthPoint.shape, { ...history, nodes: history.nodes.map((p) => ({ ...p, dimensions: p })) });
     },
   );
 
@@ -218,8 +218,8 @@ export async function customerRoutes(fastify: FastifyInstance, { run, context }:
         description:
           'Each computation that moved the customer’s health score, a dimension or its churn probability, newest first, with the inputs that moved it (drivers): each driver’s share of the score, of each dimension and of the churn probability, which add up exactly to the change, and the sources behind it: provider events (provider, type, the provider’s event id, when received, whether the body is still stored), usage events and changes made over the API. Example: `since=2026-11-01T00:00:00Z`.',
         params,
-        querystring: schemaOf(r.healthChangeQuery),
-        response: { 200: pageRef(C.healthChange), ...problemResponses(400, 401, 403, 404, 429) },
+        querystring: schemaOf(requests.healthChangeQuery),
+        response: { 200: pageRef(COMPONENTS.healthChange), ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req) => {
@@ -229,7 +229,7 @@ export async function customerRoutes(fastify: FastifyInstance, { run, context }:
         context(req),
         PAGE_FIELDS,
       );
-      return page(C.healthChange.shape, data.customer.healthChanges);
+      return page(COMPONENTS.healthChange.shape, data.customer.healthChanges);
     },
   );
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { COMPONENTS as C } from '../../contract/entities.ts';
-import * as r from '../../contract/requests.ts';
+import { COMPONENTS } from '../../contract/entities.ts';
+import * as requests from '../../contract/requests.ts';
 import { serialize } from '../../contract/serialize.ts';
 import { type ContractTypeProvider, schemaOf } from '../../contract/wire.ts';
 import { problemResponses } from '../../http/openapi.ts';
@@ -23,11 +23,11 @@ const baselineOf = (m: { baselineModelVersion: string; baselineAuc: number; base
   brier: m.baselineBrier,
 });
 const churnModel = (m: ChurnModelDetailFragment) =>
-  serialize(C.churnModel.shape, { ...m, metrics: m.metrics && { ...m.metrics, baseline: baselineOf(m.metrics) } });
+  serialize(COMPONENTS.churnModel.shape, { ...m, metrics: m.metrics && { ...m.metrics, baseline: baselineOf(m.metrics) } });
 
 export async function scoringRoutes(fastify: FastifyInstance, { run, context }: RestDeps) {
   const app = fastify.withTypeProvider<ContractTypeProvider>();
-  const weights = { 200: C.healthWeights.ref };
+  const weights = { 200: COMPONENTS.healthWeights.ref };
   app.get(
     '/health-weights',
     {
@@ -39,7 +39,7 @@ export async function scoringRoutes(fastify: FastifyInstance, { run, context }: 
         response: { ...weights, ...problemResponses(401, 403, 429) },
       },
     },
-    async (req) => serialize(C.healthWeights.shape, (await run(HealthWeightsDocument, {}, context(req))).healthWeights),
+    async (req) => serialize(COMPONENTS.healthWeights.shape, (await run(HealthWeightsDocument, {}, context(req))).healthWeights),
   );
 
   app.put(
@@ -50,12 +50,12 @@ export async function scoringRoutes(fastify: FastifyInstance, { run, context }: 
         operationId: 'setHealthWeights',
         summary: 'Set the health weights',
         description: 'Sets the dimension weights (each 0-1, summing to 1); every customer is recomputed.',
-        body: schemaOf(r.weightsInput, { examples: [{ usage: 0.3, engagement: 0.25, support: 0.15, billing: 0.2, growth: 0.1 }] }),
+        body: schemaOf(requests.weightsInput, { examples: [{ usage: 0.3, engagement: 0.25, support: 0.15, billing: 0.2, growth: 0.1 }] }),
         response: { ...weights, ...problemResponses(400, 401, 403, 413, 415, 429) },
       },
     },
     async (req) =>
-      serialize(C.healthWeights.shape, (await run(SetHealthWeightsDocument, { input: req.body }, context(req))).setHealthWeights),
+      serialize(COMPONENTS.healthWeights.shape, (await run(SetHealthWeightsDocument, { input: req.body }, context(req))).setHealthWeights),
   );
 
   app.delete(
@@ -69,7 +69,7 @@ export async function scoringRoutes(fastify: FastifyInstance, { run, context }: 
         response: { ...weights, ...problemResponses(401, 403, 429) },
       },
     },
-    async (req) => serialize(C.healthWeights.shape, (await run(ResetHealthWeightsDocument, {}, context(req))).resetHealthWeights),
+    async (req) => serialize(COMPONENTS.healthWeights.shape, (await run(ResetHealthWeightsDocument, {}, context(req))).resetHealthWeights),
   );
 
   app.get(
@@ -80,7 +80,7 @@ export async function scoringRoutes(fastify: FastifyInstance, { run, context }: 
         operationId: 'getChurnModel',
         summary: 'Get the churn model',
         description: 'The churn model in use, with its coefficients and, when trained, its held-out metrics.',
-        response: { 200: C.churnModel.ref, ...problemResponses(401, 403, 429) },
+        response: { 200: COMPONENTS.churnModel.ref, ...problemResponses(401, 403, 429) },
       },
     },
     async (req) => churnModel((await run(ChurnModelDocument, {}, context(req))).churnModel),
@@ -94,7 +94,7 @@ export async function scoringRoutes(fastify: FastifyInstance, { run, context }: 
         operationId: 'resetChurnModel',
         summary: 'Reset the churn model',
         description: 'Puts the default coefficients back in use (trained models are kept); predictions refresh.',
-        response: { 200: C.churnModel.ref, ...problemResponses(401, 403, 429) },
+        response: { 200: COMPONENTS.churnModel.ref, ...problemResponses(401, 403, 429) },
       },
     },
     async (req) => churnModel((await run(ResetChurnModelDocument, {}, context(req))).resetChurnModel),
@@ -109,12 +109,12 @@ export async function scoringRoutes(fastify: FastifyInstance, { run, context }: 
         summary: 'Train the churn model',
         description:
           'Uses the latest label of each customer (`POST /customers/{id}/churn-outcome`, or a cancelled subscription). Needs 20 churned and 20 retained customers (else 422 `not_enough_data`). Every labelled customer is held out once (five-fold cross-validation) to measure AUC and Brier score, beside the default model on the same customers; the new model is put in use only when it does at least as well as the default, and every prediction is refreshed within a minute. One training of a workspace runs at a time (another meanwhile is a 409 `conflict`); a service busy training other workspaces answers 503 with `Retry-After`.',
-        response: { 200: C.churnTraining.ref, ...problemResponses(401, 403, 409, 422, 429) },
+        response: { 200: COMPONENTS.churnTraining.ref, ...problemResponses(401, 403, 409, 422, 429) },
       },
     },
     async (req) => {
       const t = (await run(TrainChurnModelDocument, {}, context(req))).trainChurnModel;
-      return serialize(C.churnTraining.shape, { ...t, baseline: baselineOf(t) });
+      return serialize(COMPONENTS.churnTraining.shape, { ...t, baseline: baselineOf(t) });
     },
   );
 
@@ -126,9 +126,9 @@ export async function scoringRoutes(fastify: FastifyInstance, { run, context }: 
         operationId: 'recordChurnOutcome',
         summary: 'Record a churn outcome',
         description: 'Labels a customer as churned (or retained) at a time, for churn training.',
-        params: schemaOf(r.customerParams),
-        body: schemaOf(r.churnOutcomeInput, { examples: [{ churned: true, at: '2026-11-01T00:00:00Z' }] }),
-        response: { 201: C.churnOutcome.ref, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
+        params: schemaOf(requests.customerParams),
+        body: schemaOf(requests.churnOutcomeInput, { examples: [{ churned: true, at: '2026-11-01T00:00:00Z' }] }),
+        response: { 201: COMPONENTS.churnOutcome.ref, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
       },
     },
     async (req, reply) => {
@@ -137,7 +137,7 @@ export async function scoringRoutes(fastify: FastifyInstance, { run, context }: 
         { customerId: req.params.customer_id, churned: req.body.churned, at: req.body.at },
         context(req),
       );
-      return reply.code(201).send(serialize(C.churnOutcome.shape, data.recordChurnOutcome));
+      return reply.code(201).send(serialize(COMPONENTS.churnOutcome.shape, data.recordChurnOutcome));
     },
   );
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { COMPONENTS as C } from '../../contract/entities.ts';
-import * as r from '../../contract/requests.ts';
+import { COMPONENTS } from '../../contract/entities.ts';
+import * as requests from '../../contract/requests.ts';
 import { camelKeys, serialize } from '../../contract/serialize.ts';
 import { type ContractTypeProvider, jsonObject, pageOf, pageRef, schemaOf, type Typed } from '../../contract/wire.ts';
 import { problemResponses } from '../../http/openapi.ts';
@@ -24,7 +24,7 @@ import { page } from '../page.ts';
 import type { RestDeps } from '../deps.ts';
 
 const tags = ['Webhook endpoints'];
-const params = schemaOf(r.idParams);
+const params = schemaOf(requests.idParams);
 const eventType = z.object({
   name: z.string(),
   description: z.string(),
@@ -32,8 +32,8 @@ const eventType = z.object({
   example: jsonObject.describe('An example payload.'),
 });
 const secret = z.object({ secret: z.string().describe('Shown this once.') });
-const withSecret = { allOf: [C.webhookEndpoint.ref, schemaOf(secret)] } as ReturnType<
-  typeof schemaOf<ReturnType<typeof C.webhookEndpoint.shape.extend<typeof secret.shape>>>
+const withSecret = { allOf: [COMPONENTS.webhookEndpoint.ref, schemaOf(secret)] } as ReturnType<
+  typeof schemaOf<ReturnType<typeof COMPONENTS.webhookEndpoint.shape.extend<typeof secret.shape>>>
 >;
 const testResult = z.object({
   delivery_id: z.string(),
@@ -55,18 +55,18 @@ const numbering = z.object({
   last_sequence: z.number().int().nullable().describe('The last number given under the subject; null when none was.'),
 });
 const eventPage = (() => {
-  const page = pageRef(C.webhookEvent);
+  const page = pageRef(COMPONENTS.webhookEvent);
   const extra = schemaOf(numbering);
   return {
     type: 'object',
     properties: { ...page.properties, ...extra.properties },
     required: [...page.required, ...extra.required],
-  } as Typed<z.output<ReturnType<typeof pageOf<typeof C.webhookEvent.shape>>> & z.output<typeof numbering>>;
+  } as Typed<z.output<ReturnType<typeof pageOf<typeof COMPONENTS.webhookEvent.shape>>> & z.output<typeof numbering>>;
 })();
 
 /** The endpoint and the secret that only this answer shows. */
-const endpointWithSecret = (r: { endpoint: Parameters<typeof serialize<typeof C.webhookEndpoint.shape>>[1]; secret: string }) => ({
-  ...serialize(C.webhookEndpoint.shape, r.endpoint),
+const endpointWithSecret = (r: { endpoint: Parameters<typeof serialize<typeof COMPONENTS.webhookEndpoint.shape>>[1]; secret: string }) => ({
+  ...serialize(COMPONENTS.webhookEndpoint.shape, r.endpoint),
   secret: r.secret,
 });
 
@@ -98,12 +98,12 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
         operationId: 'listWebhookEndpoints',
         summary: 'List webhook endpoints',
         description: 'Every webhook endpoint of the tenant (one page).',
-        response: { 200: pageRef(C.webhookEndpoint), ...problemResponses(401, 403, 429) },
+        response: { 200: pageRef(COMPONENTS.webhookEndpoint), ...problemResponses(401, 403, 429) },
       },
     },
     async (req) => {
       const data = await run(ListWebhookEndpointsDocument, {}, context(req));
-      return { data: data.webhookEndpoints.map((e) => serialize(C.webhookEndpoint.shape, e)), has_more: false, next_cursor: null };
+      return { data: data.webhookEndpoints.map((e) => serialize(COMPONENTS.webhookEndpoint.shape, e)), has_more: false, next_cursor: null };
     },
   );
 
@@ -116,7 +116,7 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
         summary: 'Create a webhook endpoint',
         description:
           'Creates an endpoint subscribed to `events`. The answer alone carries its signing secret: store it to verify deliveries.',
-        body: schemaOf(r.endpointCreate(EVENT_NAMES), {
+        body: schemaOf(requests.endpointCreate(EVENT_NAMES), {
           examples: [
             { url: 'https://hooks.acme.example/chs', events: ['alert.created', 'customer.health_changed'], description: 'Ops channel' },
           ],
@@ -140,12 +140,12 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
         summary: 'Get a webhook endpoint',
         description: 'One webhook endpoint (never its secret).',
         params,
-        response: { 200: C.webhookEndpoint.ref, ...problemResponses(400, 401, 403, 404, 429) },
+        response: { 200: COMPONENTS.webhookEndpoint.ref, ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req) => {
       const data = await run(GetWebhookEndpointDocument, { id: req.params.id }, context(req));
-      return serialize(C.webhookEndpoint.shape, data.webhookEndpoint);
+      return serialize(COMPONENTS.webhookEndpoint.shape, data.webhookEndpoint);
     },
   );
 
@@ -158,13 +158,13 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
         summary: 'Update a webhook endpoint',
         description: 'Changes the fields sent; `enabled: false` disables the endpoint and `enabled: true` re-enables it.',
         params,
-        body: schemaOf(r.endpointUpdate(EVENT_NAMES), { examples: [{ enabled: false }] }),
-        response: { 200: C.webhookEndpoint.ref, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
+        body: schemaOf(requests.endpointUpdate(EVENT_NAMES), { examples: [{ enabled: false }] }),
+        response: { 200: COMPONENTS.webhookEndpoint.ref, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
       },
     },
     async (req) => {
       const data = await run(UpdateWebhookEndpointDocument, { id: req.params.id, input: camelKeys(req.body) }, context(req));
-      return serialize(C.webhookEndpoint.shape, data.updateWebhookEndpoint);
+      return serialize(COMPONENTS.webhookEndpoint.shape, data.updateWebhookEndpoint);
     },
   );
 
@@ -214,7 +214,7 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
         description:
           'Sends a sample of a subscribed event (default: the first), signed in the endpoint’s scheme, now and records the attempt, and the Test in the audit log. The body is optional. A Test is sent now or never: when the endpoint has no free slot the answer is `success: false` with an `error` saying it was not sent; `409 conflict` while the workspace’s deletion is scheduled, or when the endpoint’s filter for the event drops the sample.',
         params,
-        body: schemaOf(r.endpointTest, { examples: [{ event: 'alert.created' }] }),
+        body: schemaOf(requests.endpointTest, { examples: [{ event: 'alert.created' }] }),
         response: { 200: schemaOf(testResult), ...problemResponses(400, 401, 403, 404, 409, 429) },
       },
     },
@@ -233,8 +233,8 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
         summary: 'List an endpoint’s deliveries',
         description: 'The endpoint’s deliveries, newest first, with each attempt.',
         params,
-        querystring: schemaOf(r.pageQuery),
-        response: { 200: pageRef(C.webhookDelivery), ...problemResponses(400, 401, 403, 404, 429) },
+        querystring: schemaOf(requests.pageQuery),
+        response: { 200: pageRef(COMPONENTS.webhookDelivery), ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
     async (req) => {
@@ -244,7 +244,7 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
         context(req),
         { first: 'limit', after: 'cursor' },
       );
-      return page(C.webhookDelivery.shape, data.webhookDeliveries);
+      return page(COMPONENTS.webhookDelivery.shape, data.webhookDeliveries);
     },
   );
 
@@ -257,7 +257,7 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
         summary: 'Catch up on a subject’s events',
         description:
           'The outbound events of one sequence subject (as `X-Webhook-Sequence-Subject` names it) numbered after `after_sequence`, in number order, whichever endpoints they went to: what a receiver that saw a gap, or was down, missed. Each item is the body its deliveries send, with its number. Events removed by retention are not returned: the read starts at the oldest kept one, and `first_available_sequence` tells which that is, so a receiver can tell whether it caught up fully. Example: `subject=customer:0b8e3f1a-5c2d-4e6f-8a9b-1c2d3e4f5a6b&after_sequence=41`.',
-        querystring: schemaOf(r.webhookEventQuery),
+        querystring: schemaOf(requests.webhookEventQuery),
         response: { 200: eventPage, ...problemResponses(400, 401, 403, 429) },
       },
     },
@@ -271,7 +271,7 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
       );
       const { firstAvailableSequence, lastSequence, ...connection } = data.webhookEvents;
       return {
-        ...page(C.webhookEvent.shape, connection),
+        ...page(COMPONENTS.webhookEvent.shape, connection),
         first_available_sequence: firstAvailableSequence,
         last_sequence: lastSequence,
       };
@@ -288,7 +288,7 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
         description:
           'Queues the endpoint’s failed deliveries created since a time for another attempt, to its current URL, those its filters now drop excepted; answers how many. Recorded in the audit log with the URL’s host and the count.',
         params,
-        body: schemaOf(r.replayInput, { examples: [{ since: '2026-11-20T00:00:00Z' }] }),
+        body: schemaOf(requests.replayInput, { examples: [{ since: '2026-11-20T00:00:00Z' }] }),
         response: {
           202: schemaOf(z.object({ replayed: z.number().int() })),
           ...problemResponses(400, 401, 403, 404, 429),

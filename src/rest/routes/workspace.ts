@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { COMPONENTS as C } from '../../contract/entities.ts';
+import { COMPONENTS } from '../../contract/entities.ts';
 import { EXPORT_FORMATS, type ExportFormat } from '../../contract/enums.ts';
-import * as r from '../../contract/requests.ts';
+import * as requests from '../../contract/requests.ts';
 import { RETENTION_KEYS, type RetentionKey, retentionField } from '../../contract/retention.ts';
 import { camelKeys, serialize } from '../../contract/serialize.ts';
 import { type ContractTypeProvider, schemaOf } from '../../contract/wire.ts';
@@ -28,7 +28,7 @@ import type { RestDeps } from '../deps.ts';
 
 /** GraphQL lists the settings with their keys; REST answers one field per setting. */
 const retention = (items: readonly RetentionItemFragment[]) =>
-  serialize(C.retention.shape, Object.fromEntries(items.map((s) => [s.key, s])) as Record<RetentionKey, RetentionItemFragment>);
+  serialize(COMPONENTS.retention.shape, Object.fromEntries(items.map((s) => [s.key, s])) as Record<RetentionKey, RetentionItemFragment>);
 
 /** GraphQL error paths name the input's fields; REST callers know them by their wire names. */
 const RETENTION_FIELDS = Object.fromEntries(RETENTION_KEYS.map((k) => [k, retentionField(k)]));
@@ -72,10 +72,10 @@ export async function workspaceRoutes(fastify: FastifyInstance, { run, context }
         operationId: 'getWorkspace',
         summary: 'Get the workspace',
         description: 'The caller’s workspace, with its scheduled deletion if there is one.',
-        response: { 200: C.workspace.ref, ...problemResponses(401, 403, 429) },
+        response: { 200: COMPONENTS.workspace.ref, ...problemResponses(401, 403, 429) },
       },
     },
-    async (req) => serialize(C.workspace.shape, (await run(GetWorkspaceDocument, {}, context(req))).workspace),
+    async (req) => serialize(COMPONENTS.workspace.shape, (await run(GetWorkspaceDocument, {}, context(req))).workspace),
   );
 
   app.post(
@@ -87,8 +87,8 @@ export async function workspaceRoutes(fastify: FastifyInstance, { run, context }
         summary: 'Schedule the workspace’s deletion',
         description:
           'Owners only, signed in. Outbound webhooks stop at once; when the undo window ends (7 days by default) its API keys and sessions stop working and every row of the workspace is removed. `confirm_name` must be the workspace’s name. `DELETE` on the same path cancels it within the window.',
-        body: schemaOf(r.workspaceDeletionInput, { examples: [{ confirm_name: 'Acme' }] }),
-        response: { 202: C.workspace.ref, ...problemResponses(400, 401, 403, 409, 413, 415, 429) },
+        body: schemaOf(requests.workspaceDeletionInput, { examples: [{ confirm_name: 'Acme' }] }),
+        response: { 202: COMPONENTS.workspace.ref, ...problemResponses(400, 401, 403, 409, 413, 415, 429) },
       },
     },
     async (req, reply) => {
@@ -96,7 +96,7 @@ export async function workspaceRoutes(fastify: FastifyInstance, { run, context }
         confirmName: 'confirm_name',
       });
       reply.code(202);
-      return serialize(C.workspace.shape, data.deleteWorkspace);
+      return serialize(COMPONENTS.workspace.shape, data.deleteWorkspace);
     },
   );
 
@@ -108,10 +108,11 @@ export async function workspaceRoutes(fastify: FastifyInstance, { run, context }
         operationId: 'cancelWorkspaceDeletion',
         summary: 'Cancel the workspace’s deletion',
         description: 'Owners only, signed in, while the undo window lasts; held webhooks then go out.',
-        response: { 200: C.workspace.ref, ...problemResponses(401, 403, 409, 429) },
+        response: { 200: COMPONENTS.workspace.ref, ...problemResponses(401, 403, 409, 429) },
       },
     },
-    async (req) => serialize(C.workspace.shape, (await run(CancelWorkspaceDeletionDocument, {}, context(req))).cancelWorkspaceDeletion),
+    async (req) =>
+      serialize(COMPONENTS.workspace.shape, (await run(CancelWorkspaceDeletionDocument, {}, context(req))).cancelWorkspaceDeletion),
   );
 
   app.delete(
@@ -141,7 +142,7 @@ export async function workspaceRoutes(fastify: FastifyInstance, { run, context }
         summary: 'Revoke a user’s sessions',
         description:
           'Every session of the user issued until now is refused from then on (`401 invalid_credentials`), on every device, by every process of the service within `API_KEY_CACHE_MS` (2 s by default). Owners, signed in, for any user of the workspace; every signed-in user for themselves. Recorded in the audit log.',
-        params: schemaOf(r.idParams),
+        params: schemaOf(requests.idParams),
         response: { 204: { type: 'null' }, ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
@@ -159,7 +160,7 @@ export async function workspaceRoutes(fastify: FastifyInstance, { run, context }
         operationId: 'getRetention',
         summary: 'Get the retention settings',
         description: 'How long each kind of data is kept (docs/data-lifecycle.md).',
-        response: { 200: C.retention.ref, ...problemResponses(401, 403, 429) },
+        response: { 200: COMPONENTS.retention.ref, ...problemResponses(401, 403, 429) },
       },
     },
     async (req) => retention((await run(GetRetentionDocument, {}, context(req))).retention),
@@ -173,8 +174,8 @@ export async function workspaceRoutes(fastify: FastifyInstance, { run, context }
         operationId: 'setRetention',
         summary: 'Set the retention settings',
         description: 'Owners and admins, signed in. Data past a shortened window goes at the worker’s next pass.',
-        body: schemaOf(r.retentionUpdate, { examples: [{ inbound_bodies: 14, signals: null }] }),
-        response: { 200: C.retention.ref, ...problemResponses(400, 401, 403, 413, 415, 429) },
+        body: schemaOf(requests.retentionUpdate, { examples: [{ inbound_bodies: 14, signals: null }] }),
+        response: { 200: COMPONENTS.retention.ref, ...problemResponses(400, 401, 403, 413, 415, 429) },
       },
     },
     async (req) => {
@@ -194,8 +195,8 @@ export async function workspaceRoutes(fastify: FastifyInstance, { run, context }
         summary: 'Export a dataset',
         description:
           'Streams one of the workspace’s datasets as NDJSON (one object a line) or CSV (a header row, JSON in JSON-valued cells), in bounded memory. Owners, admins and API keys; every export is in the audit log. `since` and `until` bound the datasets with a time.',
-        params: schemaOf(r.exportParams),
-        querystring: schemaOf(r.exportQuery),
+        params: schemaOf(requests.exportParams),
+        querystring: schemaOf(requests.exportQuery),
         response: { 200: streamed(EXPORT_FORMATS, 'The rows, streamed.'), ...problemResponses(400, 401, 403, 429) },
       },
     },
@@ -224,7 +225,7 @@ export async function workspaceRoutes(fastify: FastifyInstance, { run, context }
         summary: 'Export everything about a customer',
         description:
           'For an access request: every record held about the customer (the customer, health, history, churn prediction, labels, alerts, signals and their daily aggregates, invoices, subscriptions, and the raw provider events behind its signals while their bodies are kept), streamed as NDJSON lines `{"record": type, "data": {...}}`. Owners, admins and API keys; recorded in the audit log.',
-        params: schemaOf(r.customerParams),
+        params: schemaOf(requests.customerParams),
         response: { 200: streamed(['ndjson'], 'The records, streamed.'), ...problemResponses(400, 401, 403, 404, 429) },
       },
     },
