@@ -37,18 +37,19 @@ async function screenful() {
   return Promise.all(
     Array.from({ length: SCREEN }, () => {
       const i = made++;
-      return prisma.customer.create({
-        data: {
-          tenantId: tenant.id,
-          name: `Live ${String(i).padStart(3, '0')}`,
-          identities: { create: { tenantId: tenant.id, provider: 'stripe', externalId: `cus_live_${i}` } },
-        },
-        select: { id: true },
-      }).then((c) => ({ ...c, n: i }));
+      return prisma.customer
+        .create({
+          data: {
+            tenantId: tenant.id,
+            name: `Live ${String(i).padStart(3, '0')}`,
+            identities: { create: { tenantId: tenant.id, provider: 'stripe', externalId: `cus_live_${i}` } },
+          },
+          select: { id: true },
+        })
+        .then((c) => ({ ...c, n: i }));
     }),
   );
 }
-
 
 const env = {
   DATABASE_URL: url,
@@ -62,7 +63,11 @@ const env = {
   SEED_DEMO: 'never',
   HOST: '127.0.0.1',
 };
-await startProcess(['src/cli/admin.ts', 'inbound:secret', '--tenant', tenant.id, '--provider', 'stripe', '--secret', SECRET], env, /"secret"/);
+await startProcess(
+  ['src/cli/admin.ts', 'inbound:secret', '--tenant', tenant.id, '--provider', 'stripe', '--secret', SECRET],
+  env,
+  /"secret"/,
+);
 /** A port nothing listens on now. */
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -100,7 +105,15 @@ async function pay(i: number): Promise<number> {
     type: 'invoice.paid',
     created: now,
     data: {
-      object: { id: `in_live_${i}`, object: 'invoice', customer: `cus_live_${i}`, status: 'paid', total: 4900, amount_paid: 4900, currency: 'usd' },
+      object: {
+        id: `in_live_${i}`,
+        object: 'invoice',
+        customer: `cus_live_${i}`,
+        status: 'paid',
+        total: 4900,
+        amount_paid: 4900,
+        currency: 'usd',
+      },
     },
   });
   const res = await fetch(`${webhookApi}/api/v1/webhooks/in/stripe/${tenant.id}`, {

@@ -63,7 +63,15 @@ export function healthView(
     const d = byKey.get(key);
     const staleSources = staleSourcesOf(key, silent);
     if (!d)
-      return { key, score: null, weight: snapshot?.score == null ? weights[key] : 0, contribution: null, trend: null, signals: [], staleSources };
+      return {
+        key,
+        score: null,
+        weight: snapshot?.score == null ? weights[key] : 0,
+        contribution: null,
+        trend: null,
+        signals: [],
+        staleSources,
+      };
     return {
       ...d,
       signals: (d.signals ?? []).map((s) => ({ key: s.key, label: s.label ?? signalLabel(s.key), value: s.value })),

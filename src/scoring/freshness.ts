@@ -185,7 +185,6 @@ async function checkChunk(sql: Sql, now: Date): Promise<CheckResult> {
   return { checked: rows.length, silenced, resumed };
 }
 
-
 /** An integration's freshness from its stored row (read by the integrations service). */
 export function freshnessView(row: { lastEventAt: Date | null; days: unknown; silentSince: Date | null }): IntegrationFreshness {
   const usual = usualGapSeconds((row.days ?? {}) as Days);
@@ -221,4 +220,3 @@ export const staleSourcesOf = (dimension: DimensionKey, silent: readonly SilentP
 export const SILENT_PROVIDERS_SQL = (tenantColumn: string) =>
   `(SELECT coalesce(json_agg(json_build_object('provider', provider, 'silentSince', silent_since) ORDER BY provider), '[]'::json)
     FROM integration_freshness WHERE tenant_id = ${tenantColumn} AND silent_since IS NOT NULL)`;
-

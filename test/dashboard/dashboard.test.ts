@@ -494,7 +494,10 @@ describe('the dashboard', () => {
   it('shows a silent provider on its card, and on a customer’s health its stale dimensions and the lowered confidence', async () => {
     const w = await tenantWithKey(t.prisma);
     const viewer = await userWithSession(t.prisma, t.sessions, w.tenantId, 'viewer', PASSWORD);
-    await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId: w.tenantId, provider: 'stripe' }, operator(w.tenantId));
+    await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put(
+      { tenantId: w.tenantId, provider: 'stripe' },
+      operator(w.tenantId),
+    );
     // Stripe every 6 hours for five days, then a day without anything.
     const last = Date.now() - 24 * 3_600_000;
     await t.prisma.inboxEvent.createMany({
@@ -508,7 +511,13 @@ describe('the dashboard', () => {
         receivedAt: new Date(last - i * 6 * 3_600_000),
       })),
     });
-    const { customer } = await scoredCustomer(t.prisma, w.tenantId, { usage: 80, engagement: null, support: null, billing: 90, growth: null });
+    const { customer } = await scoredCustomer(t.prisma, w.tenantId, {
+      usage: 80,
+      engagement: null,
+      support: null,
+      billing: 90,
+      growth: null,
+    });
     // The worker checks every minute too; whichever pass takes the row flags it.
     await expect
       .poll(
@@ -532,7 +541,9 @@ describe('the dashboard', () => {
     await s.page.getByRole('heading', { name: customer.name, level: 1 }).waitFor();
     await s.page.getByTestId('stale-billing').waitFor();
     expect(await s.page.getByTestId('stale-usage').count()).toBe(0);
-    await expect(s.page.getByTestId('health-confidence').textContent()).resolves.toMatch(/Confidence 55%: Billing may be out of date: no events from Stripe/);
+    await expect(s.page.getByTestId('health-confidence').textContent()).resolves.toMatch(
+      /Confidence 55%: Billing may be out of date: no events from Stripe/,
+    );
     await screenshot(s.page, 'customer-stale');
     await done(s);
   });

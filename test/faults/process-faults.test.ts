@@ -51,7 +51,10 @@ async function api() {
 
 async function githubTenant() {
   const { tenantId } = await tenantWithKey(prisma);
-  const { secret } = await createInboundSecretStore(prisma, createSecretBox([{ id: 'faults', key }]), { cacheMs: 0 }).put({ tenantId, provider: 'github' }, operator(tenantId));
+  const { secret } = await createInboundSecretStore(prisma, createSecretBox([{ id: 'faults', key }]), { cacheMs: 0 }).put(
+    { tenantId, provider: 'github' },
+    operator(tenantId),
+  );
   return { tenantId, secret };
 }
 

@@ -22,7 +22,10 @@ const HOUR = 3_600_000;
 /** A tenant connected to Stripe, with one Stripe event every `everyHours` hours for `count` events ending at `last`. */
 async function stripeTenant(opts: { count: number; everyHours: number; last: Date }) {
   const w = await tenantWithKey(t.prisma);
-  await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put({ tenantId: w.tenantId, provider: 'stripe' }, operator(w.tenantId));
+  await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put(
+    { tenantId: w.tenantId, provider: 'stripe' },
+    operator(w.tenantId),
+  );
   await t.prisma.inboxEvent.createMany({
     data: Array.from({ length: opts.count }, (_, i) => ({
       tenantId: w.tenantId,
@@ -38,13 +41,21 @@ async function stripeTenant(opts: { count: number; everyHours: number; last: Dat
 }
 
 const announced = async (tenantId: string, type: string) =>
-  (await t.pool.query<{ payload: Record<string, unknown> }>('SELECT payload FROM outbox_events WHERE tenant_id = $1 AND type = $2', [tenantId, type]))
-    .rows;
+  (
+    await t.pool.query<{ payload: Record<string, unknown> }>('SELECT payload FROM outbox_events WHERE tenant_id = $1 AND type = $2', [
+      tenantId,
+      type,
+    ])
+  ).rows;
 
 async function health(apiKey: string, customerId: string) {
   const res = await t.app.inject({ url: `/api/v1/customers/${customerId}/health`, headers: { 'x-api-key': apiKey } });
   expect(res.statusCode).toBe(200);
-  return res.json() as { score: number; confidence: number | null; dimensions: { key: string; score: number | null; weight: number; stale: boolean; stale_sources: string[] }[] };
+  return res.json() as {
+    score: number;
+    confidence: number | null;
+    dimensions: { key: string; score: number | null; weight: number; stale: boolean; stale_sources: string[] }[];
+  };
 }
 
 async function stripeCard(apiKey: string) {
@@ -55,7 +66,9 @@ async function stripeCard(apiKey: string) {
     payload: { query: '{ integrations { provider freshness { lastEventAt usualGapSeconds silentAfterSeconds silent silentSince } } }' },
   });
   expect(res.statusCode).toBe(200);
-  return (res.json().data.integrations as { provider: string; freshness: Record<string, unknown> | null }[]).find((i) => i.provider === 'stripe')!.freshness;
+  return (res.json().data.integrations as { provider: string; freshness: Record<string, unknown> | null }[]).find(
+    (i) => i.provider === 'stripe',
+  )!.freshness;
 }
 
 describe('fresh sources', () => {
@@ -63,7 +76,13 @@ describe('fresh sources', () => {
     const now = new Date();
     // Every 6 hours for 5 days, then nothing for a day: 24 h > 3 × 6 h.
     const w = await stripeTenant({ count: 20, everyHours: 6, last: new Date(now.getTime() - 24 * HOUR) });
-    const { customer, health: h } = await scoredCustomer(t.prisma, w.tenantId, { usage: 80, engagement: null, support: null, billing: 90, growth: null });
+    const { customer, health: h } = await scoredCustomer(t.prisma, w.tenantId, {
+      usage: 80,
+      engagement: null,
+      support: null,
+      billing: 90,
+      growth: null,
+    });
     const before = await health(w.apiKey, customer.id);
     expect(before.confidence).toBe(1);
     expect(before.dimensions.every((d) => !d.stale)).toBe(true);
@@ -89,12 +108,26 @@ describe('fresh sources', () => {
   it('resolves the silence once its events return, and does not learn the silence as a usual wait', async () => {
     const now = new Date();
     const w = await stripeTenant({ count: 20, everyHours: 6, last: new Date(now.getTime() - 48 * HOUR) });
-    const { customer } = await scoredCustomer(t.prisma, w.tenantId, { usage: 80, engagement: null, support: null, billing: 90, growth: null });
+    const { customer } = await scoredCustomer(t.prisma, w.tenantId, {
+      usage: 80,
+      engagement: null,
+      support: null,
+      billing: 90,
+      growth: null,
+    });
     await checkFreshness(t.pool, now);
     expect(await announced(w.tenantId, 'integration.silent')).toHaveLength(1);
 
     await t.prisma.inboxEvent.create({
-      data: { tenantId: w.tenantId, provider: 'stripe', dedupKey: `evt_${randomUUID()}`, eventType: 'invoice.paid', body: '{}', status: 'processed', receivedAt: new Date(now.getTime() + 30_000) },
+      data: {
+        tenantId: w.tenantId,
+        provider: 'stripe',
+        dedupKey: `evt_${randomUUID()}`,
+        eventType: 'invoice.paid',
+        body: '{}',
+        status: 'processed',
+        receivedAt: new Date(now.getTime() + 30_000),
+      },
     });
     await checkFreshness(t.pool, new Date(now.getTime() + 60_000));
     await checkFreshness(t.pool, new Date(now.getTime() + 120_000));

@@ -149,7 +149,9 @@ describe('why health moved', () => {
       expect(d!.top.length).toBeGreaterThan(0);
       const sum = d!.top.reduce((s, x) => s + (x.score as number), 0) + d!.other;
       expect(sum).toBe((e.payload.health_score as number) - (e.payload.previous_health_score as number));
-      expect(d!.top.map((x) => Math.abs(x.score as number))).toEqual([...d!.top.map((x) => Math.abs(x.score as number))].sort((a, b) => b - a));
+      expect(d!.top.map((x) => Math.abs(x.score as number))).toEqual(
+        [...d!.top.map((x) => Math.abs(x.score as number))].sort((a, b) => b - a),
+      );
     }
     // More changes were recorded than announced: the drivers summed several of them.
     expect(await t.prisma.healthChange.count({ where: { customerId: c.id } })).toBeGreaterThan(health.length);

@@ -77,9 +77,13 @@ export function Layout() {
         {tenant.silentIntegrations.length > 0 ? (
           <p className="banner-warning" role="status" data-testid="silent-integrations">
             {tenant.silentIntegrations
-              .map((i) => `${providerLabel(i.provider)} has been silent, far longer than it usually is, since ${formatDateTime(i.silentSince)}`)
+              .map(
+                (i) =>
+                  `${providerLabel(i.provider)} has been silent, far longer than it usually is, since ${formatDateTime(i.silentSince)}`,
+              )
               .join('; ')}
-            . The dimensions it feeds are marked stale on customers&apos; health. <Link to="/settings/integrations">Open the integration settings</Link>
+            . The dimensions it feeds are marked stale on customers&apos; health.{' '}
+            <Link to="/settings/integrations">Open the integration settings</Link>
           </p>
         ) : null}
         {tenant.deletion ? (

@@ -200,7 +200,9 @@ const sourceLabel = (source: string) =>
 const providers = (ps: readonly Provider[]) => new Intl.ListFormat('en', { type: 'conjunction' }).format(ps.map(providerLabel));
 
 /** Which dimensions are stale, and why. */
-function staleNote(dimensions: readonly { key: keyof typeof DIMENSION_LABELS; score: number | null; stale: boolean; staleSources: Provider[] }[]) {
+function staleNote(
+  dimensions: readonly { key: keyof typeof DIMENSION_LABELS; score: number | null; stale: boolean; staleSources: Provider[] }[],
+) {
   const stale = dimensions.filter((d) => d.stale && d.score !== null);
   const sources = [...new Set(stale.flatMap((d) => d.staleSources))];
   return `${stale.map((d) => DIMENSION_LABELS[d.key]).join(', ')} may be out of date: no events from ${providers(sources)} for longer than usual.`;
@@ -345,7 +347,11 @@ export function CustomerPage() {
                 <h3>
                   {DIMENSION_LABELS[d.key]} <span className="dim-score">{d.score === null ? 'no data' : formatScore(d.score)}</span>
                   {d.stale && d.score !== null ? (
-                    <span className="pill pill-expiring" data-testid={`stale-${d.key}`} title={`No events from ${providers(d.staleSources)} for longer than usual`}>
+                    <span
+                      className="pill pill-expiring"
+                      data-testid={`stale-${d.key}`}
+                      title={`No events from ${providers(d.staleSources)} for longer than usual`}
+                    >
                       Stale
                     </span>
                   ) : null}

@@ -59,8 +59,8 @@ function Freshness({ freshness }: { freshness: Integration['freshness'] }) {
     return (
       <p className="small warning" data-testid="freshness" role="status">
         <span className="pill pill-failed">Silent</span> No events for longer than {span(freshness.silentAfterSeconds ?? 3600)} (its usual
-        longest wait is {span(freshness.usualGapSeconds ?? 0)}), since {formatDateTime(freshness.silentSince)}. The dimensions it feeds
-        show as stale on customers' health until its events return.
+        longest wait is {span(freshness.usualGapSeconds ?? 0)}), since {formatDateTime(freshness.silentSince)}. The dimensions it feeds show
+        as stale on customers' health until its events return.
       </p>
     );
   return (
