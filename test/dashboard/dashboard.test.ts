@@ -5,11 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhookSignature } from '../../src/outbox/sender/verify.ts';
 import { seedDemoTenant } from '../../src/seed/demo.ts';
 import { checkFreshness } from '../../src/scoring/freshness.ts';
-import { operator } from '../../src/services/audit.ts';
-import { createInboundSecretStore } from '../../src/services/integrations.ts';
 import { createTestApp, testSecretBox, type TestApp } from '../support/app.ts';
 import { launchBrowser, screenshot, watch } from '../support/browser.ts';
-import { inactivityLabelledCustomers, scoredCustomer, tenantWithKey, userWithSession } from '../support/factories.ts';
+import { inactivityLabelledCustomers, scoredCustomer, tenantHearingStripe, tenantWithKey, userWithSession } from '../support/factories.ts';
 import * as p from '../support/providers.ts';
 import { startReceiver, testCertificate, type Hit } from '../support/receiver.ts';
 
@@ -492,25 +490,13 @@ describe('the dashboard', () => {
   });
 
   it('shows a silent provider on its card, and on a customer’s health its stale dimensions and the lowered confidence', async () => {
-    const w = await tenantWithKey(t.prisma);
-    const viewer = await userWithSession(t.prisma, t.sessions, w.tenantId, 'viewer', PASSWORD);
-    await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put(
-      { tenantId: w.tenantId, provider: 'stripe' },
-      operator(w.tenantId),
-    );
     // Stripe every 6 hours for five days, then a day without anything.
-    const last = Date.now() - 24 * 3_600_000;
-    await t.prisma.inboxEvent.createMany({
-      data: Array.from({ length: 20 }, (_, i) => ({
-        tenantId: w.tenantId,
-        provider: 'stripe',
-        dedupKey: `evt_quiet_${i}`,
-        eventType: 'invoice.paid',
-        body: '{}',
-        status: 'processed' as const,
-        receivedAt: new Date(last - i * 6 * 3_600_000),
-      })),
+    const w = await tenantHearingStripe(t.prisma, testSecretBox(), {
+      count: 20,
+      everyHours: 6,
+      last: new Date(Date.now() - 24 * 3_600_000),
     });
+    const viewer = await userWithSession(t.prisma, t.sessions, w.tenantId, 'viewer', PASSWORD);
     const { customer } = await scoredCustomer(t.prisma, w.tenantId, {
       usage: 80,
       engagement: null,

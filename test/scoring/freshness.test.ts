@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkFreshness } from '../../src/scoring/freshness.ts';
-import { operator } from '../../src/services/audit.ts';
-import { createInboundSecretStore } from '../../src/services/integrations.ts';
 import { createTestApp, testSecretBox, type TestApp } from '../support/app.ts';
-import { scoredCustomer, tenantWithKey } from '../support/factories.ts';
+import { scoredCustomer, tenantHearingStripe } from '../support/factories.ts';
 
 // Fresh sources: an integration's usual cadence is learned from its own events, a silence far longer than it
 // is flagged once (integration.silent) and resolved once when events return (integration.resumed), and
@@ -19,26 +17,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 const HOUR = 3_600_000;
 
-/** A tenant connected to Stripe, with one Stripe event every `everyHours` hours for `count` events ending at `last`. */
-async function stripeTenant(opts: { count: number; everyHours: number; last: Date }) {
-  const w = await tenantWithKey(t.prisma);
-  await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put(
-    { tenantId: w.tenantId, provider: 'stripe' },
-    operator(w.tenantId),
-  );
-  await t.prisma.inboxEvent.createMany({
-    data: Array.from({ length: opts.count }, (_, i) => ({
-      tenantId: w.tenantId,
-      provider: 'stripe',
-      dedupKey: `evt_${randomUUID()}`,
-      eventType: 'invoice.paid',
-      body: '{}',
-      status: 'processed' as const,
-      receivedAt: new Date(opts.last.getTime() - i * opts.everyHours * HOUR),
-    })),
-  });
-  return w;
-}
+const stripeTenant = (opts: { count: number; everyHours: number; last: Date }) => tenantHearingStripe(t.prisma, testSecretBox(), opts);
 
 const announced = async (tenantId: string, type: string) =>
   (

@@ -6,6 +6,9 @@ import { hashPassword } from '../../src/auth/passwords.ts';
 import type { Sessions } from '../../src/auth/sessions.ts';
 import type { Db } from '../../src/db/prisma.ts';
 import { overallHealth } from '../../src/scoring/overall-score.ts';
+import type { SecretBox } from '../../src/crypto/secret-box.ts';
+import { operator } from '../../src/services/audit.ts';
+import { createInboundSecretStore } from '../../src/services/integrations.ts';
 import { DEFAULT_WEIGHTS, riskLevelFor } from '../../src/scoring/dimensions.ts';
 
 type Plan = 'free' | 'starter' | 'growth' | 'scale';
@@ -241,4 +244,25 @@ export async function inactivityLabelledCustomers(db: Db, tenantId: string, n = 
     });
     await db.churnOutcome.create({ data: { tenantId, customerId: id, churned, at: daysAgo(0.5), source: 'api' } });
   }
+}
+
+/**
+ * A tenant connected to Stripe that has heard from it `count` times, every `everyHours` hours, the last at
+ * `last`: applied events, for what is learned from an integration's cadence.
+ */
+export async function tenantHearingStripe(db: Db, box: SecretBox, opts: { count: number; everyHours: number; last: Date }) {
+  const w = await tenantWithKey(db);
+  await createInboundSecretStore(db, box, { cacheMs: 0 }).put({ tenantId: w.tenantId, provider: 'stripe' }, operator(w.tenantId));
+  await db.inboxEvent.createMany({
+    data: Array.from({ length: opts.count }, (_, i) => ({
+      tenantId: w.tenantId,
+      provider: 'stripe',
+      dedupKey: `evt_${randomUUID()}`,
+      eventType: 'invoice.paid',
+      body: '{}',
+      status: 'processed' as const,
+      receivedAt: new Date(opts.last.getTime() - i * opts.everyHours * 3_600_000),
+    })),
+  });
+  return w;
 }
