@@ -96,6 +96,20 @@ async function until<T>(what: string, f: () => Promise<T>, ok: (v: T) => boolean
   }
 }
 
+/** Waits until the replica has replayed the tenant's `n` customers and the router reads from it. */
+async function replicaServing(tenantId: string, n: number) {
+  await until(
+    'the replica to replay',
+    () => onReplica(tenantId),
+    (count) => count === n,
+  );
+  await until(
+    'the router to use the replica',
+    () => router.check(),
+    (state) => state === 'replica',
+  );
+}
+
 async function tenantWithCustomers(n: number): Promise<string> {
   const { rows } = await primary.query<{ id: string }>(
     `INSERT INTO tenants (id, name, plan, updated_at) VALUES (gen_random_uuid(), 'Replica', 'scale', now()) RETURNING id`,
@@ -119,18 +133,7 @@ const page = (tenantId: string) => reads().page({ tenantId, sort: { field: 'crea
 describe.skipIf(!available)('reads routed to a streaming replica', () => {
   it('are served by the replica while it keeps up, so a write it has not replayed is not seen', async () => {
     const tenantId = await tenantWithCustomers(3);
-    await until(
-      'the replica to replay',
-      () => onReplica(tenantId),
-      (n) => n === 3,
-    );
-    expect(
-      await until(
-        'the router to use the replica',
-        () => router.check(),
-        (s) => s === 'replica',
-      ),
-    ).toBe('replica');
+    await replicaServing(tenantId, 3);
     await replicaAdmin.query('SELECT pg_wal_replay_pause()');
     try {
       await addCustomers(tenantId, 1);
@@ -144,16 +147,7 @@ describe.skipIf(!available)('reads routed to a streaming replica', () => {
 
   it('go to the primary once the replica is further behind than the bound, and back once it has caught up', async () => {
     const tenantId = await tenantWithCustomers(2);
-    await until(
-      'the replica to replay',
-      () => onReplica(tenantId),
-      (n) => n === 2,
-    );
-    await until(
-      'the router to use the replica',
-      () => router.check(),
-      (s) => s === 'replica',
-    );
+    await replicaServing(tenantId, 2);
     await replicaAdmin.query('SELECT pg_wal_replay_pause()');
     try {
       await addCustomers(tenantId, 1);
@@ -180,16 +174,7 @@ describe.skipIf(!available)('reads routed to a streaming replica', () => {
   it('fold counts on the primary while the reads are on the replica', async () => {
     const tenantId = await tenantWithCustomers(1);
     for (let i = 0; i < FOLD_AFTER_CHANGES; i++) await addCustomers(tenantId, 1);
-    await until(
-      'the replica to replay',
-      () => onReplica(tenantId),
-      (n) => n === FOLD_AFTER_CHANGES + 1,
-    );
-    await until(
-      'the router to use the replica',
-      () => router.check(),
-      (s) => s === 'replica',
-    );
+    await replicaServing(tenantId, FOLD_AFTER_CHANGES + 1);
     expect(await reads().count({ tenantId })).toBe(FOLD_AFTER_CHANGES + 1);
     const pending = await primary.query('SELECT count(*)::int AS n FROM customer_tally_changes WHERE tenant_id = $1', [tenantId]);
     expect(pending.rows[0].n).toBe(0);
@@ -197,16 +182,7 @@ describe.skipIf(!available)('reads routed to a streaming replica', () => {
 
   it('are answered by the primary when the replica is down', async () => {
     const tenantId = await tenantWithCustomers(2);
-    await until(
-      'the replica to replay',
-      () => onReplica(tenantId),
-      (n) => n === 2,
-    );
-    await until(
-      'the router to use the replica',
-      () => router.check(),
-      (s) => s === 'replica',
-    );
+    await replicaServing(tenantId, 2);
     stopServer(join(dir, 'replica'));
     await addCustomers(tenantId, 1);
     // The first read after the stop may meet the dead connection: it is asked of the primary at once.
