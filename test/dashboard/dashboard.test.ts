@@ -73,6 +73,8 @@ async function signIn(email = 'demo@example.com', password = PASSWORD, viewport 
   return { context, page, problems };
 }
 
+const EDIT_ENDPOINT = 'Edit URL, description, events, filters, signature headers and rate limit';
+
 async function done(s: Session) {
   await s.context.close();
   expect(s.problems).toEqual([]);
@@ -224,7 +226,7 @@ describe('the dashboard', () => {
     const s = await signIn();
     const endpoint = await t.prisma.webhookEndpoint.findFirstOrThrow({ where: { tenantId } });
     await s.page.goto(`${base}/app/settings/webhooks/${endpoint.id}`);
-    await s.page.getByText('Edit URL, description, events, signature headers and rate limit').click();
+    await s.page.getByText(EDIT_ENDPOINT).click();
     await s.page.getByRole('combobox', { name: 'Signature headers' }).selectOption('standard');
     await s.page.getByRole('button', { name: 'Save changes' }).click();
     await s.page.getByText('Saved.').waitFor();
@@ -238,12 +240,46 @@ describe('the dashboard', () => {
     await done(s);
   });
 
+  it('adds a payload filter with the condition builder, says it on the endpoint, and shows why a filter is refused', async () => {
+    const s = await signIn();
+    const endpoint = await t.prisma.webhookEndpoint.findFirstOrThrow({ where: { tenantId } });
+    await t.prisma.webhookEndpoint.update({
+      where: { id: endpoint.id },
+      data: { events: [...new Set([...endpoint.events, 'alert.created'])] },
+    });
+    const stored = async () => (await t.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } })).filters;
+    await s.page.goto(`${base}/app/settings/webhooks/${endpoint.id}`);
+    await s.page.getByText(EDIT_ENDPOINT).click();
+    const save = () => s.page.getByRole('button', { name: 'Save changes' }).click();
+    await s.page.getByRole('combobox', { name: 'Filter event type' }).selectOption('alert.created');
+    await s.page.getByRole('combobox', { name: 'Filter field' }).selectOption('severity');
+    await s.page.getByRole('combobox', { name: 'Filter operator' }).selectOption('in');
+    await s.page.getByRole('combobox', { name: 'Filter value' }).fill('high, critical');
+    await s.page.getByRole('button', { name: 'Add condition' }).click();
+    await save();
+    await expect.poll(() => s.page.getByTestId('filters').textContent()).toBe('Sends alert.created when severity is one of high, critical');
+    expect(await stored()).toEqual({ 'alert.created': { severity: { in: ['high', 'critical'] } } });
+    await screenshot(s.page, 'webhook-endpoint-filters');
+
+    const json = s.page.getByRole('textbox', { name: /Filters \(JSON/ });
+    await json.fill('{ "alert.created": { "severity": { "in": ["urgent"] } } }');
+    await save();
+    await expect(s.page.getByRole('alert').first().textContent()).resolves.toMatch(/filters\.alert\.created\.severity\.in/);
+    expect(await stored()).toEqual({ 'alert.created': { severity: { in: ['high', 'critical'] } } });
+    await json.fill('');
+    await save();
+    await expect.poll(() => s.page.getByTestId('filters').textContent()).toMatch(/^No filters/);
+    expect(await stored()).toBeNull();
+    await t.prisma.webhookEndpoint.update({ where: { id: endpoint.id }, data: { events: endpoint.events } });
+    await done(s);
+  });
+
   it('sets an endpoint’s rate limit on its page, and shows why a limit out of bounds is refused', async () => {
     const s = await signIn();
     const endpoint = await t.prisma.webhookEndpoint.findFirstOrThrow({ where: { tenantId } });
     const stored = async () => (await t.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } })).rateLimitPerSecond;
     await s.page.goto(`${base}/app/settings/webhooks/${endpoint.id}`);
-    await s.page.getByText('Edit URL, description, events, signature headers and rate limit').click();
+    await s.page.getByText(EDIT_ENDPOINT).click();
     const field = s.page.getByRole('textbox', { name: /Rate limit/ });
     const save = () => s.page.getByRole('button', { name: 'Save changes' }).click();
     await field.fill('5000');

@@ -4,6 +4,7 @@ import { useMutation, useQuery } from 'urql';
 import { StatusPill } from '../../components/Badges.tsx';
 import { Dialog } from '../../components/Dialog.tsx';
 import { EventPicker } from '../../components/EventPicker.tsx';
+import { describeFilters, FilterEditor } from '../../components/FilterEditor.tsx';
 import { Pager, useCursorStack } from '../../components/Pager.tsx';
 import { SecretOnce } from '../../components/SecretOnce.tsx';
 import { SIGNATURE_SCHEME_LABELS, SignatureSchemePicker } from '../../components/SignatureSchemePicker.tsx';
@@ -20,6 +21,7 @@ const EndpointDoc = graphql(`
       previousSecretValidUntil
       previousPublicKey
       rateLimitPerSecond
+      filters
       updatedAt
     }
   }
@@ -62,6 +64,7 @@ const UpdateEndpointDoc = graphql(`
     updateWebhookEndpoint(id: $id, input: $input) {
       ...EndpointFields
       rateLimitPerSecond
+      filters
       updatedAt
     }
   }
@@ -142,6 +145,11 @@ export function WebhookEndpointPage() {
       </p>
       <p className="muted small" data-testid="rate-limit">
         {e.rateLimitPerSecond === null ? 'No rate limit' : `At most ${e.rateLimitPerSecond} deliveries a second`}
+      </p>
+      <p className="muted small" data-testid="filters">
+        {describeFilters(e.filters).length === 0
+          ? 'No filters: every event of its types is sent'
+          : `Sends ${describeFilters(e.filters).join('; ')}`}
       </p>
       <p className="muted small">
         Signed with {SIGNATURE_SCHEME_LABELS[e.signatureScheme] ?? e.signatureScheme}
@@ -318,6 +326,8 @@ function EditPanel({ endpoint, onSaved }: { endpoint: Endpoint; onSaved: () => v
   const [signatureScheme, setSignatureScheme] = useState(endpoint.signatureScheme);
   const [rate, setRate] = useState(endpoint.rateLimitPerSecond === null ? '' : String(endpoint.rateLimitPerSecond));
   const [rateError, setRateError] = useState<string | null>(null);
+  const [filtersText, setFiltersText] = useState(endpoint.filters ? JSON.stringify(endpoint.filters, null, 2) : '');
+  const [filtersError, setFiltersError] = useState<string | null>(null);
   const [{ fetching, error, data }, save] = useMutation(UpdateEndpointDoc);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -328,6 +338,15 @@ function EditPanel({ endpoint, onSaved }: { endpoint: Endpoint; onSaved: () => v
       return;
     }
     setRateError(null);
+    // Text that is not JSON is refused here; the server checks what it means and names each problem.
+    let filters: unknown = null;
+    try {
+      filters = filtersText.trim() === '' ? null : JSON.parse(filtersText);
+    } catch {
+      setFiltersError('The filters are not valid JSON.');
+      return;
+    }
+    setFiltersError(null);
     const r = await save({
       id: endpoint.id,
       input: {
@@ -337,6 +356,7 @@ function EditPanel({ endpoint, onSaved }: { endpoint: Endpoint; onSaved: () => v
         signatureScheme,
         // Empty is no limit; the server checks the bounds and says which field is wrong.
         rateLimitPerSecond,
+        filters,
       },
     });
     if (r.data) onSaved();
@@ -344,7 +364,7 @@ function EditPanel({ endpoint, onSaved }: { endpoint: Endpoint; onSaved: () => v
   return (
     <details className="card">
       <summary>
-        <h2 className="inline">Edit URL, description, events, signature headers and rate limit</h2>
+        <h2 className="inline">Edit URL, description, events, filters, signature headers and rate limit</h2>
       </summary>
       <form onSubmit={submit} className="stack">
         <label className="field">
@@ -356,6 +376,12 @@ function EditPanel({ endpoint, onSaved }: { endpoint: Endpoint; onSaved: () => v
           <input maxLength={500} value={description} onChange={(e) => setDescription(e.target.value)} />
         </label>
         <EventPicker value={events} onChange={setEvents} />
+        <FilterEditor events={events} value={filtersText} onChange={setFiltersText} />
+        {filtersError ? (
+          <p className="form-error" role="alert">
+            {filtersError}
+          </p>
+        ) : null}
         <SignatureSchemePicker value={signatureScheme} onChange={setSignatureScheme} />
         <label className="field">
           <span>Rate limit (deliveries a second, 0.01 to 1000; empty for none)</span>
