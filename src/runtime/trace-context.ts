@@ -38,11 +38,6 @@ export function currentTraceparent(): string | null {
   return carrier.traceparent ?? null;
 }
 
-/** The active trace context written into message or request headers (W3C `traceparent`, `tracestate`). */
-export function injectInto(headers: Record<string, unknown>): void {
-  if (trace.getActiveSpan()) propagation.inject(context.active(), headers);
-}
-
 /** The context a stored or received `traceparent` names, as a parent; the active context when there is none. */
 export function contextOf(traceparent: unknown): Context {
   if (typeof traceparent !== 'string' || traceparent === '') return context.active();
@@ -58,7 +53,8 @@ export function messageHeaders(): Record<string, string> {
 
 /**
  * Runs a queue consumer's handler for one message in a consumer span, child of the trace its headers
- * carry (messageHeaders), or of none. Outside tracing it only calls `fn`.
+ * carry (messageHeaders). A message published outside any trace (by the sweeper, the relay) gets no span
+ * of its own: the work it names continues the traces stored with its rows. Outside tracing it only calls `fn`.
  */
 export function consumedInSpan<T>(
   system: 'rabbitmq' | 'memory',
@@ -67,8 +63,8 @@ export function consumedInSpan<T>(
   attempt: number,
   fn: () => Promise<T>,
 ): Promise<T> {
-  if (!tracingStarted) return fn();
-  const parent = headers ? propagation.extract(ROOT_CONTEXT, headers) : ROOT_CONTEXT;
+  if (!tracingStarted || typeof headers?.traceparent !== 'string') return fn();
+  const parent = propagation.extract(ROOT_CONTEXT, headers);
   return inSpan(
     `${topic} process`,
     {
