@@ -1,4 +1,5 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +12,7 @@ import { isBelow, type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from
 import * as p from './support/providers.ts';
 import { type Receiver } from './support/outbound.ts';
 import { startReceiver, testCertificate } from './support/receiver.ts';
-import { freePort, startService, stop } from './support/spawn.ts';
+import { freePort, ROOT, startCompiledService, startService, stop } from './support/spawn.ts';
 
 // The service runs as operators run it (src/main.ts, its own process) with tracing on, exporting over
 // OTLP/HTTP to a receiver in this process; RabbitMQ under a prefix of this run's own carries its messages.
@@ -34,29 +35,27 @@ beforeAll(async () => {
   rx = await startReceiver(testCertificate());
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  service = startService(
-    'all',
-    {
-      DATABASE_URL: await fileDatabaseUrl(),
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      AMQP_URL,
-      AMQP_PREFIX: prefix,
-      REDIS_URL: '',
-      SEED_DEMO: 'never',
-      ENCRYPTION_KEY: `test:${Buffer.alloc(32, 7).toString('base64')}`,
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-      NODE_EXTRA_CA_CERTS: join(import.meta.dirname, '..', 'test-output', 'tls', 'cert.pem'),
-      LOG_LEVEL: 'info',
-      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
-      OTEL_TRACES_EXPORTER: '',
-      // The SDK's batch processor, read from its own variable: spans leave within a fifth of a second.
-      OTEL_BSP_SCHEDULE_DELAY: '200',
-    },
-    /worker started/,
-  );
+  service = startService('all', { ...(await serviceEnv()), PORT: String(port) }, /worker started/);
   await service.started;
 }, 120_000);
+
+/** The service's settings: tracing on, exporting to the receiver of this file. */
+const serviceEnv = async () => ({
+  DATABASE_URL: await fileDatabaseUrl(),
+  HOST: '127.0.0.1',
+  AMQP_URL,
+  AMQP_PREFIX: prefix,
+  REDIS_URL: '',
+  SEED_DEMO: 'never',
+  ENCRYPTION_KEY: `test:${Buffer.alloc(32, 7).toString('base64')}`,
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  NODE_EXTRA_CA_CERTS: join(import.meta.dirname, '..', 'test-output', 'tls', 'cert.pem'),
+  LOG_LEVEL: 'info',
+  OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+  OTEL_TRACES_EXPORTER: '',
+  // The SDK's batch processor, read from its own variable: spans leave within a fifth of a second.
+  OTEL_BSP_SCHEDULE_DELAY: '200',
+});
 
 afterAll(async () => {
   if (service) await stop(service.child);
@@ -203,4 +202,50 @@ describe('API requests traced', () => {
       .toBeTruthy();
     expect([span!.scope, span!.name]).toEqual(['@fastify/otel', 'request']);
   });
+});
+
+describe('the compiled build', () => {
+  it('traces as the service run from source does, pg statements included', async () => {
+    // `npm run build`'s compiler step; the dashboard is not needed to answer the API.
+    await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
+      cwd: ROOT,
+    });
+    const { tenantId, apiKey } = await stripeTenantWithEndpoint();
+    const port = await freePort();
+    // The API alone: no second worker beside the one of the service above.
+    const compiled = startCompiledService(
+      'api',
+      { ...(await serviceEnv()), PORT: String(port), OTEL_SERVICE_NAME: 'chs-compiled' },
+      /listening on/,
+    );
+    await compiled.started;
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
+        body: JSON.stringify({ query: 'query CompiledEndpoints { webhookEndpoints { id } }' }),
+      });
+      expect(res.status).toBe(200);
+      let operation: ReceivedSpan | undefined;
+      await expect
+        .poll(() => (operation = otlp.spans.find((s) => s.name === 'query CompiledEndpoints' && attr(s, 'tenant.id') === tenantId)), {
+          timeout: 10_000,
+        })
+        .toBeTruthy();
+      await expect
+        .poll(
+          () => {
+            const spans = otlp.trace(operation!.traceId);
+            return [
+              spans.some((s) => s.kind === SERVER && s.scope.includes('http')),
+              spans.some((s) => s.scope.includes('pg') && isBelow(spans, s, operation!)),
+            ];
+          },
+          { timeout: 10_000 },
+        )
+        .toEqual([true, true]);
+    } finally {
+      await stop(compiled.child);
+    }
+  }, 180_000);
 });

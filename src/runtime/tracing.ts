@@ -18,12 +18,13 @@ const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
  * before the modules that load pg, http or graphql, and only when tracing is on: everything here is
  * loaded on demand, so with tracing off no SDK module is loaded and nothing is patched.
  *
- * The instrumentations hook `require`. The service's own modules are ECMAScript modules, and an `import` of a
- * CommonJS package (pg, graphql) or of a built-in does not pass that hook; so once the hooks are in place the
- * packages are loaded once through `require` here, which patches their exports in place (prototypes and
- * module objects), and every later `import` gets the same patched objects. This works the same under tsx
- * and in the compiled build, and needs no loader flag. Fastify is instrumented through its own
- * diagnostics channel (@fastify/otel's registerOnInitialization).
+ * The instrumentations hook `require` (Module.prototype.require). The service's own modules are ECMAScript
+ * modules, whose `import`s do not pass that hook: a package is patched only when some CommonJS module
+ * requires it first (Fastify requires `http`, for one), which is an accident of the dependencies of the day.
+ * So once the hooks are in place the packages are loaded here through `require`, which patches their
+ * exports in place (prototypes and module objects), and every later `import` gets the same patched
+ * objects. This works the same under tsx and in the compiled build, and needs no loader flag. Fastify is
+ * instrumented through its own diagnostics channel (@fastify/otel's registerOnInitialization).
  */
 export async function startTracing(config: Tracing, opts: { exporter?: SpanExporter } = {}): Promise<TracingHandle | null> {
   if (!config.enabled) return null;
