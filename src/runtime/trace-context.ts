@@ -81,9 +81,10 @@ export function consumedInSpan<T>(
   );
 }
 
-/** A link to the trace a stored `traceparent` names, or none. */
+/** A link to the trace a stored `traceparent` names; none without one (never to the active span). */
 export function linkTo(traceparent: unknown): Link | null {
-  const spanContext = trace.getSpanContext(contextOf(traceparent));
+  if (typeof traceparent !== 'string' || traceparent === '') return null;
+  const spanContext = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, { traceparent }));
   return spanContext ? { context: spanContext } : null;
 }
 
