@@ -44,9 +44,10 @@ export async function startTracing(config: Tracing, opts: { exporter?: SpanExpor
       ? new ConsoleSpanExporter()
       : new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter({ url: config.url }));
   const provider = new NodeTracerProvider({
+    // The version when npm started the process (npm start); plain `node dist/src/main.js` names none.
     resource: resources.resourceFromAttributes({
       'service.name': config.serviceName,
-      'service.version': process.env.npm_package_version ?? '0.1.0',
+      ...(process.env.npm_package_version ? { 'service.version': process.env.npm_package_version } : {}),
     }),
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.sampleRatio) }),
     spanProcessors: [new BatchSpanProcessor(exporter)],
