@@ -1,3 +1,4 @@
+import { annotateActiveSpan, isTracing } from './runtime/trace-context.ts';
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
@@ -100,6 +101,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', req.id);
     done();
   });
+  // With tracing on, a request's span names its operation (the route's operationId) and the tenant it acts
+  // for, once authentication has found it. Attributes of spans, never labels of metrics: tenants are unbounded.
+  if (isTracing())
+    app.addHook('preHandler', (req, _reply, done) => {
+      const operationId = (req.routeOptions.schema as { operationId?: string } | undefined)?.operationId;
+      annotateActiveSpan({
+        ...(operationId ? { 'chs.operation': operationId } : {}),
+        ...(req.principal ? { 'tenant.id': req.principal.tenantId } : {}),
+      });
+      done();
+    });
   registerSecurityHeaders(app);
   registerUrlCheck(app);
 

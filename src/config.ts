@@ -155,6 +155,13 @@ const envSchema = z.object({
     .enum(['true', 'false'])
     .default('true')
     .transform((v) => v === 'true'),
+  /** OTLP/HTTP collector base URL (traces go to <url>/v1/traces); setting it turns tracing on (docs/operations.md, "Tracing"). */
+  OTEL_EXPORTER_OTLP_ENDPOINT: url(['http', 'https']).optional(),
+  /** `otlp` turns tracing on (to OTEL_EXPORTER_OTLP_ENDPOINT, or http://localhost:4318), `console` prints spans, `none` keeps it off. */
+  OTEL_TRACES_EXPORTER: z.enum(['otlp', 'console', 'none']).optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).max(100).optional(),
+  /** The share of new traces kept (0 to 1); a caller's sampled flag decides for traces it started. */
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -207,7 +214,14 @@ export interface Config {
   /** Live subscriptions (src/http/admission.ts admits them, src/schema/live.ts serves them). */
   live: { maxPerTenant: number; max: number; recheckMs: number };
   lifecycle: { everyMs: number; batchSize: number; maxBatches: number; workspaceDeletionDelayDays: number };
+  /** OpenTelemetry traces (src/runtime/tracing.ts); off unless an exporter is named. */
+  tracing: Tracing;
 }
+
+export type Tracing =
+  | { enabled: false }
+  | { enabled: true; exporter: 'otlp'; url: string; serviceName: string; sampleRatio: number }
+  | { enabled: true; exporter: 'console'; serviceName: string; sampleRatio: number };
 
 /** Concurrency budgets of one API process (src/http/admission.ts). */
 export interface Admission {
@@ -330,5 +344,18 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       maxBatches: e.RETENTION_MAX_BATCHES,
       workspaceDeletionDelayDays: e.WORKSPACE_DELETION_DELAY_DAYS,
     },
+    tracing: tracingOf(e),
   };
+}
+
+const DEFAULT_OTLP_ENDPOINT = 'http://localhost:4318';
+
+/** On when an endpoint or an exporter is named, unless the exporter is `none`. */
+function tracingOf(e: Env): Tracing {
+  const exporter = e.OTEL_TRACES_EXPORTER ?? (e.OTEL_EXPORTER_OTLP_ENDPOINT ? 'otlp' : 'none');
+  const common = { serviceName: e.OTEL_SERVICE_NAME ?? 'customer-health-service', sampleRatio: e.OTEL_TRACES_SAMPLER_ARG };
+  if (exporter === 'none') return { enabled: false };
+  if (exporter === 'console') return { enabled: true, exporter, ...common };
+  const base = (e.OTEL_EXPORTER_OTLP_ENDPOINT ?? DEFAULT_OTLP_ENDPOINT).replace(/\/+$/, '');
+  return { enabled: true, exporter, url: `${base}/v1/traces`, ...common };
 }

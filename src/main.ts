@@ -1,20 +1,27 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { collectDefaultMetrics, Registry } from 'prom-client';
-import { startMetricsServer } from './http/observability.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { createLogger } from './runtime/logger.ts';
-import { compose } from './composition.ts';
+import { startTracing } from './runtime/tracing.ts';
 
 type Role = 'all' | 'api' | 'worker';
 
 async function main(role: Role) {
   const config = loadConfig();
+  // Before anything that loads http, pg or graphql: the instrumentations patch them as they load
+  // (runtime/tracing.ts). The rest of the service is therefore imported only after this.
+  const tracing = await startTracing(config.tracing);
+  const [{ Redis }, { collectDefaultMetrics, Registry }, { startMetricsServer }, { createLogger }, { compose }] = await Promise.all([
+    import('ioredis'),
+    import('prom-client'),
+    import('./http/observability.ts'),
+    import('./runtime/logger.ts'),
+    import('./composition.ts'),
+  ]);
   const log = createLogger(config, role === 'worker' ? 'chs-worker' : 'chs');
   // A worker signs nobody in and seeds nothing: it loads neither.
   const c = await compose(config, { log, migrate: true, ...(role === 'worker' ? { sessions: null } : {}) });
-  const closers: (() => Promise<unknown>)[] = [() => c.close()];
+  // Closed last (closers run in reverse): spans of the shutdown itself are exported too.
+  const closers: (() => Promise<unknown>)[] = [...(tracing ? [() => tracing.shutdown()] : []), () => c.close()];
   let banner: string[] = [];
 
   if (role !== 'worker') {

@@ -9,6 +9,7 @@ import { checkVariableCost } from './graphql-cost.ts';
 import { codeRejectedDocument, GRAPHQL_LIMITS } from './graphql-limits.ts';
 import { documentCache } from './document-cache.ts';
 import { costOf, type OperationMeter } from './graphql-share.ts';
+import { inOperationSpan } from './graphql-tracing.ts';
 
 /** What /graphql answers: status, headers and the body as text. */
 export interface GraphQLAnswer {
@@ -182,7 +183,9 @@ export function createGraphQLFastPath(opts: FastPathOptions) {
     try {
       let result: ExecutionResult & { stringify?: (r: unknown) => string };
       try {
-        const answer = await compiled.query(undefined, context, variables as Record<string, unknown>);
+        const answer = await inOperationSpan(operation, tenantId, async () =>
+          compiled.query(undefined, context, variables as Record<string, unknown>),
+        );
         result = { ...asInterpreted(answer, document), stringify: compiled.stringify };
         if (result.errors) result = { ...result, errors: result.errors.map((e) => opts.maskError(e)) as never };
       } catch (e) {

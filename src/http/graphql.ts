@@ -9,6 +9,7 @@ import type { Context } from '../schema/context.ts';
 import { createGraphQLFastPath } from './graphql-fast.ts';
 import { hotDocumentJit } from './graphql-jit.ts';
 import { graphqlLimits } from './graphql-limits.ts';
+import { operationTracing } from './graphql-tracing.ts';
 import { documentCache } from './document-cache.ts';
 import { createOperationMeter } from './graphql-share.ts';
 import { type CpuShare, unmetered } from '../runtime/cpu-share.ts';
@@ -103,6 +104,8 @@ export function registerGraphQL(
     meter.plugin(),
     // The fast path learns from Yoga which documents passed validation.
     ...(opts.fastPath ? [fast.plugin] : []),
+    // Last: it wraps whichever executor the plugins above chose.
+    ...operationTracing(),
   ]);
 
   scope.route({

@@ -16,6 +16,7 @@ import { hexEqual } from './providers/hmac.ts';
 import type { InboundSecretStore } from '../services/integrations.ts';
 import type { VerificationBudget } from './verification-budget.ts';
 import { inboundEvents } from '../runtime/metrics.ts';
+import { annotateActiveSpan } from '../runtime/trace-context.ts';
 
 export interface InboundDeps {
   prisma: Db;
@@ -187,6 +188,7 @@ export async function inboundRoutes(app: FastifyInstance, deps: InboundDeps) {
     async (req, reply) => {
       // Found by the preParsing hook before the body was read, which throws for an address it does not find.
       const { provider, tenantId, active } = addresses.get(req)!;
+      annotateActiveSpan({ 'tenant.id': tenantId, 'chs.provider': provider });
       const spec = PROVIDER_SPECS[provider];
       const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const inbound = { headers: req.headers, rawBody, now: now() };

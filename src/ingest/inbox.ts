@@ -9,6 +9,7 @@ import { publishIds } from '../queue/publish-ids.ts';
 import { createAcceptor, forgetAcceptors } from './acceptor.ts';
 import { ACCEPT_LOCK_SPACE, ACCEPTOR_LOCK_SPACE } from '../db/locks.ts';
 import type { Queue } from '../queue/queue.ts';
+import { currentTraceparent } from '../runtime/trace-context.ts';
 
 /**
  * A message on `inbound.events`: one stored event (`id`), or the events one group stored together
@@ -88,6 +89,8 @@ interface NewEvent {
   bytes: number;
   bodyHash: string | null;
   orderKey: string | null;
+  /** The W3C traceparent of the request that brought the event (tracing on), which the worker continues. */
+  traceContext: string | null;
 }
 /** An order key is an index entry: a longer one is cut, which at worst orders two objects' events together. */
 const MAX_ORDER_KEY = 200;
@@ -250,13 +253,13 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
       // back before the commit.
       const statement = rowsBeforeCommit<{ id: string; claimed: boolean }>(
         client,
-        `INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body, body_sha256, order_key, seq, published_at, accepted_by)
+        `INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body, body_sha256, order_key, seq, published_at, accepted_by, trace_context)
          SELECT e.id, e.tenant_id, e.provider, e.dedup_key, e.event_type, e.body, e.body_sha256, e.order_key, e.seq,
-           CASE WHEN a.key IS NOT NULL THEN now() END, a.key
+           CASE WHEN a.key IS NOT NULL THEN now() END, a.key, e.trace_context
          FROM (
            SELECT r.*, nextval('inbox_events_seq_seq') AS seq FROM (
-             SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $9::text[], $10::int[])
-               WITH ORDINALITY AS e(id, tenant_id, provider, dedup_key, event_type, body, body_sha256, order_key, accepted, n)
+             SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $9::text[], $10::int[], $11::text[])
+               WITH ORDINALITY AS e(id, tenant_id, provider, dedup_key, event_type, body, body_sha256, order_key, accepted, trace_context, n)
              ORDER BY e.accepted) r
          ) e
          LEFT JOIN inbox_acceptors a ON a.key = $8::int
@@ -274,6 +277,7 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
           acceptorKey,
           sorted.map((e) => e.orderKey),
           order,
+          sorted.map((e) => e.traceContext),
         ],
         {
           name: 'inbox-store-group',
@@ -357,14 +361,15 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
         bytes: rawBody.length,
         bodyHash: hashBody ? bodyHash : null,
         orderKey: orderKey?.slice(0, MAX_ORDER_KEY) ?? null,
+        traceContext: currentTraceparent(),
       };
       const insert = () =>
         sql.query<{ id: string }>(
-          `INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body, body_sha256, order_key)
-           VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7)
+          `INSERT INTO inbox_events (id, tenant_id, provider, dedup_key, event_type, body, body_sha256, order_key, trace_context)
+           VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7, $8)
            ON CONFLICT DO NOTHING
            RETURNING id`,
-          [event.tenantId, event.provider, event.key, event.eventType, event.body, event.bodyHash, event.orderKey],
+          [event.tenantId, event.provider, event.key, event.eventType, event.body, event.bodyHash, event.orderKey, event.traceContext],
         );
       const insertAlone = async () => {
         try {

@@ -12,6 +12,7 @@ import { sentimentOf } from './sentiment.ts';
 import type { StoredEvent } from './normalizers/types.ts';
 import { ACCEPT_LOCK_SPACE, lockObjects, lockTenants } from '../db/locks.ts';
 import { PG, pgCode } from '../db/pg-errors.ts';
+import { contextOf, currentTraceparent, inSpan, linkTo, type Span } from '../runtime/trace-context.ts';
 
 export const MAX_ATTEMPTS = 5;
 /** Events applied in one transaction at most. */
@@ -51,8 +52,9 @@ interface Row {
   body: string;
   status: string;
   received_at: Date;
+  trace_context: string | null;
 }
-const ROW_COLUMNS = 'id, tenant_id, provider, event_type, body, status::text AS status, received_at';
+const ROW_COLUMNS = 'id, tenant_id, provider, event_type, body, status::text AS status, received_at, trace_context';
 
 /**
  * The earliest event still to apply about the same object as `e` (the inbox row aliased `e`) and accepted
@@ -154,6 +156,43 @@ async function apply(sql: Sql, event: StoredEvent, outbox: OutboxInput[], prepar
   return normalize({ sql, event, sentiment: sentimentOf, outbox, prepared });
 }
 
+/**
+ * `apply` in a span of the trace the event arrived in (its stored traceparent; with none, of the active
+ * trace), linked to the batch applying it; the outbox events it emits keep that span's context, which
+ * their deliveries continue.
+ */
+async function applyTraced(
+  sql: Sql,
+  event: StoredEvent,
+  traceContext: string | null,
+  outbox: OutboxInput[],
+  prepared?: unknown,
+  batch?: Span,
+): Promise<'processed' | 'ignored'> {
+  const batchLink = batch?.isRecording() ? [{ context: batch.spanContext() }] : [];
+  return inSpan(
+    'inbox.apply',
+    {
+      parent: contextOf(traceContext),
+      links: batchLink,
+      attributes: {
+        'tenant.id': event.tenantId,
+        'chs.inbox_event.id': event.id,
+        'chs.provider': event.provider,
+        'chs.event_type': event.eventType,
+      },
+    },
+    async (span) => {
+      const from = outbox.length;
+      const outcome = await apply(sql, event, outbox, prepared);
+      span.setAttribute('chs.outcome', outcome);
+      const emittedUnder = currentTraceparent();
+      if (emittedUnder) for (let i = from; i < outbox.length; i++) outbox[i]!.traceContext = emittedUnder;
+      return outcome;
+    },
+  );
+}
+
 /** Each provider's `prepare` over a batch's received events, in the batch's order: what each event's normalizer gets. */
 function prepareBatch(events: StoredEvent[]): Map<string, unknown> {
   const prepared = new Map<string, unknown>();
@@ -204,7 +243,7 @@ export async function processInboxEvent(pool: pg.Pool, id: string, opts: { ifFre
       const event = storedEvent(row);
       await lockFor(sql, [event]);
       const outbox: OutboxInput[] = [];
-      const outcome = await apply(sql, event, outbox);
+      const outcome = await applyTraced(sql, event, row.trace_context, outbox);
       await enqueueEvents(sql, outbox);
       await markDone(sql, [{ id, outcome }]);
       return outcome;
@@ -228,7 +267,11 @@ export async function processInboxEvent(pool: pg.Pool, id: string, opts: { ifFre
  * object still waits before, 'alone' for one this batch could not lock (another transaction holds its
  * row, or its row is not there): those are applied on their own, where a held row is waited for.
  */
-export async function processInboxBatch(pool: pg.Pool, messages: EventRef[]): Promise<Map<string, BatchResult>> {
+export function processInboxBatch(pool: pg.Pool, messages: EventRef[]): Promise<Map<string, BatchResult>> {
+  return inSpan('inbox.apply_batch', { attributes: { 'chs.batch.size': messages.length } }, (span) => applyBatch(pool, messages, span));
+}
+
+async function applyBatch(pool: pg.Pool, messages: EventRef[], span: Span): Promise<Map<string, BatchResult>> {
   const results = await inTransaction(
     pool,
     async (sql) => {
@@ -290,7 +333,9 @@ export async function processInboxBatch(pool: pg.Pool, messages: EventRef[]): Pr
       // whole batch: it is applied on its own, where it fails alone, and its object's later events wait for it.
       const refusedObjects = new Set<string>();
       const events: StoredEvent[] = [];
+      const traceOf = new Map<string, string | null>();
       for (const r of applied) {
+        traceOf.set(r.id, r.trace_context);
         const rangeErrors = isProvider(r.provider) ? PROVIDER_SPECS[r.provider].rangeErrors : undefined;
         const object = r.order_key === null ? null : `${r.tenant_id}:${r.order_key}`;
         const event = storedEvent(r);
@@ -300,12 +345,14 @@ export async function processInboxBatch(pool: pg.Pool, messages: EventRef[]): Pr
           if (object !== null) refusedObjects.add(object);
         } else events.push(event);
       }
+      // The batch's span links to the trace of every event it applies; each event's own span is in its trace.
+      if (span.isRecording()) span.addLinks(events.flatMap((e) => linkTo(traceOf.get(e.id)) ?? []));
       await lockFor(sql, events);
       const prepared = prepareBatch(events);
       const outbox: OutboxInput[] = [];
       const done: { id: string; outcome: 'processed' | 'ignored' }[] = [];
       for (const event of events) {
-        const outcome = await apply(sql, event, outbox, prepared.get(event.id));
+        const outcome = await applyTraced(sql, event, traceOf.get(event.id) ?? null, outbox, prepared.get(event.id), span);
         done.push({ id: event.id, outcome });
         results.set(event.id, outcome);
       }

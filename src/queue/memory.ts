@@ -1,8 +1,11 @@
+import { consumedInSpan, messageHeaders } from '../runtime/trace-context.ts';
 import type { ConsumeOptions, Consumer, Delivery, Queue, Topic } from './queue.ts';
 
 interface Item {
   body: unknown;
   attempt: number;
+  /** The publishing trace, as a broker's message headers carry it. */
+  headers: Record<string, string>;
 }
 
 /**
@@ -29,7 +32,7 @@ export function createMemoryQueue(opts: { retryDelayMs?: number } = {}): Queue {
     async publish(topic, body) {
       if (closed) throw new Error('queue is closed');
       // Copy, as a broker would: later changes to the caller's object must not leak in.
-      list(ready, topic).push({ body: JSON.parse(JSON.stringify(body)), attempt: 1 });
+      list(ready, topic).push({ body: JSON.parse(JSON.stringify(body)), attempt: 1, headers: messageHeaders() });
       wake(topic);
     },
     consume<T>(topic: Topic, handler: (d: Delivery<T>) => Promise<void>, o: ConsumeOptions): Consumer {
@@ -43,7 +46,9 @@ export function createMemoryQueue(opts: { retryDelayMs?: number } = {}): Queue {
           active++;
           const p = (async () => {
             try {
-              await handler({ body: item.body as T, attempt: item.attempt });
+              await consumedInSpan('memory', topic, item.headers, item.attempt, () =>
+                handler({ body: item.body as T, attempt: item.attempt }),
+              );
             } catch (error) {
               if (item.attempt >= o.maxAttempts) {
                 list(dead, topic).push(item);
@@ -51,7 +56,7 @@ export function createMemoryQueue(opts: { retryDelayMs?: number } = {}): Queue {
               } else {
                 const timer = setTimeout(() => {
                   timers.delete(timer);
-                  list(ready, topic).push({ body: item.body, attempt: item.attempt + 1 });
+                  list(ready, topic).push({ body: item.body, attempt: item.attempt + 1, headers: item.headers });
                   wake(topic);
                 }, retryDelayMs);
                 timers.add(timer);

@@ -1,4 +1,5 @@
 import { Connection, ConsumerStatus, type Publisher } from 'rabbitmq-client';
+import { consumedInSpan, messageHeaders } from '../runtime/trace-context.ts';
 import type { ConsumeOptions, Consumer, Delivery, Queue, Topic } from './queue.ts';
 
 const RETRY_DELAY_MS = 2000;
@@ -68,7 +69,15 @@ export function createRabbitQueue(
     connected: () => connection.ready,
     async publish(topic, body, opts = {}) {
       const send = publisher.send(
-        { exchange: `${prefix}.${topic}`, routingKey: topic, durable: true, messageId: opts.messageId, contentType: 'application/json' },
+        {
+          exchange: `${prefix}.${topic}`,
+          routingKey: topic,
+          durable: true,
+          messageId: opts.messageId,
+          contentType: 'application/json',
+          // The publishing trace (W3C traceparent) travels with the message; the consumer continues it.
+          headers: messageHeaders(),
+        },
         body,
       );
       if (!opts.timeoutMs) return send;
@@ -96,7 +105,7 @@ export function createRabbitQueue(
         async (msg) => {
           const attempt = attemptOf(msg.headers, main);
           try {
-            await handler({ body: msg.body as T, attempt });
+            await consumedInSpan('rabbitmq', topic, msg.headers, attempt, () => handler({ body: msg.body as T, attempt }));
             return ConsumerStatus.ACK;
           } catch (error) {
             if (attempt >= opts.maxAttempts) {

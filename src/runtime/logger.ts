@@ -1,11 +1,20 @@
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import type { Config } from '../config.ts';
+import { activeSpanIds } from './trace-context.ts';
 
-/** pino with every credential-bearing header and secret field redacted. */
-export function createLogger(config: Pick<Config, 'log' | 'env'>, name = 'chs', destination?: DestinationStream): Logger {
+/**
+ * pino with every credential-bearing header and secret field redacted; with tracing on, each line written
+ * inside a span carries its `trace_id` and `span_id`.
+ */
+export function createLogger(
+  config: Pick<Config, 'log' | 'env'> & { tracing?: Config['tracing'] },
+  name = 'chs',
+  destination?: DestinationStream,
+): Logger {
   const options: LoggerOptions = {
     name,
     level: config.log.level,
+    ...(config.tracing?.enabled ? { mixin: activeSpanIds } : {}),
     redact: {
       paths: [
         'req.headers.authorization',

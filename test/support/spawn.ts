@@ -35,7 +35,16 @@ process.on('exit', () => {
 export function startService(role: string, env: Record<string, string | undefined>, ready: RegExp, timeoutMs = 90_000) {
   // Node itself with tsx's loader, not the tsx CLI: the CLI runs the service in a child process of its
   // own, so a SIGKILL meant for the service would kill only the wrapper and leave the service running.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', role], {
+  return startNode(['--import', 'tsx', 'src/main.ts', role], env, ready, timeoutMs);
+}
+
+/** Starts the compiled build, `dist/src/main.js <role>`, as `npm run start:prod` does (build it first). */
+export function startCompiledService(role: string, env: Record<string, string | undefined>, ready: RegExp, timeoutMs = 90_000) {
+  return startNode(['dist/src/main.js', role], env, ready, timeoutMs);
+}
+
+function startNode(args: string[], env: Record<string, string | undefined>, ready: RegExp, timeoutMs: number) {
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,4 +1,5 @@
 import type { Sql } from '../../db/sql.ts';
+import { currentTraceparent } from '../../runtime/trace-context.ts';
 import { sequenceSubjectOf, type EventName, type PayloadOf } from './registry.ts';
 
 /** The channel the relay LISTENs on for new outbox events. */
@@ -13,6 +14,8 @@ export type OutboxInput = {
     payload: PayloadOf<N>;
     /** Writing the same event twice (a redelivered message, a retried job) stays one event. */
     dedupKey: string;
+    /** The W3C traceparent of the work emitting the event (tracing on): its deliveries join that trace. */
+    traceContext?: string | null;
   };
 }[EventName];
 
@@ -44,8 +47,8 @@ export async function enqueueEvents(sql: Sql, events: OutboxInput[]): Promise<vo
   const rows = await sql.query<{ id: string; tenant_id: string; subject: string; sequence: number; written: boolean; base: number }>(
     `WITH e AS (
        SELECT DISTINCT ON (e.tenant_id, e.dedup_key) e.*
-       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::text[])
-         WITH ORDINALITY AS e(tenant_id, type, subject, payload, dedup_key, sequence_subject, ord)
+       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::text[], $8::text[])
+         WITH ORDINALITY AS e(tenant_id, type, subject, payload, dedup_key, sequence_subject, trace_context, ord)
        ORDER BY e.tenant_id, e.dedup_key, e.ord),
      counted AS (
        SELECT e.tenant_id, e.sequence_subject, count(*)::int AS n FROM e CROSS JOIN (SELECT pg_notify($7, '')) AS wake
@@ -62,8 +65,8 @@ export async function enqueueEvents(sql: Sql, events: OutboxInput[]): Promise<vo
        JOIN counter c ON c.tenant_id = e.tenant_id AND c.subject = e.sequence_subject
        JOIN counted k ON k.tenant_id = e.tenant_id AND k.sequence_subject = e.sequence_subject),
      written AS (
-       INSERT INTO outbox_events (id, tenant_id, type, subject, payload, dedup_key, sequence_subject, sequence)
-       SELECT id, tenant_id, type, subject, payload, dedup_key, sequence_subject, sequence FROM numbered ORDER BY ord
+       INSERT INTO outbox_events (id, tenant_id, type, subject, payload, dedup_key, sequence_subject, sequence, trace_context)
+       SELECT id, tenant_id, type, subject, payload, dedup_key, sequence_subject, sequence, trace_context FROM numbered ORDER BY ord
        ON CONFLICT (tenant_id, dedup_key) DO NOTHING
        RETURNING id)
      SELECT n.id, n.tenant_id, n.sequence_subject AS subject, n.sequence::int AS sequence, w.id IS NOT NULL AS written, n.base::int AS base
@@ -77,6 +80,7 @@ export async function enqueueEvents(sql: Sql, events: OutboxInput[]): Promise<vo
       events.map((e) => e.dedupKey),
       events.map((e) => sequenceSubjectOf(e.type, e.payload as never)),
       OUTBOX_CHANNEL,
+      events.map((e) => e.traceContext ?? currentTraceparent()),
     ],
   );
   // The NOTIFY (in `counted`) wakes the relay when the transaction commits; polling covers a missed one.

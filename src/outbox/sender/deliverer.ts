@@ -6,6 +6,7 @@ import { createDeliveryStore, type ClaimedDelivery } from './delivery-store.ts';
 import type { Sender } from './http-send.ts';
 import { nextAttemptAt } from './retry-schedule.ts';
 import { signedHeaders } from './signing.ts';
+import { contextOf, inSpan, SpanKind, SpanStatusCode } from '../../runtime/trace-context.ts';
 import {
   statusClass,
   webhookDeliveries,
@@ -199,9 +200,42 @@ export function createDeliverer(deps: {
     }
   }
 
+  /**
+   * One attempt as a client span in the trace its event was emitted in. The receiver is sent no trace
+   * headers (http-send.ts): our trace ids are ours, as the signed headers are all a receiver is promised.
+   */
   async function send(d: ClaimedDelivery): Promise<AttemptOutcome> {
     // The endpoint's rate limit gave the delivery a send slot a moment ahead (delivery-store.ts): not before it.
     if (d.wait_ms > 0) await setTimeout(d.wait_ms);
+    return inSpan(
+      'webhook.deliver',
+      {
+        kind: SpanKind.CLIENT,
+        parent: contextOf(d.trace_context),
+        attributes: {
+          'http.request.method': 'POST',
+          'server.address': hostOf(d.url),
+          'tenant.id': d.tenant_id,
+          'chs.delivery.id': d.id,
+          'chs.webhook.endpoint_id': d.endpoint_id,
+          'chs.event_type': d.event_type,
+          'chs.delivery.attempt': d.attempts + 1,
+        },
+      },
+      async (span) => {
+        const outcome = await attemptNow(d);
+        if (outcome.statusCode != null) span.setAttribute('http.response.status_code', outcome.statusCode);
+        span.setAttribute('chs.delivery.outcome', outcome.status);
+        if (outcome.status !== 'succeeded') {
+          span.setAttribute('error.type', outcome.statusCode == null ? 'no_response' : String(outcome.statusCode));
+          span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error ?? undefined });
+        }
+        return outcome;
+      },
+    );
+  }
+
+  async function attemptNow(d: ClaimedDelivery): Promise<AttemptOutcome> {
     const body = JSON.stringify(d.envelope.data.payload);
     const startedAt = now();
     const timestamp = Math.floor(startedAt.getTime() / 1000);
@@ -264,6 +298,15 @@ export function createDeliverer(deps: {
   }
 
   return { attempt, deliver };
+}
+
+/** The receiver's host name only: a URL's path and query may carry a tenant's secrets. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return '';
+  }
 }
 
 export type Deliverer = ReturnType<typeof createDeliverer>;

@@ -40,6 +40,8 @@ export interface ClaimedDelivery {
   previous_signing_key: string | null;
   /** How long to wait for the send slot the endpoint's rate limit gave the delivery; 0 when there is no limit. */
   wait_ms: number;
+  /** The W3C traceparent its event was emitted under (tracing on), which the attempt's span continues. */
+  trace_context: string | null;
 }
 
 /** One finished attempt, as recorded. */
@@ -131,6 +133,7 @@ export function createDeliveryStore(pool: pg.Pool, opts: { leaseSeconds: number 
        RETURNING d.id, d.tenant_id, d.endpoint_id, d.event_type, d.envelope, d.is_test, d.attempts, d.sequence_subject, d.sequence,
                  e.url, e.enabled, e.secret, e.previous_secret, e.previous_expires_at, e.failing_since,
                  e.signature_scheme, e.signing_key, e.previous_signing_key, x.leased,
+                 (SELECT o.trace_context FROM outbox_events o WHERE o.id = d.outbox_event_id) AS trace_context,
                  CASE WHEN x.leased THEN greatest(0, ceil(extract(epoch FROM x.slot - now()) * 1000))::int ELSE 0 END AS wait_ms`,
       [ids, opts.leaseSeconds, PACING_HORIZON_SECONDS],
     );

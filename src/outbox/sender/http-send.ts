@@ -1,5 +1,6 @@
 import https from 'node:https';
 import { storableText } from '../../text.ts';
+import { untracedAgent } from '../../runtime/trace-context.ts';
 import { guardedLookup, refusedLiteral, TargetRefused } from '../endpoints/ssrf.ts';
 
 export const DELIVERY_TIMEOUT_MS = 15_000;
@@ -30,12 +31,15 @@ function retryAfter(value: string | string[] | undefined): number | null {
  */
 export function createSender(opts: { allowPrivateTargets: boolean; timeoutMs?: number; ca?: string | Buffer }) {
   // Receivers' certificates are checked against the system store plus NODE_EXTRA_CA_CERTS (or `ca`, in tests).
-  const agent = new https.Agent({
-    keepAlive: true,
-    maxSockets: 64,
-    lookup: guardedLookup(opts.allowPrivateTargets) as never,
-    ...(opts.ca ? { ca: opts.ca } : {}),
-  });
+  // Deliveries are traced by the deliverer's own span; the instrumentation neither wraps nor marks them.
+  const agent = untracedAgent(
+    new https.Agent({
+      keepAlive: true,
+      maxSockets: 64,
+      lookup: guardedLookup(opts.allowPrivateTargets) as never,
+      ...(opts.ca ? { ca: opts.ca } : {}),
+    }),
+  );
   const timeoutMs = opts.timeoutMs ?? DELIVERY_TIMEOUT_MS;
 
   return {
