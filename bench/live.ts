@@ -150,31 +150,34 @@ async function rowChanged(customerId: string): Promise<() => Promise<number>> {
 
 const latencies: number[] = [];
 const loadBefore = load1();
-// The first payment warms every process up and is not counted.
-while (latencies.length < SAMPLES) {
-  const batch = await screenful();
-  await page.reload();
-  await page.locator(`tr[data-customer-id="${batch[0]!.id}"]`).waitFor();
-  for (const c of batch) {
-    if (latencies.length >= SAMPLES) break;
-    const seen = await rowChanged(c.id);
-    const accepted = await pay(c.n);
-    const changed = await Promise.race([
-      seen(),
-      new Promise<number>((_, reject) => setTimeout(() => reject(new Error(`customer ${c.n}'s row did not change in 30 s`)), 30_000)),
-    ]);
-    if (c.n > 0) latencies.push(changed - accepted);
-    await new Promise((r) => setTimeout(r, 200));
+try {
+  // The first payment warms every process up and is not counted.
+  while (latencies.length < SAMPLES) {
+    const batch = await screenful();
+    await page.reload();
+    await page.locator(`tr[data-customer-id="${batch[0]!.id}"]`).waitFor();
+    for (const c of batch) {
+      if (latencies.length >= SAMPLES) break;
+      const seen = await rowChanged(c.id);
+      const accepted = await pay(c.n);
+      const changed = await Promise.race([
+        seen(),
+        new Promise<number>((_, reject) => setTimeout(() => reject(new Error(`customer ${c.n}'s row did not change in 30 s`)), 30_000)),
+      ]);
+      if (c.n > 0) latencies.push(changed - accepted);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+} finally {
+  // Whatever happened, nothing of the run is left behind.
+  await browser.close();
+  await prisma.$disconnect();
+  for (const p of processes) p.child.kill('SIGTERM');
+  for (const topic of ['inbound.events', 'outbound.deliveries']) {
+    for (const suffix of ['', '.retry', '.dead']) spawnSync('rabbitmqctl', ['-q', 'delete_queue', `${prefix}.${topic}${suffix}`]);
   }
 }
 const loadAfter = load1();
-
-await browser.close();
-await prisma.$disconnect();
-for (const p of processes) p.child.kill('SIGTERM');
-for (const topic of ['inbound.events', 'outbound.deliveries']) {
-  for (const suffix of ['', '.retry', '.dead']) spawnSync('rabbitmqctl', ['-q', 'delete_queue', `${prefix}.${topic}${suffix}`]);
-}
 
 const sorted = [...latencies].sort((a, b) => a - b);
 const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;

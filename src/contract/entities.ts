@@ -275,7 +275,7 @@ const announcedDrivers = <K extends string>(unit: K, top: z.ZodNumber) =>
   z
     .object({
       since: time.describe(
-        'When the value before was announced. `GET /api/v1/customers/{id}/health/changes?since=` lists every change in between, each input with its sources.',
+        'Just after the value before was announced: `GET /api/v1/customers/{id}/health/changes?since=` with this time lists exactly the changes summed here, each input with its sources.',
       ),
       top: z
         .array(z.object({ input: str, label: str, group: listedText(INPUT_GROUPS) }).extend({ [unit]: top } as Record<K, z.ZodNumber>))
@@ -285,7 +285,7 @@ const announcedDrivers = <K extends string>(unit: K, top: z.ZodNumber) =>
     })
     .nullable()
     .describe(
-      'Why it moved since it was last announced; null for a first announcement, or when the changes in between are no longer all kept.',
+      'Why it moved since it was last announced; null for a first announcement, for the first announcement of a customer last announced before announcements carried drivers, or when the changes in between are no longer all kept.',
     );
 export const healthDrivers = announcedDrivers('score', num.describe('Points of the overall score this input moved.'));
 export const churnDrivers = announcedDrivers('churn_probability', num.describe('What this input moved the churn probability by.'));

@@ -1,8 +1,10 @@
 import { type FieldNode, type FragmentDefinitionNode, Kind, type SelectionSetNode } from 'graphql';
+import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { DomainError, notFound, validationFailed } from '../errors.ts';
 import type { Customer as CustomerRow } from '../generated/prisma/client.ts';
 import { builder } from './builder.ts';
+import { HEALTH_INCLUDE } from './health.ts';
 import { type ProviderName, PROVIDERS } from '../contract/enums.ts';
 import { HealthStatus, Provider, RiskLevel } from './enums.ts';
 import { actorOf, requireCapability } from './guards.ts';
@@ -61,13 +63,11 @@ builder.prismaObject('CustomerIdentity', {
 
 const CustomerConnection = connectionOf('Customer', Customer);
 
-const HEALTH_INCLUDE = JSON.stringify({ healthSnapshot: true, tenant: { select: { scoringWeights: true } } });
-
 /** Whether one customer's planned query is its columns, or its columns and health, which plain SQL reads. */
 export function plainRead(query: { include?: object; select?: object }): { health: boolean } | undefined {
   if (query.select) return undefined;
   if (!query.include || Object.keys(query.include).length === 0) return { health: false };
-  return JSON.stringify(query.include) === HEALTH_INCLUDE ? { health: true } : undefined;
+  return isDeepStrictEqual(query.include, HEALTH_INCLUDE) ? { health: true } : undefined;
 }
 
 /**

@@ -2,7 +2,7 @@ import { isCalendarDay } from '../datetime.ts';
 import { notFound, validationFailed } from '../errors.ts';
 import { signalLabel } from '../scoring/dimension-scores.ts';
 import { DIMENSIONS, type DimensionKey, tenantWeights } from '../scoring/dimensions.ts';
-import { type SilentProvider, staleSourcesOf } from '../scoring/freshness.ts';
+import { SILENT_INTEGRATIONS, type SilentProvider, staleSourcesOf } from '../scoring/freshness.ts';
 import type { ProviderName } from '../contract/enums.ts';
 import { weightsView, type WeightsView as WeightsShape } from '../services/health-settings.ts';
 import { builder } from './builder.ts';
@@ -157,26 +157,24 @@ export const CustomerHealth = builder.objectRef<HealthView>('CustomerHealth').im
   }),
 });
 
+/**
+ * What a customer's health reads beyond its row: its snapshot, its tenant's weights and silent integrations.
+ * The plain-SQL read of one customer (services/customer-reads.ts) gives the same shape, and is used when a
+ * planned query asks for exactly this (schema/customer.ts).
+ */
+export const HEALTH_INCLUDE = {
+  healthSnapshot: true,
+  tenant: { select: { scoringWeights: true, integrationFreshness: SILENT_INTEGRATIONS } },
+};
+
+const silentOf = (rows: readonly { provider: string; silentSince: Date | string | null }[]): SilentProvider[] =>
+  rows.flatMap((r) => (r.silentSince === null ? [] : [{ provider: r.provider, silentSince: r.silentSince }]));
+
 builder.prismaObjectField('Customer', 'health', (t) =>
   t.field({
     type: CustomerHealth,
-    select: {
-      id: true,
-      healthSnapshot: true,
-      tenant: {
-        select: {
-          scoringWeights: true,
-          integrationFreshness: { where: { silentSince: { not: null } }, select: { provider: true, silentSince: true } },
-        },
-      },
-    },
-    resolve: (c) =>
-      healthView(
-        c.id,
-        c.healthSnapshot,
-        c.tenant.scoringWeights,
-        c.tenant.integrationFreshness.map((f) => ({ provider: f.provider, silentSince: f.silentSince! })),
-      ),
+    select: { id: true, ...HEALTH_INCLUDE },
+    resolve: (c) => healthView(c.id, c.healthSnapshot, c.tenant.scoringWeights, silentOf(c.tenant.integrationFreshness)),
   }),
 );
 
@@ -191,7 +189,12 @@ builder.queryField('customerHealth', (t) =>
       const p = requireCapability(ctx, 'read');
       const c = await ctx.services.customerReads.one(p.tenantId, args.id, { health: true });
       if (!c) throw notFound(`Customer ${args.id}`);
-      return healthView(c.id, c.healthSnapshot as SnapshotRow | null, c.tenant?.scoringWeights, c.tenant?.silentProviders);
+      return healthView(
+        c.id,
+        c.healthSnapshot as SnapshotRow | null,
+        c.tenant?.scoringWeights,
+        silentOf(c.tenant?.integrationFreshness ?? []),
+      );
     },
   }),
 );

@@ -23,6 +23,13 @@ const SILENCE_FACTOR = 3;
 const MIN_SILENCE_SECONDS = 3600;
 /** Integrations checked per transaction. */
 const CHUNK = 200;
+/**
+ * Events are taken in up to this long before the check: an event's time is its transaction's start, and one
+ * that commits after a check has moved past it would otherwise never be counted.
+ */
+const SETTLE_MS = 10_000;
+/** A row checked this recently (by another worker) is left alone. */
+const RECHECK_AFTER_MS = 30_000;
 
 interface Day {
   events: number;
@@ -61,7 +68,7 @@ export interface CheckResult {
 /**
  * One pass over every connected integration (one with a signing secret): takes in the events received since
  * the last pass, then flags or clears its silence. Safe on several workers at once: each takes its rows
- * `SKIP LOCKED` (docs/concurrency.md), and a row is checked once per `now`.
+ * `SKIP LOCKED` (docs/concurrency.md) and leaves those another worker has just checked.
  */
 export async function checkFreshness(pool: pg.Pool, now = new Date()): Promise<CheckResult> {
   const result: CheckResult = { checked: 0, silenced: 0, resumed: 0 };
@@ -69,12 +76,15 @@ export async function checkFreshness(pool: pg.Pool, now = new Date()): Promise<C
     `INSERT INTO integration_freshness (tenant_id, provider)
      SELECT tenant_id, provider FROM inbound_secrets ON CONFLICT DO NOTHING`,
   );
+  // In key order from where the chunk before ended, so that a pass reads each row once.
+  let after = { tenantId: '00000000-0000-0000-0000-000000000000', provider: '' };
   for (;;) {
-    const done = await inTransaction(pool, (sql) => checkChunk(sql, now));
+    const done = await inTransaction(pool, (sql) => checkChunk(sql, now, after));
     result.checked += done.checked;
     result.silenced += done.silenced;
     result.resumed += done.resumed;
-    if (done.checked < CHUNK) return result;
+    if (!done.last) return result;
+    after = done.last;
   }
 }
 
@@ -94,16 +104,32 @@ interface NewDay {
   newest: Date;
 }
 
-async function checkChunk(sql: Sql, now: Date): Promise<CheckResult> {
-  const rows = await sql.query<Row>(
-    `SELECT f.tenant_id, f.provider, f.last_event_at, f.days, f.silent_since
-     FROM integration_freshness f JOIN inbound_secrets s ON s.tenant_id = f.tenant_id AND s.provider = f.provider
-     WHERE f.checked_at IS NULL OR f.checked_at < $1
-     ORDER BY f.tenant_id, f.provider LIMIT ${CHUNK} FOR UPDATE OF f SKIP LOCKED`,
-    [now],
+async function checkChunk(
+  sql: Sql,
+  now: Date,
+  after: { tenantId: string; provider: string },
+): Promise<CheckResult & { last: { tenantId: string; provider: string } | null }> {
+  const keys = await sql.query<{ tenant_id: string; provider: string; due: boolean }>(
+    `SELECT f.tenant_id, f.provider, (f.checked_at IS NULL OR f.checked_at < $3) AS due
+     FROM integration_freshness f
+     WHERE (f.tenant_id, f.provider) > ($1::uuid, $2::text)
+     ORDER BY f.tenant_id, f.provider LIMIT ${CHUNK}`,
+    [after.tenantId, after.provider, new Date(now.getTime() - RECHECK_AFTER_MS)],
   );
-  if (rows.length === 0) return { checked: 0, silenced: 0, resumed: 0 };
+  const last = keys.length === CHUNK ? { tenantId: keys.at(-1)!.tenant_id, provider: keys.at(-1)!.provider } : null;
+  const due = keys.filter((k) => k.due);
+  const rows = due.length
+    ? await sql.query<Row>(
+        `SELECT f.tenant_id, f.provider, f.last_event_at, f.days, f.silent_since
+         FROM integration_freshness f JOIN inbound_secrets s ON s.tenant_id = f.tenant_id AND s.provider = f.provider
+         WHERE (f.tenant_id, f.provider) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))
+         ORDER BY f.tenant_id, f.provider FOR UPDATE OF f SKIP LOCKED`,
+        [due.map((k) => k.tenant_id), due.map((k) => k.provider)],
+      )
+    : [];
+  if (rows.length === 0) return { checked: 0, silenced: 0, resumed: 0, last };
   const horizon = new Date(now.getTime() - CADENCE_DAYS * 86_400_000);
+  const settled = new Date(now.getTime() - SETTLE_MS);
   // What arrived since each row's last event, per day, with the longest wait before an event of that day
   // (the first one's measured from the last event already counted).
   const arrived = await sql.query<NewDay>(
@@ -121,19 +147,29 @@ async function checkChunk(sql: Sql, now: Date): Promise<CheckResult> {
       rows.map((r) => r.provider),
       rows.map((r) => r.last_event_at),
       horizon,
-      now,
+      settled,
       // A flagged silence is not a wait to learn: the cadence would grow with every outage.
       rows.map((r) => (r.silent_since ? null : r.last_event_at)),
     ],
   );
-  const oldest = dayOf(horizon);
+  // The last 14 days, today's included.
+  const oldest = dayOf(new Date(horizon.getTime() + 86_400_000));
   const events: Parameters<typeof enqueueEvents>[1] = [];
   let silenced = 0;
   let resumed = 0;
+  const arrivedOf = new Map<string, NewDay[]>();
+  for (const a of arrived) {
+    const key = `${a.tenant_id}:${a.provider}`;
+    arrivedOf.set(key, [...(arrivedOf.get(key) ?? []), a]);
+  }
   const updated = rows.map((r) => {
-    const days: Days = Object.fromEntries(Object.entries(r.days).filter(([day]) => day >= oldest));
+    const mine = arrivedOf.get(`${r.tenant_id}:${r.provider}`) ?? [];
+    // A silent integration not heard from again keeps the cadence it fell silent against: letting its days
+    // age out would let the silence stop counting as one while it goes on.
+    const unheard = r.silent_since !== null && mine.length === 0;
+    const days: Days = unheard ? r.days : Object.fromEntries(Object.entries(r.days).filter(([day]) => day >= oldest));
     let last = r.last_event_at;
-    for (const n of arrived.filter((a) => a.tenant_id === r.tenant_id && a.provider === r.provider)) {
+    for (const n of mine) {
       const d = (days[n.day] ??= { events: 0, longestGap: 0 });
       d.events += n.events;
       d.longestGap = Math.max(d.longestGap, Math.round(n.longest_gap ?? 0));
@@ -141,7 +177,7 @@ async function checkChunk(sql: Sql, now: Date): Promise<CheckResult> {
     }
     const usual = usualGapSeconds(days);
     const quiet = last ? (now.getTime() - last.getTime()) / 1000 : 0;
-    const silent = last !== null && usual !== null && quiet > silenceAfterSeconds(usual);
+    const silent = unheard || (last !== null && usual !== null && quiet > silenceAfterSeconds(usual));
     let silentSince = r.silent_since;
     const source = { tenantId: r.tenant_id, provider: r.provider, lastEventAt: last, usualGapSeconds: usual };
     const subject = sequenceSubject('integration', r.provider);
@@ -182,7 +218,7 @@ async function checkChunk(sql: Sql, now: Date): Promise<CheckResult> {
     ],
   );
   await enqueueEvents(sql, events);
-  return { checked: rows.length, silenced, resumed };
+  return { checked: rows.length, silenced, resumed, last };
 }
 
 /** An integration's freshness from its stored row (read by the integrations service). */
@@ -201,6 +237,9 @@ export interface SilentProvider {
   provider: string;
   silentSince: string | Date;
 }
+
+/** A tenant's silent integrations, as a Prisma relation selection reads them (the shape of SilentProvider). */
+export const SILENT_INTEGRATIONS = { where: { silentSince: { not: null } }, select: { provider: true, silentSince: true } } as const;
 
 /** The dimensions each provider's events feed (src/scoring/signal-kinds.ts). */
 export const PROVIDER_DIMENSIONS: Record<ProviderName, readonly DimensionKey[]> = {

@@ -525,17 +525,25 @@ async function whyAnnounced(sql: Sql, batch: Computed[]) {
   const inProbability = (d: AnnouncedDrivers | null) =>
     d && { ...d, top: d.top.map(({ amount, ...t }) => ({ ...t, churnProbability: amount })) };
   const tenThousandths = (p: number) => Math.round(p * 10_000);
+  // The moment just after the announcement before: the changes' own `?since=` (from that moment on) then
+  // lists exactly the changes summed, without the one that was announced then.
+  const justAfter = (t: Date) => new Date(t.getTime() + 1);
   for (const c of batch) {
     const [h, p] = [health(c), churn(c)];
     if (!h && !p) continue;
     const mine = recorded.filter((r) => r.customerId === c.row.id);
     const after = (t: Date) => mine.filter((r) => r.computedAt > t).map((r) => r.drivers);
     out.set(c.row.id, {
-      health: h && inPoints(announcedDrivers(after(h), 'score', c.health.score! - c.row.announced_score!, h)),
+      health: h && inPoints(announcedDrivers(after(h), 'score', c.health.score! - c.row.announced_score!, justAfter(h))),
       churn:
         p &&
         inProbability(
-          announcedDrivers(after(p), 'churn', tenThousandths(c.prediction!.probability) - tenThousandths(c.row.announced_probability!), p),
+          announcedDrivers(
+            after(p),
+            'churn',
+            tenThousandths(c.prediction!.probability) - tenThousandths(c.row.announced_probability!),
+            justAfter(p),
+          ),
         ),
     });
   }

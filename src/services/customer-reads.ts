@@ -57,7 +57,7 @@ export type PageRow = { [K in PageColumn]: unknown } & { id: string };
 /** One customer, with its health where asked: the snapshot's fields as healthView reads them. */
 export type CustomerWithHealth = PageRow & {
   healthSnapshot?: Record<string, unknown> | null;
-  tenant?: { scoringWeights: unknown; silentProviders: SilentProvider[] };
+  tenant?: { scoringWeights: unknown; integrationFreshness: SilentProvider[] };
 };
 
 /** Where a statement reads a value: `ref(value, its SQL type)` gives the expression that stands for it. */
@@ -156,7 +156,7 @@ function withHealth(row: HealthRow): CustomerWithHealth {
         dimensions: row.snapshotDimensions,
       }
     : null;
-  return { ...customer, tenant: { scoringWeights: row.scoringWeights, silentProviders: row.silentProviders }, healthSnapshot: snapshot };
+  return { ...customer, tenant: { scoringWeights: row.scoringWeights, integrationFreshness: row.silentProviders }, healthSnapshot: snapshot };
 }
 
 /**

@@ -143,7 +143,7 @@ describe('a page whose fields depend on its variables', () => {
 
 describe('one customer with its health read in plain SQL', () => {
   const HEALTH =
-    'health { customerId score status computedAt trend { d7 d30 } weakestDimension dimensions { key score weight contribution trend signals { key label value } } }';
+    'health { customerId score status computedAt trend { d7 d30 } weakestDimension dimensions { key score weight contribution trend signals { key label value } stale staleSources } confidence }';
   const read = async (id: string, fields: string) => {
     const query = `query($id: UUID!) { customer(id: $id) { ${fields} } }`;
     const res = await t.app.inject({
@@ -162,7 +162,10 @@ describe('one customer with its health read in plain SQL', () => {
     const c = scored
       ? (await scoredCustomer(t.prisma, tenantId, { usage: 40, engagement: 55, support: null, billing: 90, growth: 20 })).customer
       : await customer(t.prisma, tenantId);
+    t.queries.length = 0;
     const plain = await read(c.id, `id name ${HEALTH}`);
+    // One plain statement: Prisma is sent nothing about the customer.
+    expect(t.queries.filter((q) => q.includes('FROM "public"."customers"'))).toEqual([]);
     const planned = await read(c.id, `id name ${HEALTH} identities { provider }`);
     expect(plain.errors).toBeUndefined();
     expect(plain.data!.customer!.health).toEqual(planned.data!.customer!.health);

@@ -120,10 +120,19 @@ describe('fresh sources', () => {
     expect(after.dimensions.every((d) => !d.stale)).toBe(true);
   });
 
+  it('keeps a silence flagged for as long as nothing arrives, however long, against the cadence it fell silent from', async () => {
+    const now = new Date();
+    const w = await stripeTenant({ count: 20, everyHours: 6, last: new Date(now.getTime() - 24 * HOUR) });
+    for (const days of [0, 13, 20, 40]) await checkFreshness(t.pool, new Date(now.getTime() + days * 24 * HOUR));
+    expect(await announced(w.tenantId, 'integration.silent')).toHaveLength(1);
+    expect(await announced(w.tenantId, 'integration.resumed')).toHaveLength(0);
+    expect(await stripeCard(w.apiKey)).toMatchObject({ silent: true, usualGapSeconds: 21_600 });
+  });
+
   it('calls nothing silent before it has learned the cadence', async () => {
     const now = new Date();
-    // Two days of history only: not enough to know what usual is.
-    const w = await stripeTenant({ count: 8, everyHours: 6, last: new Date(now.getTime() - 72 * HOUR) });
+    // Twelve events an hour apart: enough events, but on two UTC days at most, too few to know what usual is.
+    const w = await stripeTenant({ count: 12, everyHours: 1, last: new Date(now.getTime() - 72 * HOUR) });
     await checkFreshness(t.pool, now);
     expect(await announced(w.tenantId, 'integration.silent')).toHaveLength(0);
     expect(await stripeCard(w.apiKey)).toMatchObject({ silent: false, usualGapSeconds: null });

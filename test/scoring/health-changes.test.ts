@@ -144,7 +144,7 @@ describe('why health moved', () => {
       expect(d).not.toBeNull();
       // Since the computation that made the announcement before (its event is written just after it).
       const since = new Date(d!.since).getTime();
-      expect(since).toBeLessThanOrEqual(health[i - 1]!.created_at.getTime());
+      expect(since).toBeLessThanOrEqual(health[i - 1]!.created_at.getTime() + 1);
       expect(since).toBeGreaterThan(i >= 2 ? health[i - 2]!.created_at.getTime() : 0);
       expect(d!.top.length).toBeGreaterThan(0);
       const sum = d!.top.reduce((s, x) => s + (x.score as number), 0) + d!.other;

@@ -66,7 +66,7 @@ function Freshness({ freshness }: { freshness: Integration['freshness'] }) {
   return (
     <p className="small muted" data-testid="freshness">
       {freshness.usualGapSeconds === null
-        ? 'Learning how often it sends: a silence is flagged once it has been heard on 3 days.'
+        ? 'Learning how often it sends: a silence is flagged once it has been heard on 3 days and 10 events.'
         : `Usually sends within ${span(freshness.usualGapSeconds)}; flagged silent after ${span(freshness.silentAfterSeconds ?? 3600)} without events.`}
     </p>
   );

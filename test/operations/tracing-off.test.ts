@@ -3,14 +3,14 @@ import https from 'node:https';
 import { createRequire } from 'node:module';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
-import { startTracing } from '../src/runtime/tracing.ts';
-import { operator } from '../src/services/audit.ts';
-import { createInboundSecretStore } from '../src/services/integrations.ts';
-import { createTestApp, type TestApp, testSecretBox } from './support/app.ts';
-import { tenantWithKey } from './support/factories.ts';
-import { type OtlpReceiver, startOtlpReceiver } from './support/otlp-receiver.ts';
-import * as p from './support/providers.ts';
+import { loadConfig } from '../../src/config.ts';
+import { startTracing } from '../../src/runtime/tracing.ts';
+import { operator } from '../../src/services/audit.ts';
+import { createInboundSecretStore } from '../../src/services/integrations.ts';
+import { createTestApp, type TestApp, testSecretBox } from '../support/app.ts';
+import { tenantWithKey } from '../support/factories.ts';
+import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.ts';
+import * as p from '../support/providers.ts';
 
 // This process starts as src/main.ts does, with tracing off: an OTLP endpoint is named but the exporter is `none`.
 let otlp: OtlpReceiver;

@@ -3,16 +3,16 @@ import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { operator } from '../src/services/audit.ts';
-import { createInboundSecretStore } from '../src/services/integrations.ts';
-import { createTestApp, type TestApp, testSecretBox } from './support/app.ts';
-import { fileDatabaseUrl } from './support/database.ts';
-import { tenantWithKey } from './support/factories.ts';
-import { isBelow, type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from './support/otlp-receiver.ts';
-import * as p from './support/providers.ts';
-import { type Receiver } from './support/outbound.ts';
-import { startReceiver, testCertificate } from './support/receiver.ts';
-import { freePort, ROOT, startCompiledService, startService, stop } from './support/spawn.ts';
+import { operator } from '../../src/services/audit.ts';
+import { createInboundSecretStore } from '../../src/services/integrations.ts';
+import { createTestApp, type TestApp, testSecretBox } from '../support/app.ts';
+import { fileDatabaseUrl } from '../support/database.ts';
+import { tenantWithKey } from '../support/factories.ts';
+import { isBelow, type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../support/otlp-receiver.ts';
+import * as p from '../support/providers.ts';
+import { type Receiver } from '../support/outbound.ts';
+import { startReceiver, testCertificate } from '../support/receiver.ts';
+import { freePort, ROOT, startCompiledService, startService, stop } from '../support/spawn.ts';
 
 // The service runs as operators run it (src/main.ts, its own process) with tracing on, exporting over
 // OTLP/HTTP to a receiver in this process; RabbitMQ under a prefix of this run's own carries its messages.
@@ -49,7 +49,7 @@ const serviceEnv = async () => ({
   SEED_DEMO: 'never',
   ENCRYPTION_KEY: `test:${Buffer.alloc(32, 7).toString('base64')}`,
   WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-  NODE_EXTRA_CA_CERTS: join(import.meta.dirname, '..', 'test-output', 'tls', 'cert.pem'),
+  NODE_EXTRA_CA_CERTS: join(import.meta.dirname, '..', '..', 'test-output', 'tls', 'cert.pem'),
   LOG_LEVEL: 'info',
   OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
   OTEL_TRACES_EXPORTER: '',
