@@ -6,7 +6,9 @@ import net, { type AddressInfo } from 'node:net';
 import { Client, fetchExchange, gql } from '@urql/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPILE_AFTER_RUNS } from '../../src/http/graphql-jit.ts';
-import { createTestApp, type TestApp } from '../support/app.ts';
+import { operator } from '../../src/services/audit.ts';
+import { createInboundSecretStore } from '../../src/services/integrations.ts';
+import { createTestApp, testSecretBox, type TestApp } from '../support/app.ts';
 import { customer, tenantWithKey } from '../support/factories.ts';
 
 let t: TestApp;
@@ -22,6 +24,11 @@ beforeAll(async () => {
   a = await tenantWithKey(t.prisma);
   b = await tenantWithKey(t.prisma);
   for (const tenant of [a, b]) for (let i = 0; i < 3; i++) await customer(t.prisma, tenant.tenantId, { name: `Searched ${i}` });
+  // B is connected to Stripe: its webhook waits for its body to be verified, rather than being refused at once.
+  await createInboundSecretStore(t.prisma, testSecretBox(), { cacheMs: 0 }).put(
+    { tenantId: b.tenantId, provider: 'stripe' },
+    operator(b.tenantId),
+  );
 });
 afterAll(async () => {
   await t?.close();
@@ -78,11 +85,13 @@ describe('costly GraphQL operations as heavy work', () => {
   }
 });
 
-/** Sends the headers and the first bytes of an inbound webhook for `tenantId`, then nothing more until `end`. */
+/** Sends the headers and the first bytes of a Stripe webhook for `tenantId` (connected to Stripe), then nothing more until `end`. */
 function webhookArriving(tenantId: string) {
   const socket = net.connect(port, '127.0.0.1', () => {
     socket.write(
-      `POST /api/v1/webhooks/in/stripe/${tenantId} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 4096\r\n\r\n{"id":`,
+      `POST /api/v1/webhooks/in/stripe/${tenantId} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n` +
+        // A signature of the right form: only the whole body can tell whether it matches.
+        `stripe-signature: t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}\r\ncontent-length: 4096\r\n\r\n{"id":`,
     );
   });
   const closed = new Promise((r) => socket.once('close', r));

@@ -50,8 +50,9 @@ describe('queries', () => {
     };
     const listQueries = await count(25, LIST);
     expect(listQueries).toBe(await count(3, LIST));
-    // One planned query for the page plus one per relation kind (identities, snapshot, prediction, history, tenant).
-    expect(listQueries).toBeLessThanOrEqual(6);
+    // One planned query for the page plus one per relation kind (identities, snapshot, prediction, history,
+    // tenant, the tenant's silent integrations).
+    expect(listQueries).toBeLessThanOrEqual(7);
     const ALERTS = 'query($n: Int) { alerts(first: $n) { nodes { id customer { name healthScore } } } }';
     expect(await count(25, ALERTS)).toBe(await count(3, ALERTS));
   });
