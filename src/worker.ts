@@ -7,6 +7,7 @@ import { startInboxConsumer } from './ingest/processor.ts';
 import type { Queue } from './queue/queue.ts';
 import type { ChangeFeed } from './queue/change-feed.ts';
 import type { Deliverer } from './outbox/sender/deliverer.ts';
+import { tendCircuits } from './outbox/sender/circuit-pass.ts';
 import { runRetention } from './lifecycle/retention.ts';
 import { purgeDueWorkspaces } from './lifecycle/workspace-purge.ts';
 import { listenForOutbox, queueDue, relayOutbox, type DeliveryJob } from './outbox/events/relay.ts';
@@ -123,6 +124,7 @@ export function startWorker(deps: WorkerDeps) {
     every(deps.attributionEveryMs ?? 1000, 'attribution', log, () => attributeRequested(pool, log)),
     every(1000, 'outbox-relay', log, relay),
     every(1000, 'deliveries-due', log, () => queueDue(pool, queue, { requeueAfterSeconds: deps.leaseSeconds })),
+    every(1000, 'circuit-breakers', log, () => tendCircuits(pool, queue, { leaseSeconds: deps.leaseSeconds ?? 60 })),
     every(l.everyMs, 'retention', log, lifecycle),
     every(1000, 'scoring', log, score),
     every(s.sweepEveryMs, 'scoring-daily', log, () => scoring.daily().then(score)),

@@ -1,7 +1,16 @@
 import { z } from 'zod';
 import { amount } from '../../contract/money.ts';
 import { HEALTH_STATUSES, INVOICE_STATUSES, RISK_LEVELS } from '../../contract/enums.ts';
-import { alert, alertSample, churnPrediction, customerListItem, customerSample, intervention } from '../../contract/entities.ts';
+import {
+  alert,
+  alertSample,
+  churnPrediction,
+  circuitSample,
+  customerListItem,
+  customerSample,
+  intervention,
+  webhookCircuit,
+} from '../../contract/entities.ts';
 import { serialize, type SourceOf } from '../../contract/serialize.ts';
 import { sequenceSubject, type SequenceSubject } from '../../contract/sequence-subject.ts';
 import { probability, score, time, uuid } from '../../contract/wire.ts';
@@ -128,6 +137,8 @@ const trialExtended = z.object({
 });
 const customerDeleted = z.object({ ...tenant, id: uuid, external_id: z.string().nullable() });
 const endpointDisabled = z.object({ ...tenant, id: uuid, url: z.string(), enabled: z.literal(false), disabled_reason: z.string() });
+const endpointCircuit = z.object({ ...tenant, id: uuid, url: z.string(), circuit: webhookCircuit });
+const EXAMPLE_ENDPOINT = '5c4b3a29-1807-4f6e-8d5c-4b3a29180706';
 
 export const EVENTS = {
   'invoice.created': defineEvent(
@@ -202,10 +213,32 @@ export const EVENTS = {
     endpointDisabled,
     serialize(endpointDisabled, {
       tenantId: EXAMPLE_TENANT,
-      id: '5c4b3a29-1807-4f6e-8d5c-4b3a29180706',
+      id: EXAMPLE_ENDPOINT,
       url: 'https://hooks.acme.example/health',
       enabled: false,
       disabledReason: 'failing for 5 days',
+    }),
+    (p) => sequenceSubject('endpoint', p.id),
+  ),
+  'endpoint.circuit_opened': defineEvent(
+    'The circuit breaker of one of the tenant’s endpoints opened: too many of its recent attempts failed, so its deliveries wait (none is dropped) and only a probe is sent after `circuit.next_probe_at`.',
+    endpointCircuit,
+    serialize(endpointCircuit, {
+      tenantId: EXAMPLE_TENANT,
+      id: EXAMPLE_ENDPOINT,
+      url: 'https://hooks.acme.example/health',
+      circuit: circuitSample,
+    }),
+    (p) => sequenceSubject('endpoint', p.id),
+  ),
+  'endpoint.circuit_closed': defineEvent(
+    'The circuit breaker of one of the tenant’s endpoints closed again: a probe was delivered, and the deliveries it held are being sent.',
+    endpointCircuit,
+    serialize(endpointCircuit, {
+      tenantId: EXAMPLE_TENANT,
+      id: EXAMPLE_ENDPOINT,
+      url: 'https://hooks.acme.example/health',
+      circuit: { state: 'closed', openedAt: null, nextProbeAt: null, failureRate: null, recentAttempts: 0 },
     }),
     (p) => sequenceSubject('endpoint', p.id),
   ),
