@@ -121,6 +121,7 @@ export async function compose(config: Config, opts: ComposeOptions) {
         inbox,
         deliverer: outbound.deliverer,
         leaseSeconds: config.webhooks.leaseSeconds,
+        circuit: config.webhooks.circuit,
         databaseUrl: db.url,
         log,
         prefetch: config.worker.prefetch,

@@ -367,3 +367,20 @@ describe('the figures kept', () => {
     expect((await t.pool.query('SELECT 1 FROM webhook_endpoint_circuits WHERE endpoint_id = $1', [removed])).rows).toEqual([]);
   });
 });
+
+describe('an open breaker with nothing to probe with', () => {
+  it('is looked at again a first wait later, rather than first in every pass', async () => {
+    const { apiKey } = await tenantWithKey(t.prisma);
+    const id = await endpoint(apiKey, `${rx.url}/idle-open-${randomUUID()}`);
+    // Open, its probe due, and not one delivery pending.
+    await t.pool.query(
+      `UPDATE webhook_endpoint_circuits SET state = 'open', opened_at = now() - interval '1 minute', openings = 1,
+         next_probe_at = now() - interval '10 seconds' WHERE endpoint_id = $1`,
+      [id],
+    );
+    const circuit = async () =>
+      (await t.pool.query('SELECT state, next_probe_at > now() AS later FROM webhook_endpoint_circuits WHERE endpoint_id = $1', [id]))
+        .rows[0];
+    await expect.poll(circuit, { timeout: 10_000, interval: 200 }).toEqual({ state: 'open', later: true });
+  });
+});

@@ -16,10 +16,10 @@ import { circuitsToTend, releaseAllHeld } from './delivery-store.ts';
 export async function tendCircuits(
   pool: pg.Pool,
   queue: Queue,
-  opts: { leaseSeconds: number },
+  opts: { leaseSeconds: number; revisitSeconds: number },
 ): Promise<{ probes: number; released: number }> {
   const sql = onPg(pool);
-  const { probes, releases } = await circuitsToTend(sql, opts.leaseSeconds);
+  const { probes, releases } = await circuitsToTend(sql, opts);
   // A probe whose job fails to publish is marked queued: the due-delivery pass queues it again after the lease time.
   await publishJobs(queue, 'outbound.deliveries', deliveryJobs(probes));
   let released = 0;

@@ -594,17 +594,18 @@ export async function releaseAllHeld(sql: Sql, endpointId: string): Promise<numb
  * statement that waits on nothing (both rows SKIP LOCKED, the delivery's first, as step 12 orders them): the
  * endpoint's delivery due soonest by its own schedule (and not held back by ordered delivery) becomes the
  * probe, no longer held and marked queued, and the breaker half open, its probe its own until the lease ends.
+ * A breaker with nothing due to probe with is looked at again `revisitSeconds` later (its breaker row alone).
  * Answers the probes armed, whose jobs the caller publishes, and the endpoints to release.
  */
 export async function circuitsToTend(
   sql: Sql,
-  leaseSeconds: number,
+  opts: { leaseSeconds: number; revisitSeconds: number },
 ): Promise<{ probes: { id: string; endpoint_id: string; tenant_id: string }[]; releases: string[] }> {
   const due = await sql.query<{ endpoint_id: string; release: boolean }>(
     `SELECT endpoint_id, release_pending AS release FROM webhook_endpoint_circuits
      WHERE (state <> 'closed' OR release_pending)
        AND (release_pending OR (state = 'open' AND next_probe_at <= now()) OR (state = 'half_open' AND probe_until < now()))
-     ORDER BY endpoint_id LIMIT 500`,
+     ORDER BY release_pending DESC, coalesce(next_probe_at, probe_until) LIMIT 500`,
   );
   const probes: { id: string; endpoint_id: string; tenant_id: string }[] = [];
   for (const c of due.filter((r) => !r.release)) {
@@ -627,9 +628,20 @@ export async function circuitsToTend(
        UPDATE webhook_deliveries d SET held_at = NULL, queued_at = now(), updated_at = now()
        FROM circuit WHERE d.id = circuit.probe_delivery_id
        RETURNING d.id, d.endpoint_id, d.tenant_id`,
-      [c.endpoint_id, leaseSeconds],
+      [c.endpoint_id, opts.leaseSeconds],
     );
     probes.push(...armed);
+    // With no delivery due to probe with (none pending, or none whose own retry has come), the breaker stays open
+    // and is looked at again later, so that it does not come first in every pass ahead of those with one.
+    if (!armed.length)
+      await sql.query(
+        `UPDATE webhook_endpoint_circuits
+         SET state = 'open', next_probe_at = now() + make_interval(secs => $2), probe_delivery_id = NULL, probe_until = NULL
+         WHERE endpoint_id = $1 AND ((state = 'open' AND next_probe_at <= now()) OR (state = 'half_open' AND probe_until < now()))
+           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+                           WHERE d.endpoint_id = $1 AND d.status = 'pending' AND NOT d.is_test AND d.next_attempt_at <= now())`,
+        [c.endpoint_id, opts.revisitSeconds],
+      );
   }
   return { probes, releases: due.filter((r) => r.release).map((r) => r.endpoint_id) };
 }
