@@ -53,6 +53,8 @@ export async function compose(config: Config, opts: ComposeOptions) {
     leaseSeconds: config.webhooks.leaseSeconds,
     perEndpointConcurrency: config.webhooks.perEndpointConcurrency,
     perTenantConcurrency: config.webhooks.perTenantConcurrency,
+    circuit: config.webhooks.circuit,
+    onError: (err) => log.warn({ err }, 'could not release the deliveries a closed circuit breaker held; the worker releases them'),
   });
   // Churn models are fitted on a thread of their own, started at the first training.
   const fitter = createThreadFitter();
@@ -76,6 +78,7 @@ export async function compose(config: Config, opts: ComposeOptions) {
     workspaceDeletionDelayDays: config.lifecycle.workspaceDeletionDelayDays,
     fitter,
     cpuShare,
+    circuit: config.webhooks.circuit,
   });
 
   return {
@@ -118,6 +121,7 @@ export async function compose(config: Config, opts: ComposeOptions) {
         inbox,
         deliverer: outbound.deliverer,
         leaseSeconds: config.webhooks.leaseSeconds,
+        circuit: config.webhooks.circuit,
         databaseUrl: db.url,
         log,
         prefetch: config.worker.prefetch,

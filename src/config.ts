@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_CPU_SHARE } from './runtime/cpu-share.ts';
+import { type CircuitSettings, DEFAULT_CIRCUIT } from './outbox/sender/circuit-breaker.ts';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
@@ -61,6 +62,15 @@ const envSchema = z.object({
   DELIVERY_CONCURRENCY_PER_TENANT: z.coerce.number().int().min(1).max(256).default(16),
   DELIVERY_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(5),
   DELIVERY_LEASE_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  /** An endpoint's circuit breaker opens when at least this share of its recent attempts failed (docs/receiving-webhooks.md). */
+  CIRCUIT_FAILURE_RATE: z.coerce.number().gt(0).max(1).default(DEFAULT_CIRCUIT.failureRate),
+  /** ... over at least this many attempts in the window, */
+  CIRCUIT_MIN_ATTEMPTS: z.coerce.number().int().min(1).max(100_000).default(DEFAULT_CIRCUIT.minAttempts),
+  /** ... the window being this many seconds, sliding. */
+  CIRCUIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(DEFAULT_CIRCUIT.windowSeconds),
+  /** The wait before an open breaker's first probe; each failed probe doubles it, up to CIRCUIT_PROBE_MAX_SECONDS. */
+  CIRCUIT_PROBE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(DEFAULT_CIRCUIT.probeSeconds),
+  CIRCUIT_PROBE_MAX_SECONDS: z.coerce.number().int().min(1).max(86_400).default(DEFAULT_CIRCUIT.probeMaxSeconds),
   BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()
@@ -195,6 +205,8 @@ export interface Config {
     perEndpointConcurrency: number;
     perTenantConcurrency: number;
     deliveryPoolSize: number;
+    /** Each endpoint's circuit breaker (src/outbox/sender/circuit-breaker.ts). */
+    circuit: CircuitSettings;
   };
   rateLimit: { perMinute: { growth: number; scale: number }; windowMs: number };
   apiKeyCacheMs: number;
@@ -267,6 +279,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   // Without both, any token the identity provider signs (for another application too) would open a session here.
   if (e.SESSION_JWKS_URL && !jwtIssuers.length) problems.push('  SESSION_JWT_ISSUER: required with SESSION_JWKS_URL');
   if (e.SESSION_JWKS_URL && !jwtAudiences.length) problems.push('  SESSION_JWT_AUDIENCE: required with SESSION_JWKS_URL');
+  if (e.CIRCUIT_PROBE_MAX_SECONDS < e.CIRCUIT_PROBE_SECONDS) {
+    problems.push('  CIRCUIT_PROBE_MAX_SECONDS: must not be below CIRCUIT_PROBE_SECONDS');
+  }
   if (e.MAX_IN_FLIGHT_PER_TENANT !== undefined && e.MAX_IN_FLIGHT_PER_TENANT > e.MAX_IN_FLIGHT) {
     problems.push('  MAX_IN_FLIGHT_PER_TENANT: must not exceed MAX_IN_FLIGHT');
   }
@@ -308,6 +323,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       perEndpointConcurrency: e.DELIVERY_CONCURRENCY_PER_ENDPOINT,
       perTenantConcurrency: e.DELIVERY_CONCURRENCY_PER_TENANT,
       deliveryPoolSize: e.DELIVERY_POOL_SIZE,
+      circuit: {
+        failureRate: e.CIRCUIT_FAILURE_RATE,
+        minAttempts: e.CIRCUIT_MIN_ATTEMPTS,
+        windowSeconds: e.CIRCUIT_WINDOW_SECONDS,
+        probeSeconds: e.CIRCUIT_PROBE_SECONDS,
+        probeMaxSeconds: e.CIRCUIT_PROBE_MAX_SECONDS,
+      },
     },
     rateLimit: { perMinute: { growth: e.RATE_LIMIT_GROWTH, scale: e.RATE_LIMIT_SCALE }, windowMs: e.RATE_LIMIT_WINDOW_MS },
     apiKeyCacheMs: e.API_KEY_CACHE_MS,

@@ -8,6 +8,8 @@ import { startInboxConsumer } from './ingest/processor.ts';
 import type { Queue } from './queue/queue.ts';
 import type { ChangeFeed } from './queue/change-feed.ts';
 import type { Deliverer } from './outbox/sender/deliverer.ts';
+import { tendCircuits } from './outbox/sender/circuit-pass.ts';
+import { type CircuitSettings, DEFAULT_CIRCUIT } from './outbox/sender/circuit-breaker.ts';
 import { runRetention } from './lifecycle/retention.ts';
 import { purgeDueWorkspaces } from './lifecycle/workspace-purge.ts';
 import { listenForOutbox, queueDue, relayOutbox, type DeliveryJob } from './outbox/events/relay.ts';
@@ -20,6 +22,8 @@ export interface WorkerDeps {
   inbox: Inbox;
   deliverer: Deliverer;
   leaseSeconds?: number;
+  /** The endpoints' circuit breakers: an open one with nothing to probe with is looked at again a first wait later. */
+  circuit?: CircuitSettings;
   /** For the LISTEN connection that wakes the relay; without it the relay only polls. */
   databaseUrl?: string;
   log: Logger;
@@ -127,6 +131,9 @@ export function startWorker(deps: WorkerDeps) {
     every(deps.attributionEveryMs ?? 1000, 'attribution', log, () => attributeRequested(pool, log)),
     every(1000, 'outbox-relay', log, relay),
     every(1000, 'deliveries-due', log, () => queueDue(pool, queue, { requeueAfterSeconds: deps.leaseSeconds })),
+    every(1000, 'circuit-breakers', log, () =>
+      tendCircuits(pool, queue, { leaseSeconds: deps.leaseSeconds ?? 60, revisitSeconds: (deps.circuit ?? DEFAULT_CIRCUIT).probeSeconds }),
+    ),
     every(l.everyMs, 'retention', log, lifecycle),
     every(1000, 'scoring', log, score),
     every(s.sweepEveryMs, 'scoring-daily', log, () => scoring.daily().then(score)),

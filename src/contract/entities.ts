@@ -9,6 +9,7 @@ import {
   ALERT_STATUSES,
   ALERT_TYPES,
   CHANGE_SOURCE_TYPES,
+  CIRCUIT_STATES,
   CHURN_MODEL_KINDS,
   DELIVERY_STATUSES,
   DIMENSIONS,
@@ -18,6 +19,7 @@ import {
   PROVIDERS,
   RISK_LEVELS,
   SIGNATURE_SCHEMES,
+  STATS_WINDOW_NAMES,
 } from './enums.ts';
 import { camelCase, type SourceOf } from './serialize.ts';
 import { RETENTION_KEYS, RETENTION_SETTINGS, type RetentionKey, retentionField } from './retention.ts';
@@ -128,6 +130,35 @@ export const alertSample: SourceOf<z.infer<typeof alert>> = {
   updatedAt: new Date('2026-11-20T06:00:00.000Z'),
 };
 
+/** An endpoint's circuit breaker as the API and the endpoint.circuit_* events show it. */
+export const webhookCircuit = z
+  .object({
+    state: z
+      .enum(CIRCUIT_STATES)
+      .describe(
+        '`closed`: deliveries go out. `open`: too many recent attempts failed; deliveries wait (nothing is dropped) until a probe after `next_probe_at` succeeds. `half_open`: that probe is in flight.',
+      ),
+    opened_at: time.nullable().describe('When the breaker opened; null while closed.'),
+    next_probe_at: time
+      .nullable()
+      .describe(
+        'While open: the earliest time of the next probe, one delivery due then; null otherwise. Each failed probe doubles the wait, up to a cap.',
+      ),
+    failure_rate: probability.nullable().describe('The share of the endpoint’s recent attempts that failed; null when there were none.'),
+    recent_attempts: int.describe(
+      'The recent attempts `failure_rate` is taken over (the breaker’s window, a couple of minutes by default).',
+    ),
+  })
+  .describe('The endpoint’s circuit breaker (docs/receiving-webhooks.md, "Circuit breaker").');
+
+export const circuitSample: SourceOf<z.infer<typeof webhookCircuit>> = {
+  state: 'open',
+  openedAt: new Date('2026-11-20T06:00:00.000Z'),
+  nextProbeAt: new Date('2026-11-20T06:00:30.000Z'),
+  failureRate: 0.85,
+  recentAttempts: 40,
+};
+
 export const webhookEndpoint = z.object({
   id: uuid,
   url: str,
@@ -160,6 +191,7 @@ export const webhookEndpoint = z.object({
     .number()
     .nullable()
     .describe('The most deliveries a second sent to the endpoint, across every worker; null for no limit.'),
+  circuit: webhookCircuit,
   created_at: time,
   updated_at: time,
 });
@@ -193,6 +225,45 @@ export const webhookDelivery = z.object({
     }),
   ),
 });
+
+const latency = z
+  .object({ p50: num.nullable(), p95: num.nullable(), p99: num.nullable() })
+  .describe(
+    'Percentiles of the attempts’ durations in milliseconds, from sending to the answer or the timeout; estimated from a histogram whose buckets are 12 % apart, so within about 12 % of the exact value. Null without attempts.',
+  );
+
+/** An endpoint's delivery figures over a recent window. */
+export const webhookEndpointStats = z
+  .object({
+    endpoint_id: uuid,
+    window: z
+      .enum(STATS_WINDOW_NAMES)
+      .describe('`hour`: the last hour, in points of five minutes. `day`: the last 24 hours, in points of an hour.'),
+    from: time.describe('The start of the window: the start of its first point.'),
+    to: time,
+    attempts: int.describe('Attempts made in the window (Tests excluded).'),
+    succeeded: int,
+    failed: int.describe('Attempts that failed: an answer other than 2xx, a timeout, a refused or reset connection.'),
+    success_rate: probability.nullable().describe('succeeded / attempts; null without attempts.'),
+    latency_ms: latency,
+    pending: int.describe('Deliveries waiting now: due, scheduled for a retry, or held by the circuit breaker.'),
+    held: int.describe('Of those, the ones the circuit breaker holds.'),
+    oldest_pending_age_seconds: num
+      .nullable()
+      .describe('How long the oldest delivery still pending has existed; null when none is pending.'),
+    points: z
+      .array(
+        z.object({
+          from: time,
+          attempts: int,
+          succeeded: int,
+          failed: int,
+          p95_ms: num.nullable(),
+        }),
+      )
+      .describe('The window point by point, oldest first, every point present (zero when nothing was attempted).'),
+  })
+  .describe('How an endpoint’s deliveries have gone lately (docs/receiving-webhooks.md, "Delivery figures").');
 
 /** An outbound event as the catch-up read returns it. */
 export const webhookEvent = z.object({
@@ -383,6 +454,7 @@ export const COMPONENTS = {
   alert: component('Alert', alert),
   webhookEndpoint: component('WebhookEndpoint', webhookEndpoint),
   webhookDelivery: component('WebhookDelivery', webhookDelivery),
+  webhookEndpointStats: component('WebhookEndpointStats', webhookEndpointStats),
   webhookEvent: component('WebhookEvent', webhookEvent),
   auditEvent: component('AuditEvent', auditEvent),
   workspace: component('Workspace', workspace),

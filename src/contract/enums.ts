@@ -15,6 +15,8 @@ export const ALERT_SEVERITIES = valuesOf(db.AlertSeverity);
 export const ALERT_TYPES = valuesOf(db.AlertType);
 export const INVOICE_STATUSES = valuesOf(db.InvoiceStatus);
 export const DELIVERY_STATUSES = valuesOf(db.DeliveryStatus);
+/** A webhook endpoint's circuit breaker (docs/receiving-webhooks.md, "Circuit breaker"). */
+export const CIRCUIT_STATES = valuesOf(db.CircuitState);
 
 /**
  * The inbound providers. Each needs a spec (src/ingest/providers: verification, normalizer, replay signing,
@@ -35,6 +37,16 @@ export type ChurnModelKind = (typeof CHURN_MODEL_KINDS)[number];
  */
 export const SIGNATURE_SCHEMES = ['v0', 'standard'] as const;
 export type SignatureScheme = (typeof SIGNATURE_SCHEMES)[number];
+/**
+ * The windows an endpoint's delivery figures are read over (GET /api/v1/webhook-endpoints/{id}/stats): the last
+ * hour, in points of five minutes, or the last day, in points of an hour.
+ */
+export const STATS_WINDOWS = {
+  hour: { seconds: 3600, pointSeconds: 300 },
+  day: { seconds: 86_400, pointSeconds: 3600 },
+} as const;
+export type StatsWindow = keyof typeof STATS_WINDOWS;
+export const STATS_WINDOW_NAMES = Object.keys(STATS_WINDOWS) as [StatsWindow, ...StatsWindow[]];
 /** The five health dimensions, in the order the API lists them (docs/scoring.md). */
 export const DIMENSIONS = ['usage', 'engagement', 'support', 'billing', 'growth'] as const;
 /** What feeds a score's inputs (docs/scoring.md, "Why it moved"): a dimension's signals, activity of any kind, the history, the tenant's settings, or time passing. */

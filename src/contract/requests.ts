@@ -14,6 +14,7 @@ import {
   HEALTH_STATUSES,
   RISK_LEVELS,
   SIGNATURE_SCHEMES,
+  STATS_WINDOW_NAMES,
 } from './enums.ts';
 import { identity } from './entities.ts';
 import { RETENTION_KEYS, RETENTION_SETTINGS, type RetentionKey, retentionField } from './retention.ts';
@@ -155,6 +156,13 @@ export const webhookEventQuery = pageQuery.extend({
     .optional(),
 });
 export const replayInput = z.strictObject({ since: time });
+
+export const endpointStatsQuery = z.object({
+  window: z
+    .enum(STATS_WINDOW_NAMES)
+    .default('day')
+    .describe('`hour`: the last hour, in points of five minutes. `day`: the last 24 hours, in points of an hour.'),
+});
 
 export const usageEventsInput = z.strictObject({
   events: z

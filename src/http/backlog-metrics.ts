@@ -7,6 +7,9 @@ export interface Backlog {
   outbox_oldest_seconds: number;
   deliveries_pending: number;
   deliveries_overdue_seconds: number;
+  deliveries_oldest_pending_seconds: number;
+  deliveries_held: number;
+  webhook_circuits_open: number;
   scoring_due: number;
   scoring_oldest_due_seconds: number;
   scoring_requests_pending: number;
@@ -27,7 +30,11 @@ export const BACKLOG_SQL = `
     coalesce((SELECT extract(epoch FROM now() - min(created_at)) FROM outbox_pending), 0)::float8 AS outbox_oldest_seconds,
     (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending')::int AS deliveries_pending,
     coalesce((SELECT extract(epoch FROM now() - min(next_attempt_at)) FROM webhook_deliveries
-              WHERE status = 'pending' AND next_attempt_at <= now()), 0)::float8 AS deliveries_overdue_seconds,
+              WHERE status = 'pending' AND held_at IS NULL AND next_attempt_at <= now()), 0)::float8 AS deliveries_overdue_seconds,
+    coalesce((SELECT extract(epoch FROM now() - min(created_at)) FROM webhook_deliveries WHERE status = 'pending'), 0)::float8
+      AS deliveries_oldest_pending_seconds,
+    (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending' AND held_at IS NOT NULL)::int AS deliveries_held,
+    (SELECT count(*) FROM webhook_endpoint_circuits WHERE state <> 'closed')::int AS webhook_circuits_open,
     (SELECT count(*) FROM scoring_queue WHERE due_at <= now())::int AS scoring_due,
     coalesce((SELECT extract(epoch FROM now() - min(due_at)) FROM scoring_queue WHERE due_at <= now()), 0)::float8 AS scoring_oldest_due_seconds,
     (SELECT count(*) FROM (SELECT 1 FROM scoring_requests LIMIT ${REQUESTS_COUNTED}) r)::int AS scoring_requests_pending,
@@ -39,7 +46,10 @@ const GAUGES: [keyof Backlog, string][] = [
   ['outbox_pending', 'Outbox events not yet fanned out to endpoints'],
   ['outbox_oldest_seconds', 'Age of the oldest outbox event not yet fanned out'],
   ['deliveries_pending', 'Outbound deliveries waiting for an attempt (due or scheduled retries)'],
-  ['deliveries_overdue_seconds', 'How late the most overdue outbound attempt is'],
+  ['deliveries_overdue_seconds', 'How late the most overdue outbound attempt is (deliveries a circuit breaker holds are not overdue)'],
+  ['deliveries_oldest_pending_seconds', 'Age of the oldest outbound delivery still pending, held or not'],
+  ['deliveries_held', 'Outbound deliveries held by their endpoint’s open circuit breaker'],
+  ['webhook_circuits_open', 'Webhook endpoints whose circuit breaker is open or half open'],
   ['scoring_due', 'Customers due for a score recomputation'],
   ['scoring_oldest_due_seconds', 'How long the longest-waiting customer has been due'],
   [

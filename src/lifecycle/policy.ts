@@ -16,4 +16,6 @@ export const FIXED_RETENTION = {
   healthHistoryDays: 400,
   /** Stored answers of idempotent requests. */
   idempotencyKeyDays: 30,
+  /** Per-endpoint delivery figures, a row per endpoint and minute: the API reads the last day of them. */
+  deliveryFiguresDays: 2,
 } as const;

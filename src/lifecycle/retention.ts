@@ -20,6 +20,7 @@ export const RETENTION_KINDS = [
   'health_history',
   'health_changes',
   'idempotency_keys',
+  'delivery_figures',
 ] as const;
 export type RetentionKind = (typeof RETENTION_KINDS)[number];
 
@@ -175,6 +176,9 @@ function globalBatch(kind: RetentionKind, now: Date): Batch | null {
   if (kind === 'health_changes') return oldestGlobal('health_changes', 'computed_at', daysBefore(now, FIXED_RETENTION.healthHistoryDays));
   if (kind === 'idempotency_keys')
     return oldestGlobal('idempotency_keys', 'created_at', daysBefore(now, FIXED_RETENTION.idempotencyKeyDays));
+  // The figures' minutes beyond the longest window the API reads (a day), whichever endpoint they count.
+  if (kind === 'delivery_figures')
+    return oldestGlobal('webhook_endpoint_stats', 'minute', daysBefore(now, FIXED_RETENTION.deliveryFiguresDays));
   return null;
 }
 

@@ -60,6 +60,19 @@ export const webhookEndpointsDisabled = new Counter({
   registers,
 });
 
+export const webhookCircuitOpenings = new Counter({
+  name: 'chs_webhook_circuit_openings_total',
+  help: 'Webhook endpoint circuit breakers opened, by reason (threshold: too many recent attempts failed; probe_failed: its probe failed, so it opened again for longer)',
+  labelNames: ['reason'],
+  registers,
+});
+
+export const webhookCircuitClosings = new Counter({
+  name: 'chs_webhook_circuit_closings_total',
+  help: 'Webhook endpoint circuit breakers closed by a delivered probe',
+  registers,
+});
+
 export const admissionRefusals = new Counter({
   name: 'chs_admission_refusals_total',
   help: 'Requests refused with 503 before any work, by budget and reason',

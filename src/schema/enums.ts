@@ -2,12 +2,14 @@ import {
   ALERT_SEVERITIES,
   ALERT_STATUSES,
   ALERT_TYPES,
+  CIRCUIT_STATES,
   DIMENSIONS,
   HEALTH_STATUSES,
   PLANS,
   PROVIDERS,
   RISK_LEVELS,
   ROLES,
+  STATS_WINDOW_NAMES,
 } from '../contract/enums.ts';
 import { builder } from './builder.ts';
 
@@ -22,3 +24,5 @@ export const AlertSeverity = builder.enumType('AlertSeverity', { values: ALERT_S
 export const AlertType = builder.enumType('AlertType', { values: ALERT_TYPES });
 export const Provider = builder.enumType('Provider', { values: PROVIDERS });
 export const Dimension = builder.enumType('Dimension', { values: DIMENSIONS });
+export const CircuitState = builder.enumType('CircuitState', { values: CIRCUIT_STATES });
+export const WebhookStatsWindow = builder.enumType('WebhookStatsWindow', { values: STATS_WINDOW_NAMES });

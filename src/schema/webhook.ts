@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { EVENT_NAMES, EVENTS, payloadJsonSchema } from '../outbox/events/registry.ts';
 import type { OutboxEvent as OutboxEventRow, WebhookDelivery as WebhookDeliveryRow } from '../generated/prisma/client.ts';
 import { builder } from './builder.ts';
+import { CircuitState, WebhookStatsWindow } from './enums.ts';
+import type { CircuitView } from '../outbox/sender/circuit-breaker.ts';
+import type { EndpointStats, StatsPoint } from '../services/webhook-stats.ts';
 import { actorOf, requireCapability } from './guards.ts';
 import { connectionOf, DEFAULT_PAGE_SIZE, keysetPage, MAX_PAGE_SIZE, type Page, PageInfo, type Sort } from './pagination.ts';
 import { freeText, oneLine, parseInput } from './validate.ts';
@@ -43,6 +46,40 @@ const RATE_DESCRIPTION =
 const FILTERS_DESCRIPTION =
   'Payload filters by event type: `{ "alert.created": { "severity": { "in": ["high", "critical"] } } }`. An event of a type with a filter is sent only when every condition holds; operators `eq`, `ne`, `in`, `not_in`, `gt`, `gte`, `lt`, `lte` (docs/receiving-webhooks.md, "Filters").';
 
+const Circuit = builder.objectRef<CircuitView>('WebhookCircuit').implement({
+  description: 'An endpoint’s circuit breaker (docs/receiving-webhooks.md, "Circuit breaker").',
+  fields: (t) => ({
+    state: t.field({
+      type: CircuitState,
+      description:
+        '`closed`: deliveries go out. `open`: too many recent attempts failed; deliveries wait (nothing is dropped) until a probe after `nextProbeAt` succeeds. `half_open`: that probe is in flight.',
+      resolve: (c) => c.state,
+    }),
+    openedAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When the breaker opened; null while closed.',
+      resolve: (c) => c.openedAt,
+    }),
+    nextProbeAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description:
+        'While open: the earliest time of the next probe, one delivery due then; null otherwise. Each failed probe doubles the wait, up to a cap.',
+      resolve: (c) => c.nextProbeAt,
+    }),
+    failureRate: t.float({
+      nullable: true,
+      description: 'The share of the endpoint’s recent attempts that failed, 0 to 1; null when there were none.',
+      resolve: (c) => c.failureRate,
+    }),
+    recentAttempts: t.int({
+      description: 'The recent attempts `failureRate` is taken over (the breaker’s window, a couple of minutes by default).',
+      resolve: (c) => c.recentAttempts,
+    }),
+  }),
+});
+
 export const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
   description: 'An HTTPS endpoint of the tenant that receives signed events. Its secret is shown only at creation and rotation.',
   fields: (t) => ({
@@ -69,6 +106,12 @@ export const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
     }),
     filters: t.expose('filters', { type: 'JSON', nullable: true, description: FILTERS_DESCRIPTION }),
     rateLimitPerSecond: t.exposeFloat('rateLimitPerSecond', { nullable: true, description: RATE_DESCRIPTION }),
+    circuit: t.field({
+      type: Circuit,
+      description: 'The endpoint’s circuit breaker: whether its deliveries go out or wait for a probe to succeed.',
+      select: { circuit: true },
+      resolve: (e, _args, ctx) => ctx.services.webhookStats.circuit(e.circuit),
+    }),
     previousSecretValidUntil: t.field({
       type: 'DateTime',
       nullable: true,
@@ -165,6 +208,59 @@ const EventPageRef = builder.objectRef<EventPage>('WebhookEventConnection').impl
   }),
 });
 
+const Latency = builder.objectRef<EndpointStats['latencyMs']>('WebhookLatency').implement({
+  description:
+    'Percentiles of the attempts’ durations in milliseconds, from sending to the answer or the timeout; estimated from a histogram whose buckets are 12 % apart. Null without attempts.',
+  fields: (t) => ({
+    p50: t.float({ nullable: true, resolve: (l) => l.p50 }),
+    p95: t.float({ nullable: true, resolve: (l) => l.p95 }),
+    p99: t.float({ nullable: true, resolve: (l) => l.p99 }),
+  }),
+});
+
+const StatsPointRef = builder.objectRef<StatsPoint>('WebhookStatsPoint').implement({
+  fields: (t) => ({
+    from: t.field({ type: 'DateTime', resolve: (p) => p.from }),
+    attempts: t.int({ resolve: (p) => p.attempts }),
+    succeeded: t.int({ resolve: (p) => p.succeeded }),
+    failed: t.int({ resolve: (p) => p.failed }),
+    p95Ms: t.float({ nullable: true, resolve: (p) => p.p95Ms }),
+  }),
+});
+
+const EndpointStatsRef = builder.objectRef<EndpointStats>('WebhookEndpointStats').implement({
+  description: 'How an endpoint’s deliveries have gone lately (docs/receiving-webhooks.md, "Delivery figures"); Tests are not counted.',
+  fields: (t) => ({
+    endpointId: t.field({ type: 'UUID', resolve: (s) => s.endpointId }),
+    window: t.field({ type: WebhookStatsWindow, resolve: (s) => s.window }),
+    from: t.field({ type: 'DateTime', description: 'The start of the window: the start of its first point.', resolve: (s) => s.from }),
+    to: t.field({ type: 'DateTime', resolve: (s) => s.to }),
+    attempts: t.int({ description: 'Attempts made in the window.', resolve: (s) => s.attempts }),
+    succeeded: t.int({ resolve: (s) => s.succeeded }),
+    failed: t.int({
+      description: 'Attempts that failed: an answer other than 2xx, a timeout, a refused or reset connection.',
+      resolve: (s) => s.failed,
+    }),
+    successRate: t.float({ nullable: true, description: 'succeeded / attempts; null without attempts.', resolve: (s) => s.successRate }),
+    latencyMs: t.field({ type: Latency, resolve: (s) => s.latencyMs }),
+    pending: t.int({
+      description: 'Deliveries waiting now: due, scheduled for a retry, or held by the circuit breaker.',
+      resolve: (s) => s.pending,
+    }),
+    held: t.int({ description: 'Of those, the ones the circuit breaker holds.', resolve: (s) => s.held }),
+    oldestPendingAgeSeconds: t.float({
+      nullable: true,
+      description: 'How long the oldest delivery still pending has existed; null when none is pending.',
+      resolve: (s) => s.oldestPendingAgeSeconds,
+    }),
+    points: t.field({
+      type: [StatsPointRef],
+      description: 'The window point by point, oldest first, every point present.',
+      resolve: (s) => s.points,
+    }),
+  }),
+});
+
 const IN_SEQUENCE: Sort = { field: 'sequence', direction: 'asc', kind: 'integer' };
 
 const TestResult = builder
@@ -205,7 +301,8 @@ builder.queryFields((t) => ({
   webhookEndpoint: t.prismaField({
     type: 'WebhookEndpoint',
     args: { id: t.arg({ type: 'UUID' }) },
-    resolve: async (_query, _r, args, ctx) => ctx.services.webhookEndpoints.owned(requireCapability(ctx, 'read').tenantId, args.id),
+    // The selection's relations (its circuit breaker) come with it, in the same read.
+    resolve: async (query, _r, args, ctx) => ctx.services.webhookEndpoints.owned(requireCapability(ctx, 'read').tenantId, args.id, query),
   }),
   webhookDeliveries: t.field({
     type: DeliveryConnection,
@@ -220,6 +317,20 @@ builder.queryFields((t) => ({
       await ctx.services.webhookEndpoints.owned(p.tenantId, args.endpointId);
       const where = { tenantId: p.tenantId, endpointId: args.endpointId };
       return keysetPage<WebhookDeliveryRow>(ctx.prisma.webhookDelivery, where, args, { context: ctx, info });
+    },
+  }),
+  webhookEndpointStats: t.field({
+    type: EndpointStatsRef,
+    description:
+      'An endpoint’s delivery figures over the last hour (`hour`, in points of five minutes) or day (`day`, the default, in points of an hour): success rate, latency percentiles, and the deliveries pending now.',
+    args: {
+      endpointId: t.arg({ type: 'UUID' }),
+      window: t.arg({ type: WebhookStatsWindow, required: false, defaultValue: 'day' }),
+    },
+    resolve: async (_r, args, ctx) => {
+      const p = requireCapability(ctx, 'read');
+      await ctx.services.webhookEndpoints.owned(p.tenantId, args.endpointId);
+      return ctx.services.webhookStats.figures(args.endpointId, args.window ?? 'day');
     },
   }),
   webhookEvents: t.field({
@@ -302,10 +413,12 @@ builder.mutationFields((t) => ({
       return ctx.services.webhookEndpoints.create(actorOf(ctx, p), input);
     },
   }),
-  updateWebhookEndpoint: t.prismaField({
-    type: 'WebhookEndpoint',
+  // A plain field: the updated row comes from the service, and what the selection needs besides (its circuit
+  // breaker) is read after it, as for an endpoint with its secret.
+  updateWebhookEndpoint: t.field({
+    type: WebhookEndpoint,
     args: { id: t.arg({ type: 'UUID' }), input: t.arg({ type: EndpointInput }) },
-    resolve: (_q, _r, args, ctx) => {
+    resolve: (_r, args, ctx) => {
       const p = requireCapability(ctx, 'manage');
       const input = parseInput(
         updateInput,

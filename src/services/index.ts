@@ -4,6 +4,7 @@ import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/prisma.ts';
 import type { ReadPool } from '../db/read-replica.ts';
 import type { Deliverer } from '../outbox/sender/deliverer.ts';
+import { type CircuitSettings, DEFAULT_CIRCUIT } from '../outbox/sender/circuit-breaker.ts';
 import type { Queue } from '../queue/queue.ts';
 import type { Fitter } from '../scoring/fit-runner.ts';
 import type { CpuShare } from '../runtime/cpu-share.ts';
@@ -23,6 +24,7 @@ import { createUsageEventService } from './usage-events.ts';
 import { createWebhookDeliveryService } from './webhook-deliveries.ts';
 import { createWebhookEndpointService } from './webhook-endpoints.ts';
 import { createWebhookEventService } from './webhook-events.ts';
+import { createWebhookStatsService } from './webhook-stats.ts';
 import { createWorkspaceService } from './workspace.ts';
 import { createExportService } from './exports.ts';
 
@@ -45,6 +47,8 @@ export interface ServiceDeps {
   fitter?: Fitter;
   /** The fair share of heavy work among tenants; unmetered when absent. */
   cpuShare?: CpuShare;
+  /** The endpoints' circuit breakers, as the deliverer runs them (for the failure rate the API shows). */
+  circuit?: CircuitSettings;
 }
 
 /** The composition root of the domain: one service per domain, each owning its tables' writes. */
@@ -72,6 +76,7 @@ export function createServices(deps: ServiceDeps) {
     exports: createExportService({ pool, cpuShare: deps.cpuShare }),
     webhookDeliveries: createWebhookDeliveryService({ pool, endpoints: webhookEndpoints, deliverer: deps.deliverer, queue: deps.queue }),
     webhookEvents: createWebhookEventService({ pool }),
+    webhookStats: createWebhookStatsService({ pool, circuit: deps.circuit ?? DEFAULT_CIRCUIT }),
   };
 }
 

@@ -61,7 +61,7 @@ export function createWebhookDeliveryService(deps: {
     const rows = await inTransaction(deps.pool, async (tx) => {
       const armed = await tx.query<{ id: string; endpoint_id: string; tenant_id: string; url: string }>(
         `WITH target AS (SELECT id FROM webhook_deliveries WHERE ${where} ORDER BY id FOR NO KEY UPDATE)
-         UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = now(), locked_until = NULL, queued_at = now(), updated_at = now()
+         UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = now(), locked_until = NULL, queued_at = now(), held_at = NULL, updated_at = now()
          FROM target, webhook_endpoints e WHERE d.id = target.id AND e.id = d.endpoint_id
          RETURNING d.id, d.endpoint_id, d.tenant_id, e.url`,
         values,

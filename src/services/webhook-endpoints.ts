@@ -13,7 +13,7 @@ import { SIGNATURE_SCHEMES } from '../contract/enums.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { type Filters, filterPaths, validateFilters } from '../outbox/events/filters.ts';
 import { newSigningKeyPair } from '../outbox/sender/signing.ts';
-import { setPacing } from '../outbox/sender/delivery-store.ts';
+import { resetCircuit, setPacing } from '../outbox/sender/delivery-store.ts';
 
 export const MAX_ENDPOINTS_PER_TENANT = 20;
 /** The highest rate limit an endpoint can be given, in deliveries a second (docs/receiving-webhooks.md, "Rate limit"). */
@@ -79,8 +79,9 @@ function validEvents(events: string[]) {
  * bookkeeping of their health is plain SQL in src/outbox).
  */
 export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { allowPrivateTargets: boolean }) {
-  const owned = async (tenantId: string, id: string) => {
-    const e = await db.webhookEndpoint.findFirst({ where: { id, tenantId } });
+  /** The tenant's endpoint, or 404; `query` adds what a GraphQL selection reads with it (its relations). */
+  const owned = async (tenantId: string, id: string, query: { include?: object; select?: object } = {}) => {
+    const e = await db.webhookEndpoint.findFirst({ ...(query as object), where: { id, tenantId } });
     if (!e) throw notFound(`Webhook endpoint ${id}`);
     return e;
   };
@@ -161,6 +162,12 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
       },
     ) {
       const before = await owned(actor.tenantId, id);
+      // Enabling or disabling closes an open circuit breaker: the audit log says so.
+      const circuit =
+        input.enabled === undefined
+          ? null
+          : await db.webhookEndpointCircuit.findUnique({ where: { endpointId: id }, select: { state: true } });
+      const breaker = circuit && circuit.state !== 'closed' ? circuit.state : null;
       if (input.url !== undefined) await validUrl(input.url, opts.allowPrivateTargets);
       if (input.events !== undefined) validEvents(input.events);
       validScheme(input.signatureScheme);
@@ -177,16 +184,19 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
           action: 'webhook_endpoint.updated',
           targetType: 'webhook_endpoint',
           targetId: id,
-          changes: changedFields(before, {
-            url: input.url,
-            events,
-            description: input.description,
-            enabled: input.enabled,
-            ordered: input.ordered,
-            signatureScheme: input.signatureScheme,
-            filters: input.filters === undefined ? undefined : filters,
-            rateLimitPerSecond: input.rateLimitPerSecond,
-          }),
+          changes: {
+            ...changedFields(before, {
+              url: input.url,
+              events,
+              description: input.description,
+              enabled: input.enabled,
+              ordered: input.ordered,
+              signatureScheme: input.signatureScheme,
+              filters: input.filters === undefined ? undefined : filters,
+              rateLimitPerSecond: input.rateLimitPerSecond,
+            }),
+            ...(breaker ? { circuit: { from: breaker, to: 'closed' } } : {}),
+          },
         });
         const updated = await tx.webhookEndpoint.update({
           where: { id },
@@ -207,6 +217,10 @@ export function createWebhookEndpointService(db: Db, box: SecretBox, opts: { all
         });
         // The endpoint's row is held now; its deliveries and its budget row go after it (docs/concurrency.md).
         if (rateChanged) await setPacing(onPrisma(tx), id, input.rateLimitPerSecond !== null);
+        // Enabling or disabling closes its circuit breaker, the breaker's row last: what the breaker held goes out
+        // (enabled: the tenant says the receiver is back) or is failed as "endpoint disabled" (disabled), as every
+        // pending delivery of a disabled endpoint is.
+        if (input.enabled !== undefined) await resetCircuit(onPrisma(tx), id);
         return updated;
       });
     },

@@ -90,6 +90,10 @@ export async function callEveryGet(baseUrl: string, apiKey: string, unknownTenan
   if (!endpoint?.id) throw new Error('no endpoint');
   seen.getWebhookEndpoint = (await c.GET('/api/v1/webhook-endpoints/{id}', { params: { path: { id: endpoint.id } } })).response.status;
   seen.listWebhookDeliveries = (await c.GET('/api/v1/webhook-endpoints/{id}/deliveries', { params: { path: { id: endpoint.id } } })).response.status;
+  const stats = await c.GET('/api/v1/webhook-endpoints/{id}/stats', { params: { path: { id: endpoint.id }, query: { window: 'hour' } } });
+  seen.getWebhookEndpointStats = stats.response.status;
+  if (stats.data && stats.data.points.length !== 12) throw new Error('an hour is twelve points');
+  if (endpoint.circuit.state !== 'closed') throw new Error('a new endpoint’s breaker is closed');
   const events = await c.GET('/api/v1/webhook-events', { params: { query: { subject: \`customer:\${customer.id}\`, after_sequence: 0 } } });
   seen.listWebhookEvents = events.response.status;
   seen.getHealthWeights = (await c.GET('/api/v1/health-weights')).response.status;
@@ -138,6 +142,7 @@ export async function callEveryGet(baseUrl: string, apiKey: string, unknownTenan
   if (!endpoint?.id) throw new Error('no endpoint');
   seen.getWebhookEndpoint = status(await sdk.getWebhookEndpoint({ client, path: { id: endpoint.id } }));
   seen.listWebhookDeliveries = status(await sdk.listWebhookDeliveries({ client, path: { id: endpoint.id } }));
+  seen.getWebhookEndpointStats = status(await sdk.getWebhookEndpointStats({ client, path: { id: endpoint.id }, query: { window: 'day' } }));
   seen.listWebhookEvents = status(await sdk.listWebhookEvents({ client, query: { subject: \`customer:\${customer.id}\`, after_sequence: 0 } }));
   seen.getHealthWeights = status(await sdk.getHealthWeights({ client }));
   seen.getChurnModel = status(await sdk.getChurnModel({ client }));

@@ -186,6 +186,7 @@ describe('behind a validating proxy (Prism with --errors)', () => {
     expectStatus(await send('updateWebhookEndpoint', 'PATCH', e, json(key, { description: 'through the proxy' })), 200);
     expectStatus(await send('rotateWebhookEndpointSecret', 'POST', `${e}/rotate-secret`, { headers: key }), 200);
     expectStatus(await send('testWebhookEndpoint', 'POST', `${e}/test`, { headers: key }), 200);
+    expectStatus(await send('getWebhookEndpointStats', 'GET', `${e}/stats?window=hour`, { headers: key }), 200);
     const deliveries = await send('listWebhookDeliveries', 'GET', `${e}/deliveries`, { headers: key });
     expectStatus(deliveries, 200);
     const delivery = JSON.parse(deliveries.body).data[0]?.id as string | undefined;

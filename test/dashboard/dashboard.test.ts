@@ -298,6 +298,51 @@ describe('the dashboard', () => {
     await done(s);
   });
 
+  it('shows an endpoint’s open circuit breaker with its next probe, its delivery figures as a chart, and Resume now closes it', async () => {
+    const s = await signIn();
+    const endpoint = await t.prisma.webhookEndpoint.findFirstOrThrow({ where: { tenantId } });
+    // As the deliverer leaves it when most recent attempts failed: open, its first probe in five minutes.
+    await t.pool.query(
+      `UPDATE webhook_endpoint_circuits SET state = 'open', opened_at = now(), openings = 1, next_probe_at = now() + interval '5 minutes',
+         window_started_at = now(), window_attempts = 12, window_failures = 11 WHERE endpoint_id = $1`,
+      [endpoint.id],
+    );
+    // And its figures: 20 attempts delivered in about 10 ms half an hour ago, 11 of 12 failed in about 1 s just now.
+    const histogram = (bucket: number, n: number) => Array.from({ length: 88 }, (_, i) => (i === bucket ? n : 0));
+    await t.pool.query(
+      `INSERT INTO webhook_endpoint_stats (endpoint_id, minute, attempts, failures, latency)
+       VALUES ($1, date_trunc('minute', now() - interval '30 minutes'), 20, 0, $2), ($1, date_trunc('minute', now() - interval '1 minute'), 12, 11, $3)`,
+      [endpoint.id, histogram(21, 20), histogram(61, 12)],
+    );
+    await s.page.goto(`${base}/app/settings/webhooks/${endpoint.id}`);
+    const badge = s.page.getByTestId('circuit');
+    await expect(badge.textContent()).resolves.toMatch(/Circuit: Paused · next probe in 5 minutes/);
+    await expect(s.page.getByTestId('circuit-notice').textContent()).resolves.toMatch(
+      /Deliveries are paused: 92% of the 12 most recent attempts failed/,
+    );
+    // The figures: every point of the day, in a chart that says what it shows.
+    const chart = s.page.getByTestId('delivery-chart');
+    await expect(chart.getAttribute('aria-label')).resolves.toMatch(/over 24 points/);
+    await expect(chart.getAttribute('aria-label')).resolves.toMatch(/^32 attempts over 24 points, 65\.6% delivered/);
+    await s.page.getByRole('combobox', { name: 'Window' }).selectOption('hour');
+    await expect.poll(() => chart.getAttribute('aria-label')).toMatch(/^32 attempts over 12 points/);
+    await expect(s.page.getByTestId('success-rate').textContent()).resolves.toBe('65.6%');
+    await screenshot(s.page, 'webhook-endpoint-circuit');
+    await s.page.getByRole('button', { name: 'Resume now' }).click();
+    await expect.poll(() => badge.textContent()).toBe('Circuit: Sending');
+    expect((await t.pool.query(`SELECT state FROM webhook_endpoint_circuits WHERE endpoint_id = $1`, [endpoint.id])).rows[0].state).toBe(
+      'closed',
+    );
+    // Recorded as the user's change: the breaker closed by hand.
+    const audit = await t.pool.query(
+      `SELECT changes FROM audit_events WHERE target_id = $1 AND action = 'webhook_endpoint.updated' ORDER BY occurred_at DESC LIMIT 1`,
+      [endpoint.id],
+    );
+    expect(audit.rows[0].changes.circuit).toEqual({ from: 'open', to: 'closed' });
+    await expect(s.page.getByTestId('circuit-notice').count()).resolves.toBe(0);
+    await done(s);
+  });
+
   it('generates a Stripe signing secret on its card, and a signed event then shows as the last one', async () => {
     const s = await signIn();
     await s.page.getByRole('link', { name: 'Integrations' }).click();

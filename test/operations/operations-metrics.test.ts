@@ -9,7 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operator } from '../../src/services/audit.ts';
 import { createInboundSecretStore } from '../../src/services/integrations.ts';
 import { createTestApp, type TestApp, testSecretBox } from '../support/app.ts';
-import { customer, signals, tenantWithKey } from '../support/factories.ts';
+import { inTransaction } from '../../src/db/sql.ts';
+import { enqueueEvents } from '../../src/outbox/events/enqueue.ts';
+import { customer, exampleEvent, signals, tenantWithKey } from '../support/factories.ts';
 import * as p from '../support/providers.ts';
 import { startReceiver, testCertificate } from '../support/receiver.ts';
 import { ROOT } from '../support/spawn.ts';
@@ -199,6 +201,47 @@ describe('outbound deliveries', () => {
       await expect.poll(() => value('chs_webhook_endpoints_disabled_total', { reason: 'gone' }), { timeout: 15_000 }).toBe(before + 1);
     } finally {
       rx.set('ok');
+    }
+  });
+});
+
+describe('circuit breakers', () => {
+  it('counts an endpoint’s breaker opening, and shows open breakers, held deliveries and the oldest pending age as gauges', async () => {
+    const { tenantId, apiKey } = await tenantWithKey(t.prisma);
+    const ep = (
+      await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/webhook-endpoints',
+        headers: { 'x-api-key': apiKey },
+        payload: { url: `${rx.url}/breaker`, events: ['invoice.created'] },
+      })
+    ).json();
+    rx.set('fail');
+    try {
+      const before = await value('chs_webhook_circuit_openings_total', { reason: 'threshold' });
+      // Twelve failures of twelve attempts: past the default threshold (half of at least ten).
+      await inTransaction(t.pool, (sql) =>
+        enqueueEvents(
+          sql,
+          Array.from({ length: 12 }, (_, i) => exampleEvent(tenantId, 'invoice.created', `breaker-metrics:${ep.id}:${i}`)),
+        ),
+      );
+      await expect.poll(() => value('chs_webhook_circuit_openings_total', { reason: 'threshold' }), { timeout: 15_000 }).toBe(before + 1);
+      const text = await metricsText();
+      expect(sample(text, 'chs_webhook_circuits_open')).toBeGreaterThanOrEqual(1);
+      expect(sample(text, 'chs_deliveries_oldest_pending_seconds')).toBeGreaterThan(0);
+      expect(text).toMatch(/^chs_deliveries_held \d+$/m);
+      // No series names the endpoint.
+      expect(text).not.toContain(ep.id);
+    } finally {
+      rx.set('ok');
+      // Closed again, what it held released, so that the file's other deliveries see an idle service.
+      await t.app.inject({
+        method: 'PATCH',
+        url: `/api/v1/webhook-endpoints/${ep.id}`,
+        headers: { 'x-api-key': apiKey },
+        payload: { enabled: true },
+      });
     }
   });
 });

@@ -6,10 +6,12 @@ import {
   alertSample,
   churnDrivers,
   churnPrediction,
+  circuitSample,
   customerListItem,
   customerSample,
   healthDrivers,
   intervention,
+  webhookCircuit,
 } from '../../contract/entities.ts';
 import { serialize, type SourceOf } from '../../contract/serialize.ts';
 import { sequenceSubject, type SequenceSubject } from '../../contract/sequence-subject.ts';
@@ -160,6 +162,8 @@ const silenceExample = (resumed: boolean) =>
     resumedAt: resumed ? new Date('2026-11-21T08:03:00.000Z') : null,
   });
 const endpointDisabled = z.object({ ...tenant, id: uuid, url: z.string(), enabled: z.literal(false), disabled_reason: z.string() });
+const endpointCircuit = z.object({ ...tenant, id: uuid, url: z.string(), circuit: webhookCircuit });
+const EXAMPLE_ENDPOINT = '5c4b3a29-1807-4f6e-8d5c-4b3a29180706';
 
 export const EVENTS = {
   'invoice.created': defineEvent(
@@ -262,10 +266,32 @@ export const EVENTS = {
     endpointDisabled,
     serialize(endpointDisabled, {
       tenantId: EXAMPLE_TENANT,
-      id: '5c4b3a29-1807-4f6e-8d5c-4b3a29180706',
+      id: EXAMPLE_ENDPOINT,
       url: 'https://hooks.acme.example/health',
       enabled: false,
       disabledReason: 'failing for 5 days',
+    }),
+    (p) => sequenceSubject('endpoint', p.id),
+  ),
+  'endpoint.circuit_opened': defineEvent(
+    'The circuit breaker of one of the tenant’s endpoints opened: too many of its recent attempts failed, so its deliveries wait (none is dropped) and only a probe is sent after `circuit.next_probe_at`.',
+    endpointCircuit,
+    serialize(endpointCircuit, {
+      tenantId: EXAMPLE_TENANT,
+      id: EXAMPLE_ENDPOINT,
+      url: 'https://hooks.acme.example/health',
+      circuit: circuitSample,
+    }),
+    (p) => sequenceSubject('endpoint', p.id),
+  ),
+  'endpoint.circuit_closed': defineEvent(
+    'The circuit breaker of one of the tenant’s endpoints closed again: a probe was delivered, and the deliveries it held are being sent.',
+    endpointCircuit,
+    serialize(endpointCircuit, {
+      tenantId: EXAMPLE_TENANT,
+      id: EXAMPLE_ENDPOINT,
+      url: 'https://hooks.acme.example/health',
+      circuit: { state: 'closed', openedAt: null, nextProbeAt: null, failureRate: null, recentAttempts: 0 },
     }),
     (p) => sequenceSubject('endpoint', p.id),
   ),

@@ -138,14 +138,16 @@ function announce(
 
 /**
  * Deliveries whose (re)attempt is due and that no job is waiting for: queue them. One an ordered endpoint
- * holds behind an earlier event of its subject is left until that one is settled (ordering.ts).
+ * holds behind an earlier event of its subject is left until that one is settled (ordering.ts), and one its
+ * endpoint's open circuit breaker holds (held_at) until the breaker releases it: the walk is over an index that
+ * leaves those out (webhook_deliveries_due_idx), so a large held backlog costs it nothing.
  */
 export async function queueDue(pool: pg.Pool, queue: Queue, opts: { requeueAfterSeconds?: number; limit?: number } = {}): Promise<number> {
   const rows = await onPg(pool).query<{ id: string; endpoint_id: string; tenant_id: string }>(
     `UPDATE webhook_deliveries SET queued_at = now()
      WHERE id IN (
        SELECT id FROM webhook_deliveries
-       WHERE status = 'pending' AND next_attempt_at <= now()
+       WHERE status = 'pending' AND held_at IS NULL AND next_attempt_at <= now()
          AND (locked_until IS NULL OR locked_until < now())
          AND (queued_at IS NULL OR queued_at < now() - make_interval(secs => $2))
          AND NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = webhook_deliveries.tenant_id AND t.deletion_requested_at IS NOT NULL)

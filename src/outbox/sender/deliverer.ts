@@ -2,6 +2,7 @@ import { setTimeout } from 'node:timers/promises';
 import type pg from 'pg';
 import { openWithOverlap, type SecretBox } from '../../crypto/secret-box.ts';
 import type { DeliveryJob } from '../events/relay.ts';
+import type { CircuitSettings } from './circuit-breaker.ts';
 import { createDeliveryStore, type ClaimedDelivery } from './delivery-store.ts';
 import type { Sender } from './http-send.ts';
 import { nextAttemptAt } from './retry-schedule.ts';
@@ -9,6 +10,8 @@ import { signedHeaders } from './signing.ts';
 import { contextOf, inSpan, SpanKind, SpanStatusCode } from '../../runtime/trace-context.ts';
 import {
   statusClass,
+  webhookCircuitClosings,
+  webhookCircuitOpenings,
   webhookDeliveries,
   webhookDeliveryDuration,
   webhookEndpointsDisabled,
@@ -69,7 +72,11 @@ export function createDeliverer(deps: {
   leaseSeconds?: number;
   /** An attempt this long or longer is slow (CAUTIOUS_CONCURRENCY); a third of the send timeout by default. */
   slowMs?: number;
+  /** When an endpoint's circuit breaker opens, and how long it waits before each probe (circuit-breaker.ts). */
+  circuit?: CircuitSettings;
   now?: () => Date;
+  /** Told when releasing what a closed breaker held fails; the worker's pass releases it then. */
+  onError?: (err: unknown) => void;
 }) {
   const { box, sender } = deps;
   const cap = deps.perEndpointConcurrency ?? 16;
@@ -84,7 +91,7 @@ export function createDeliverer(deps: {
     if (n > 0) active.set(key, n);
     else active.delete(key);
   };
-  const store = createDeliveryStore(deps.pool, { leaseSeconds: deps.leaseSeconds ?? 60 });
+  const store = createDeliveryStore(deps.pool, { leaseSeconds: deps.leaseSeconds ?? 60, circuit: deps.circuit });
   // Endpoint id → whether its last attempt from this process was answered promptly.
   const prompt = new Map<string, boolean>();
   const remember = (endpointId: string, durationMs: number | undefined) => {
@@ -200,6 +207,18 @@ export function createDeliverer(deps: {
     }
   }
 
+  /** Closes the breaker whose probe was just delivered, then releases what it held. */
+  async function closeAfterProbe(d: ClaimedDelivery) {
+    try {
+      if (!(await store.closeCircuit(d))) return;
+      webhookCircuitClosings.inc();
+      await store.releaseCircuit(d.endpoint_id);
+    } catch (err) {
+      // The delivery is recorded; the worker's pass finishes the release, or a later probe closes the breaker.
+      deps.onError?.(err);
+    }
+  }
+
   /**
    * One attempt as a client span in the trace its event was emitted in. The receiver is sent no trace
    * headers (http-send.ts): our trace ids are ours, as the signed headers are all a receiver is promised.
@@ -283,17 +302,21 @@ export function createDeliverer(deps: {
     if (ok) {
       await store.recordSuccess(record);
       observed('succeeded');
+      // The breaker's probe was delivered: it closes, and what it held goes out. Were this process to stop
+      // between the two, the probe's turn runs out and the next probe closes it.
+      if (d.probe) await closeAfterProbe(d);
       return { status: 'succeeded', statusCode: result.statusCode, error: null, durationMs: result.durationMs };
     }
     const redirect = result.statusCode !== null && result.statusCode >= 300 && result.statusCode < 400;
     const error = result.error ?? `HTTP ${result.statusCode}${redirect ? ' (redirects are not followed)' : ''}`;
     const gone = result.statusCode === 410;
     const next = gone || d.is_test ? null : nextAttemptAt(record.attempt, now(), { retryAfterMs: result.retryAfterMs ?? undefined });
-    const disabled = await store.recordFailure({ ...record, error, nextAttemptAt: next, gone });
+    const effect = await store.recordFailure({ ...record, error, nextAttemptAt: next, gone });
     // Counted once recorded: an attempt whose record failed is attempted again, and counted then.
     observed(next ? 'retrying' : 'failed');
     if (next) webhookRetries.inc();
-    if (disabled) webhookEndpointsDisabled.inc({ reason: disabled });
+    if (effect.disabled) webhookEndpointsDisabled.inc({ reason: effect.disabled });
+    if (effect.circuit) webhookCircuitOpenings.inc({ reason: effect.circuit === 'opened' ? 'threshold' : 'probe_failed' });
     return { status: next ? 'retrying' : 'failed', statusCode: result.statusCode, error, durationMs: result.durationMs };
   }
 

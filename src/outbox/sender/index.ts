@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { SecretBox } from '../../crypto/secret-box.ts';
+import type { CircuitSettings } from './circuit-breaker.ts';
 import { createDeliverer } from './deliverer.ts';
 import { createSender, DELIVERY_TIMEOUT_MS } from './http-send.ts';
 
@@ -15,6 +16,8 @@ export function createOutbound(deps: {
   leaseSeconds?: number;
   perEndpointConcurrency?: number;
   perTenantConcurrency?: number;
+  circuit?: CircuitSettings;
+  onError?: (err: unknown) => void;
 }) {
   const sender = createSender({ allowPrivateTargets: deps.allowPrivateTargets, timeoutMs: deps.timeoutMs, ca: deps.ca });
   const deliverer = createDeliverer({
@@ -25,6 +28,8 @@ export function createOutbound(deps: {
     leaseSeconds: deps.leaseSeconds,
     perEndpointConcurrency: deps.perEndpointConcurrency,
     perTenantConcurrency: deps.perTenantConcurrency,
+    circuit: deps.circuit,
+    onError: deps.onError,
   });
   return { sender, deliverer, close: () => sender.close() };
 }

@@ -85,7 +85,7 @@ const HEADERS = [
     in: 'header',
     required: false,
     description:
-      'What the event is numbered under: `customer:<id>` for anything about a customer, `invoice:<id>` for invoice and payment events (a payment with no invoice: its customer, else `payment:<provider id>`), `subscription:<id>` for a trial extension without a customer, `endpoint:<id>` for `endpoint.disabled`. Absent on Test deliveries only.',
+      'What the event is numbered under: `customer:<id>` for anything about a customer, `invoice:<id>` for invoice and payment events (a payment with no invoice: its customer, else `payment:<provider id>`), `subscription:<id>` for a trial extension without a customer, `endpoint:<id>` for `endpoint.disabled`, `endpoint.circuit_opened` and `endpoint.circuit_closed`. Absent on Test deliveries only.',
     schema: { type: 'string', pattern: SEQUENCE_SUBJECT_PATTERN },
   },
 ];

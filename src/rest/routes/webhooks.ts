@@ -18,6 +18,7 @@ import {
   RotateWebhookEndpointSecretDocument,
   TestWebhookEndpointDocument,
   UpdateWebhookEndpointDocument,
+  WebhookEndpointStatsDocument,
   WebhookEventTypesDocument,
 } from '../generated/operations.ts';
 import { page } from '../page.ts';
@@ -245,6 +246,26 @@ export async function webhookRoutes(fastify: FastifyInstance, { run, context }: 
         { first: 'limit', after: 'cursor' },
       );
       return page(COMPONENTS.webhookDelivery.shape, data.webhookDeliveries);
+    },
+  );
+
+  app.get(
+    '/webhook-endpoints/:id/stats',
+    {
+      schema: {
+        tags,
+        operationId: 'getWebhookEndpointStats',
+        summary: 'Get an endpoint’s delivery figures',
+        description:
+          'How the endpoint’s deliveries have gone over the last hour or day: attempts, success rate and latency percentiles (p50, p95, p99), point by point too, and the deliveries pending now with the age of the oldest. Tests are not counted. The endpoint’s circuit breaker is on the endpoint itself (`circuit`).',
+        params,
+        querystring: schemaOf(requests.endpointStatsQuery),
+        response: { 200: COMPONENTS.webhookEndpointStats.ref, ...problemResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (req) => {
+      const data = await run(WebhookEndpointStatsDocument, { endpointId: req.params.id, window: req.query.window }, context(req));
+      return serialize(COMPONENTS.webhookEndpointStats.shape, data.webhookEndpointStats);
     },
   );
 

@@ -1,4 +1,5 @@
-import { formatPercent, formatTrend, humanize } from '../lib/format.ts';
+import type { CircuitState } from '../gql/graphql.ts';
+import { formatDateTime, formatPercent, formatRelative, formatTrend, humanize } from '../lib/format.ts';
 
 const STATUS_LABEL: Record<string, string> = { healthy: 'Healthy', neutral: 'Neutral', at_risk: 'At risk' };
 
@@ -46,6 +47,37 @@ export function ScoreBar({ score }: { score: number | null | undefined }) {
       <span className="score-bar" aria-hidden="true">
         <span className={`score-fill fill-${band}`} style={{ width: `${Math.max(2, Math.min(100, score))}%` }} />
       </span>
+    </span>
+  );
+}
+
+const CIRCUIT_LABEL: Record<CircuitState, string> = { closed: 'Sending', open: 'Paused', half_open: 'Probing' };
+
+/**
+ * An endpoint's circuit breaker: sending (closed), paused with the time of its next probe (open), or probing
+ * (half open: one delivery is being tried).
+ */
+export function CircuitBadge({ circuit }: { circuit: { state: CircuitState; nextProbeAt?: string | null; failureRate?: number | null } }) {
+  const next =
+    circuit.state === 'open' && circuit.nextProbeAt
+      ? Date.parse(circuit.nextProbeAt) > Date.now()
+        ? ` · next probe ${formatRelative(circuit.nextProbeAt)}`
+        : ' · probe due'
+      : '';
+  const rate =
+    circuit.failureRate !== null && circuit.failureRate !== undefined
+      ? `${formatPercent(circuit.failureRate)} of recent attempts failed`
+      : '';
+  return (
+    <span
+      className={`badge badge-circuit-${circuit.state}`}
+      data-testid="circuit"
+      title={[circuit.state === 'open' && circuit.nextProbeAt ? `Next probe at ${formatDateTime(circuit.nextProbeAt)}` : '', rate]
+        .filter(Boolean)
+        .join('; ')}
+    >
+      Circuit: {CIRCUIT_LABEL[circuit.state]}
+      {next}
     </span>
   );
 }

@@ -4,6 +4,7 @@ import {
   BarChart,
   CartesianGrid,
   Cell,
+  ComposedChart,
   LabelList,
   Legend,
   Line,
@@ -15,7 +16,7 @@ import {
   YAxis,
 } from 'recharts';
 import type { Dimension } from '../gql/graphql.ts';
-import { DIMENSION_LABELS, formatDate } from '../lib/format.ts';
+import { DIMENSION_LABELS, formatDate, formatPercent } from '../lib/format.ts';
 
 const BAND_COLOURS = { healthy: '#1a7f4b', neutral: '#b7791f', at_risk: '#c53030', none: '#a0aec0' };
 const DIMENSION_COLOURS: Record<Dimension, string> = {
@@ -167,5 +168,53 @@ export function CalibrationChart({ bins }: { bins: ReliabilityDatum[] }) {
         </LineChart>
       </ResponsiveContainer>
     </div>
+  );
+}
+
+export interface DeliveryPoint {
+  from: string;
+  attempts: number;
+  succeeded: number;
+  failed: number;
+  p95Ms: number | null;
+}
+
+const clock = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+
+/**
+ * An endpoint's attempts point by point, delivered and failed stacked, with the 95th percentile of their
+ * latency on a second axis; a point without attempts is an empty bar and a gap in the line.
+ */
+export function DeliveryChart({ points }: { points: DeliveryPoint[] }) {
+  const data = points.map((p) => ({ ...p, label: clock.format(new Date(p.from)) }));
+  const attempts = points.reduce((a, p) => a + p.attempts, 0);
+  const failed = points.reduce((a, p) => a + p.failed, 0);
+  const summary = attempts
+    ? `${attempts} attempts over ${points.length} points, ${formatPercent((attempts - failed) / attempts, 1)} delivered`
+    : `No attempts over ${points.length} points`;
+  return (
+    <figure className="chart" data-testid="delivery-chart" role="img" aria-label={summary}>
+      <ResponsiveContainer width="100%" height={220}>
+        <ComposedChart data={data} margin={{ left: 0, right: 8, top: 8, bottom: 8 }}>
+          <CartesianGrid strokeDasharray="3 3" vertical={false} />
+          <XAxis dataKey="label" minTickGap={24} />
+          <YAxis yAxisId="n" allowDecimals={false} width={40} />
+          <YAxis yAxisId="ms" orientation="right" width={68} tickFormatter={(v: number) => `${v} ms`} />
+          <Tooltip />
+          <Legend />
+          <Bar yAxisId="n" dataKey="succeeded" name="Delivered" stackId="a" fill="#1a7f4b" isAnimationActive={false} />
+          <Bar yAxisId="n" dataKey="failed" name="Failed" stackId="a" fill="#c53030" isAnimationActive={false} />
+          <Line
+            yAxisId="ms"
+            type="monotone"
+            dataKey="p95Ms"
+            name="p95 latency (ms)"
+            stroke="#2b6cb0"
+            dot={{ r: 3 }}
+            isAnimationActive={false}
+          />
+        </ComposedChart>
+      </ResponsiveContainer>
+    </figure>
   );
 }

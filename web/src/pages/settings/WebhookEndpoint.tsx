@@ -1,7 +1,8 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { useMutation, useQuery } from 'urql';
-import { StatusPill } from '../../components/Badges.tsx';
+import { CircuitBadge, StatusPill } from '../../components/Badges.tsx';
+import { DeliveryChart } from '../../components/Charts.tsx';
 import { Dialog } from '../../components/Dialog.tsx';
 import { EventPicker } from '../../components/EventPicker.tsx';
 import { describeFilters, FilterEditor } from '../../components/FilterEditor.tsx';
@@ -10,8 +11,8 @@ import { SecretOnce } from '../../components/SecretOnce.tsx';
 import { SIGNATURE_SCHEME_LABELS, SignatureSchemePicker } from '../../components/SignatureSchemePicker.tsx';
 import { Empty, ErrorState, FormError, Loading } from '../../components/States.tsx';
 import { graphql } from '../../gql/index.ts';
-import type { WebhookEndpointQuery } from '../../gql/graphql.ts';
-import { formatDateTime, formatRelative } from '../../lib/format.ts';
+import type { WebhookEndpointQuery, WebhookStatsWindow } from '../../gql/graphql.ts';
+import { formatDateTime, formatPercent, formatRelative } from '../../lib/format.ts';
 import { useViewer } from '../../lib/viewer.tsx';
 
 const EndpointDoc = graphql(`
@@ -23,6 +24,33 @@ const EndpointDoc = graphql(`
       rateLimitPerSecond
       filters
       updatedAt
+    }
+  }
+`);
+
+const StatsDoc = graphql(`
+  query WebhookEndpointFigures($endpointId: UUID!, $window: WebhookStatsWindow) {
+    webhookEndpointStats(endpointId: $endpointId, window: $window) {
+      window
+      attempts
+      succeeded
+      failed
+      successRate
+      latencyMs {
+        p50
+        p95
+        p99
+      }
+      pending
+      held
+      oldestPendingAgeSeconds
+      points {
+        from
+        attempts
+        succeeded
+        failed
+        p95Ms
+      }
     }
   }
 `);
@@ -132,13 +160,17 @@ export function WebhookEndpointPage() {
       </nav>
       <div className="page-head">
         <h1 className="mono break">{e.url}</h1>
-        <span className={`pill ${e.enabled ? 'pill-active' : 'pill-disabled'}`}>{e.enabled ? 'Enabled' : 'Disabled'}</span>
+        <span className="head-pills">
+          {e.enabled ? <CircuitBadge circuit={e.circuit} /> : null}
+          <span className={`pill ${e.enabled ? 'pill-active' : 'pill-disabled'}`}>{e.enabled ? 'Enabled' : 'Disabled'}</span>
+        </span>
       </div>
       {!e.enabled && e.disabledReason ? (
         <p className="notice" role="status">
           Disabled: {e.disabledReason}. Fix the receiver, send a Test, then enable the endpoint again.
         </p>
       ) : null}
+      {e.enabled && e.circuit.state !== 'closed' ? <CircuitNotice endpoint={e} canManage={canManage} onResumed={reload} /> : null}
       <p className="muted small">
         Created {formatDateTime(e.createdAt)} · last successful delivery {formatRelative(e.lastSuccessAt)}
         {e.previousSecretValidUntil ? ` · previous secret still signs until ${formatDateTime(e.previousSecretValidUntil)}` : ''}
@@ -184,9 +216,120 @@ export function WebhookEndpointPage() {
           </ul>
         </section>
       )}
+      <Figures endpointId={e.id} version={deliveriesVersion} />
       <DeliveryLog endpointId={e.id} version={deliveriesVersion} canResend={canManage} />
     </>
   );
+}
+
+/** What an open breaker means for the endpoint, and, for those who manage it, a way to resume at once. */
+function CircuitNotice({ endpoint, canManage, onResumed }: { endpoint: Endpoint; canManage: boolean; onResumed: () => void }) {
+  const [update, doUpdate] = useMutation(UpdateEndpointDoc);
+  const c = endpoint.circuit;
+  return (
+    <div className="notice" role="status" data-testid="circuit-notice">
+      <p>
+        {c.state === 'open' ? 'Deliveries are paused' : 'A probe is being sent'}: {formatPercent(c.failureRate)} of the {c.recentAttempts}{' '}
+        most recent attempts failed
+        {c.openedAt ? `, paused since ${formatDateTime(c.openedAt)}` : ''}. Nothing is dropped: deliveries wait, and one is tried
+        {c.state === 'open' && c.nextProbeAt ? ` ${formatRelative(c.nextProbeAt)} (${formatDateTime(c.nextProbeAt)})` : ' now'}; when it is
+        delivered, everything held goes out. Each failed probe doubles the wait.
+      </p>
+      {canManage ? (
+        <>
+          <button
+            type="button"
+            disabled={update.fetching}
+            onClick={async () => {
+              const r = await doUpdate({ id: endpoint.id, input: { enabled: true } });
+              if (r.data) onResumed();
+            }}
+          >
+            Resume now
+          </button>{' '}
+          <span className="small muted">when you know the receiver is back: the held deliveries go out at once.</span>
+          <FormError error={update.error} />
+        </>
+      ) : null}
+    </div>
+  );
+}
+
+const WINDOW_LABELS: Record<WebhookStatsWindow, string> = { day: 'Last 24 hours', hour: 'Last hour' };
+
+const ms = (v: number | null) => (v === null ? '—' : `${v < 10 ? v.toFixed(1) : Math.round(v)} ms`);
+
+/** The endpoint's delivery figures over the last day or hour: rates, latency percentiles, what waits, and a chart. */
+function Figures({ endpointId, version }: { endpointId: string; version: number }) {
+  const [span, setSpan] = useState<WebhookStatsWindow>('day');
+  const [{ data, error, fetching }, refetch] = useQuery({ query: StatsDoc, variables: { endpointId, window: span } });
+  useEffect(() => {
+    if (version > 0) refetch({ requestPolicy: 'network-only' });
+  }, [version, refetch]);
+  const f = data?.webhookEndpointStats;
+  return (
+    <section className="card" aria-labelledby="figures-title" data-testid="figures">
+      <div className="card-head">
+        <h2 id="figures-title">Delivery figures</h2>
+        <span className="toolbar">
+          <select value={span} onChange={(ev) => setSpan(ev.target.value as WebhookStatsWindow)} aria-label="Window">
+            {(Object.keys(WINDOW_LABELS) as WebhookStatsWindow[]).map((w) => (
+              <option key={w} value={w}>
+                {WINDOW_LABELS[w]}
+              </option>
+            ))}
+          </select>
+          <button type="button" className="ghost" onClick={() => refetch({ requestPolicy: 'network-only' })} disabled={fetching}>
+            Reload figures
+          </button>
+        </span>
+      </div>
+      {error && !f ? <ErrorState error={error} retry={() => refetch({ requestPolicy: 'network-only' })} /> : null}
+      {!f && fetching ? <Loading label="Loading figures" /> : null}
+      {f ? (
+        <>
+          <dl className="figures">
+            <div>
+              <dt>Delivered</dt>
+              <dd data-testid="success-rate">{f.successRate === null ? '—' : formatPercent(f.successRate, 1)}</dd>
+            </div>
+            <div>
+              <dt>Attempts</dt>
+              <dd>
+                {f.attempts} ({f.failed} failed)
+              </dd>
+            </div>
+            <div>
+              <dt>Latency p50 / p95 / p99</dt>
+              <dd>
+                {ms(f.latencyMs.p50)} / {ms(f.latencyMs.p95)} / {ms(f.latencyMs.p99)}
+              </dd>
+            </div>
+            <div>
+              <dt>Waiting now</dt>
+              <dd>
+                {f.pending}
+                {f.held ? ` (${f.held} held)` : ''}
+              </dd>
+            </div>
+            <div>
+              <dt>Oldest waiting</dt>
+              <dd>{f.oldestPendingAgeSeconds === null ? '—' : formatAge(f.oldestPendingAgeSeconds)}</dd>
+            </div>
+          </dl>
+          <DeliveryChart points={f.points} />
+          <p className="muted small">Attempts, Tests excluded; latency from sending to the answer, estimated within about 12 %.</p>
+        </>
+      ) : null}
+    </section>
+  );
+}
+
+function formatAge(seconds: number): string {
+  if (seconds < 60) return `${Math.round(seconds)} s`;
+  if (seconds < 3600) return `${Math.round(seconds / 60)} min`;
+  if (seconds < 86_400) return `${(seconds / 3600).toFixed(1)} h`;
+  return `${(seconds / 86_400).toFixed(1)} days`;
 }
 
 function EndpointActions({ endpoint, onChanged }: { endpoint: Endpoint; onChanged: () => void }) {

@@ -7,6 +7,7 @@ import { SecretOnce } from '../../components/SecretOnce.tsx';
 import { SignatureSchemePicker } from '../../components/SignatureSchemePicker.tsx';
 import { Empty, ErrorState, FormError, Loading } from '../../components/States.tsx';
 import { graphql } from '../../gql/index.ts';
+import { CircuitBadge } from '../../components/Badges.tsx';
 import { formatRelative } from '../../lib/format.ts';
 import { useViewer } from '../../lib/viewer.tsx';
 
@@ -22,6 +23,13 @@ export const EndpointFields = graphql(`
     publicKey
     lastSuccessAt
     createdAt
+    circuit {
+      state
+      openedAt
+      nextProbeAt
+      failureRate
+      recentAttempts
+    }
   }
 `);
 
@@ -92,7 +100,10 @@ export function Webhooks() {
                 <Link to={`/settings/webhooks/${e.id}`} className="mono">
                   {e.url}
                 </Link>
-                <span className={`pill ${e.enabled ? 'pill-active' : 'pill-disabled'}`}>{e.enabled ? 'Enabled' : 'Disabled'}</span>
+                <span className="head-pills">
+                  {e.enabled && e.circuit.state !== 'closed' ? <CircuitBadge circuit={e.circuit} /> : null}
+                  <span className={`pill ${e.enabled ? 'pill-active' : 'pill-disabled'}`}>{e.enabled ? 'Enabled' : 'Disabled'}</span>
+                </span>
               </div>
               {e.description ? <p>{e.description}</p> : null}
               <p className="muted small">
