@@ -8,6 +8,7 @@ import { openDatabase } from '../../src/runtime/database.ts';
 import { interleaveByEndpoint, queueDue, relayOutbox } from '../../src/outbox/events/relay.ts';
 import { MAX_ATTEMPTS, MAX_RETRY_AFTER_MS, RETRY_DELAYS_MS, RETRY_JITTER } from '../../src/outbox/sender/retry-schedule.ts';
 import { checkEndpointUrl, isPublicAddress } from '../../src/outbox/endpoints/ssrf.ts';
+import { createDeliveryStore } from '../../src/outbox/sender/delivery-store.ts';
 import { verifyWebhookSignature } from '../../src/outbox/sender/verify.ts';
 import type { Queue } from '../../src/queue/queue.ts';
 import { createWebhookDeliveryService } from '../../src/services/webhook-deliveries.ts';
@@ -498,6 +499,29 @@ describe('delivering many at once', () => {
     expect(outcomes.map((o) => o.status).sort()).toEqual(['skipped', 'succeeded']);
     expect(hitsFor(id)).toHaveLength(1);
     expect(await t.prisma.webhookAttempt.count({ where: { deliveryId: id } })).toBe(1);
+  });
+
+  it('a delivery erased while its attempt was out leaves the attempts recorded beside it whole', async () => {
+    const { tenantId } = await endpointFor();
+    const [kept, erased] = [await emit(tenantId), await emit(tenantId)];
+    const store = createDeliveryStore(t.pool, { leaseSeconds: 60 });
+    const [a, b] = await Promise.all([store.claim(kept), store.claim(erased)]);
+    // As an erasure (or a workspace's removal) takes it while it is being sent.
+    await t.pool.query('DELETE FROM webhook_deliveries WHERE id = $1', [erased]);
+    const record = (delivery: NonNullable<typeof a>) => ({
+      delivery,
+      attempt: 1,
+      startedAt: new Date(),
+      durationMs: 5,
+      statusCode: 200,
+      responseBody: null,
+    });
+    // Recorded in one statement (the store batches what arrives together).
+    await Promise.all([store.recordSuccess(record(a!)), store.recordSuccess(record(b!))]);
+    expect((await t.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: kept } })).status).toBe('succeeded');
+    expect(await t.prisma.webhookAttempt.count({ where: { deliveryId: { in: [kept, erased] } } })).toBe(1);
+    const failed = { ...record(b!), statusCode: 500, error: 'HTTP 500', nextAttemptAt: new Date(), gone: false };
+    await expect(store.recordFailure(failed)).resolves.toEqual({ disabled: null, circuit: null });
   });
 
   /**

@@ -300,9 +300,6 @@ export function createDeliveryStore(pool: pg.Pool, opts: { leaseSeconds: number;
       `WITH input AS (
          SELECT * FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::uuid[], $8::boolean[])
            AS t(id, attempt, started_at, duration_ms, status_code, response_body, endpoint_id, is_test)),
-       attempt AS (
-         INSERT INTO webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
-         SELECT gen_random_uuid(), id, attempt, started_at, duration_ms, status_code, NULL, response_body FROM input),
        -- Endpoints first (skipping any another statement holds), then deliveries in order (docs/concurrency.md).
        stale AS (
          SELECT e.id FROM webhook_endpoints e
@@ -315,6 +312,12 @@ export function createDeliveryStore(pool: pg.Pool, opts: { leaseSeconds: number;
          FROM input i WHERE d.id = i.id
            AND d.id IN (SELECT id FROM webhook_deliveries WHERE id IN (SELECT id FROM input) ORDER BY id FOR NO KEY UPDATE)
          RETURNING d.id),
+       -- Attempts of the deliveries still there: one erased, or removed with its workspace, while its attempt
+       -- was out has nothing left to record it against, and must not fail the others of the batch.
+       attempt AS (
+         INSERT INTO webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
+         SELECT gen_random_uuid(), i.id, i.attempt, i.started_at, i.duration_ms, i.status_code, NULL, i.response_body
+         FROM input i JOIN delivery x ON x.id = i.id),
        -- After the deliveries (an aggregate of what their update returns), the breakers of their endpoints.
        counted AS (
          SELECT i.endpoint_id, count(*)::int AS n FROM input i JOIN delivery x ON x.id = i.id WHERE NOT i.is_test GROUP BY i.endpoint_id),
@@ -363,7 +366,9 @@ export function createDeliveryStore(pool: pg.Pool, opts: { leaseSeconds: number;
     return inTransaction(pool, async (tx): Promise<FailureEffect> => {
       // The endpoint's row before the delivery's, as every writer of both takes them (docs/concurrency.md).
       if (!d.is_test) await tx.query('SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE', [d.endpoint_id]);
-      await tx.query('SELECT 1 FROM webhook_deliveries WHERE id = $1 FOR NO KEY UPDATE', [d.id]);
+      const [still] = await tx.query('SELECT 1 FROM webhook_deliveries WHERE id = $1 FOR NO KEY UPDATE', [d.id]);
+      // Erased, or removed with its workspace, while the attempt was out: nothing is left to record.
+      if (!still) return { disabled: null, circuit: null };
       await tx.query(
         `INSERT INTO webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
          VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7)`,
