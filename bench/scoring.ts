@@ -86,7 +86,7 @@ const seedSeconds = (Date.now() - seedStarted) / 1000;
 console.log(`seeded ${CUSTOMERS} customers, ${counted[0]!.n} signals in ${seedSeconds.toFixed(0)} s`);
 
 const pool = createPool(url, 8);
-const quiet = { error: (o: object, m: string) => console.error(m, o), info: () => {} };
+const quiet = { error: (o: object, m: string) => console.error(m, o), warn: (o: object, m: string) => console.error(m, o), info: () => {} };
 const loop = createScoringLoop(pool, createScorer(pool), { batchSize, leaseSeconds: 120, concurrency, log: quiet });
 
 async function pass(label: string) {

@@ -54,7 +54,7 @@ export async function compose(config: Config, opts: ComposeOptions) {
     perEndpointConcurrency: config.webhooks.perEndpointConcurrency,
     perTenantConcurrency: config.webhooks.perTenantConcurrency,
     circuit: config.webhooks.circuit,
-    onError: (err) => log.warn({ err }, 'could not release the deliveries a closed circuit breaker held; the worker releases them'),
+    onError: (err, what) => log.warn({ err }, what),
   });
   // Churn models are fitted on a thread of their own, started at the first training.
   const fitter = createThreadFitter();

@@ -96,10 +96,21 @@ export function startWorker(deps: WorkerDeps) {
   const consumers = [
     startInboxConsumer(pool, queue, { prefetch: deps.prefetch ?? 256, log }),
     // HTTP outcomes are recorded by the deliverer; only infrastructure errors make the job retry.
-    queue.consume<DeliveryJob>('outbound.deliveries', ({ body }) => deps.deliverer.deliver(body).then(() => undefined), {
-      prefetch: 64,
-      maxAttempts: 10,
-    }),
+    queue.consume<DeliveryJob>(
+      'outbound.deliveries',
+      ({ body }) =>
+        deps.deliverer.deliver(body).then(
+          () => undefined,
+          (err: unknown) => {
+            log.warn({ err, deliveryId: body.id }, 'a delivery job failed; it will be retried');
+            throw err;
+          },
+        ),
+      {
+        prefetch: 64,
+        maxAttempts: 10,
+      },
+    ),
   ];
   // Relay runs are coalesced: a NOTIFY during a run asks for exactly one more run after it.
   const relay = coalesced('outbox-relay', log, async () => {

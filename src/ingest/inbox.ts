@@ -302,8 +302,7 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
       // Only rows PostgreSQL refused (or would have waited for) are tried again one by one; a database
       // that is down fails the whole group at once, and anything else is a bug.
       if (!refusedRows(err)) throw unstored(err);
-      if (events.length > 1)
-        log.warn({ err, events: events.length }, 'a group of inbound events could not be stored; storing each on its own');
+      log.warn({ err, events: events.length }, 'a group of inbound events could not be stored; storing each on its own');
       return events.map(() => undefined);
     } finally {
       client.removeListener('error', heard);

@@ -9,7 +9,7 @@ export interface ScoringLoopOptions {
   leaseSeconds: number;
   /** Batches one process works on at once; the database does most of the work, so 2 keeps it busy. */
   concurrency: number;
-  log: { error: (o: object, m: string) => void; info: (o: object, m: string) => void };
+  log: { error: (o: object, m: string) => void; warn: (o: object, m: string) => void; info: (o: object, m: string) => void };
   /** Seconds before a customer whose recompute failed is tried again. */
   retryDelaySeconds?: number;
 }
@@ -32,6 +32,8 @@ export function createScoringLoop(pool: pg.Pool, scorer: Scorer, opts: ScoringLo
         await releaseClaims(sql, [claims[0]!.customerId], retryDelay).catch(() => {});
         return 0;
       }
+      // Seen, not hidden: a batch fails only for a defect (a deadlock included) or a database gone away.
+      opts.log.warn({ err, customers: claims.length }, 'a scoring batch failed; computing each customer on its own');
       let n = 0;
       for (const c of claims) n += await one([c]);
       return n;

@@ -73,8 +73,9 @@ export interface CheckResult {
 export async function checkFreshness(pool: pg.Pool, now = new Date()): Promise<CheckResult> {
   const result: CheckResult = { checked: 0, silenced: 0, resumed: 0 };
   await pool.query(
+    // In key order: two workers adding the same new rows at once then wait for each other in one order only.
     `INSERT INTO integration_freshness (tenant_id, provider)
-     SELECT tenant_id, provider FROM inbound_secrets ON CONFLICT DO NOTHING`,
+     SELECT tenant_id, provider FROM inbound_secrets ORDER BY tenant_id, provider ON CONFLICT DO NOTHING`,
   );
   // In key order from where the chunk before ended, so that a pass reads each row once.
   let after = { tenantId: '00000000-0000-0000-0000-000000000000', provider: '' };

@@ -409,7 +409,7 @@ describe('recomputation', () => {
     const { createScorer } = await import('../../src/scoring/recompute.ts');
     const { createPool } = await import('../../src/db/prisma.ts');
     const pools = [createPool(t.config.database.url!, 4), createPool(t.config.database.url!, 4)];
-    const quiet = { error: () => {}, info: () => {} };
+    const quiet = { error: () => {}, warn: () => {}, info: () => {} };
     const loops = pools.map((p) => createScoringLoop(p, createScorer(p), { batchSize: 7, leaseSeconds: 60, concurrency: 2, log: quiet }));
     const computed = await Promise.all(loops.map((l) => l.drain()));
     await Promise.all(pools.map((p) => p.end()));

@@ -117,7 +117,7 @@ export async function createTestApp(
     batchSize: 200,
     leaseSeconds: 60,
     concurrency: 1,
-    log: { error: (o) => scoringErrors.push(o), info: () => {} },
+    log: { error: (o) => scoringErrors.push(o), warn: () => {}, info: () => {} },
   });
   const app = await c.app({ redis, registry: opts.registry, now: opts.now });
   await app.ready();

@@ -99,7 +99,8 @@ function noDeadlocks({ report }: Input): CheckResult {
         ? `: ${Object.entries(sites)
             .map(([site, n]) => `${n} × ${site}`)
             .join('; ')}`
-        : ''),
+        : '') +
+      (report.lockCycles.length ? `; lock cycles sampled: ${report.lockCycles.join(' ;; ')}` : ''),
     report.logMatches.filter((m) => m.count > 0),
   );
 }

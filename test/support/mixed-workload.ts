@@ -217,6 +217,11 @@ export interface MixedReport {
   /** Seconds spent starting the processes and setting up, loading, draining, stopping. */
   phases: Record<string, number>;
   deadlocks: { before: number; after: number };
+  /**
+   * Cycles of sessions waiting on each other's locks, as sampled from pg_stat_activity while the load ran and
+   * drained: a deadlock shows here with each member's statement for the second PostgreSQL waits before ending it.
+   */
+  lockCycles: string[];
   /** Log lines of a deadlock (40P01) or serialization failure (40001), with where in src/ each arose. */
   logMatches: { process: string; count: number; sites: Record<string, number>; lines: string[] }[];
   /** Lines logged at error level, per process (count and a few). */
@@ -354,6 +359,7 @@ export async function runMixedWorkload(size: MixedSize): Promise<MixedReport> {
     };
 
     const load = new Load(http, states, size, milestones, harnessErrors, owners);
+    const cycles = watchLockCycles(pool, (e) => harnessErrors.push(`lock watcher: ${String(e)}`));
     const started = Date.now();
     const deadline = started + size.seconds * 1000;
     const monitor = (async () => {
@@ -376,6 +382,7 @@ export async function runMixedWorkload(size: MixedSize): Promise<MixedReport> {
 
     // Stopping the processes ends their database sessions, which flushes the statistics they hold,
     // deadlocks included (PostgreSQL 15 has no way to ask another backend to flush).
+    const lockCycles = await cycles.stop();
     const lingering = await lingeringSessions(pool);
     const exited = processes
       .filter((p) => p.child.exitCode !== null || p.child.signalCode !== null)
@@ -449,6 +456,7 @@ export async function runMixedWorkload(size: MixedSize): Promise<MixedReport> {
       phases,
       background,
       deadlocks: { before: deadlocksBefore, after: deadlocksAfter },
+      lockCycles,
       logMatches,
       logErrors,
       harnessErrors,
@@ -894,6 +902,8 @@ class Load {
     });
     const body = res.json as { id?: string; duplicate?: boolean } | undefined;
     if (res.status === 503 || res.status === 'none') return;
+    // The doomed workspace may be removed between the first delivery and its retry: its address is gone.
+    if (s.plan.doomed && res.status === 404) return;
     if (res.status !== 200 || body?.id !== firstId || body?.duplicate !== true) {
       this.duplicateMismatches.push({
         tenantId: s.plan.id,
@@ -1387,13 +1397,58 @@ async function waitForQuiet(pool: pg.Pool, live: TenantPlan[], doomed: TenantPla
 }
 
 /**
+ * Samples the sessions waiting for a lock every 100 ms and keeps each cycle of waits found among them (a
+ * waits for b, ..., which waits for a), with each member's current statement: PostgreSQL lets a deadlock
+ * stand for deadlock_timeout (a second by default) before it ends one member, so a sample meets it.
+ */
+function watchLockCycles(pool: pg.Pool, onError: (e: unknown) => void) {
+  const found = new Map<string, string>();
+  let stopped = false;
+  const sample = async () => {
+    const { rows } = await pool.query<{ pid: number; blockers: number[]; line: string }>(
+      `SELECT pid, pg_blocking_pids(pid) AS blockers,
+              format('pid %s waits on %s/%s: %s', pid, wait_event_type, wait_event, left(regexp_replace(query, '\\s+', ' ', 'g'), 300)) AS line
+       FROM pg_stat_activity
+       WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'`,
+    );
+    const waiting = new Map(rows.map((r) => [r.pid, r]));
+    for (const start of waiting.keys()) {
+      // Follows the first waiting blocker from each session; a cycle is where the path meets itself.
+      const path: number[] = [];
+      for (let at: number | undefined = start; at !== undefined && !path.includes(at); ) {
+        path.push(at);
+        at = waiting.get(at)!.blockers.find((b) => waiting.has(b));
+        if (at !== undefined && path.includes(at)) {
+          const cycle = path.slice(path.indexOf(at));
+          const key = [...cycle].sort().join(',');
+          if (!found.has(key)) found.set(key, cycle.map((pid) => waiting.get(pid)!.line).join(' | '));
+        }
+      }
+    }
+  };
+  const running = (async () => {
+    while (!stopped) {
+      await sample().catch(onError);
+      await sleep(100);
+    }
+  })();
+  return {
+    async stop(): Promise<string[]> {
+      stopped = true;
+      await running;
+      return [...found.values()];
+    },
+  };
+}
+
+/**
  * Sessions of the service on this database that, once the load is over, are still in a statement or a
  * transaction for seconds, and advisory locks still held: what a request or a pass stuck for good waits on.
  */
 async function lingeringSessions(pool: pg.Pool): Promise<string[]> {
   const busy = await pool.query<{ line: string }>(
     `SELECT format('pid %s %s for %ss, waiting on %s/%s: %s', pid, state, round(extract(epoch FROM now() - coalesce(xact_start, query_start))),
-                   coalesce(wait_event_type, '-'), coalesce(wait_event, '-'), left(regexp_replace(query, '\s+', ' ', 'g'), 160)) AS line
+                   coalesce(wait_event_type, '-'), coalesce(wait_event, '-'), left(regexp_replace(query, '\\s+', ' ', 'g'), 160)) AS line
      FROM pg_stat_activity
      WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
        AND state <> 'idle' AND now() - coalesce(xact_start, query_start) > interval '5 seconds'
@@ -1471,6 +1526,7 @@ export function summary(report: MixedReport): string {
     `mixed workload: ${report.size.seconds}s load (${(report.loadMs / 1000).toFixed(1)}s), ${report.size.tenants}+1 tenants × ${report.size.customersPerTenant} customers, ${report.size.concurrency} clients; logs in ${report.logDir}`,
     figuresTable(report),
     `deadlocks (pg_stat_database): before ${report.deadlocks.before}, after ${report.deadlocks.after}`,
+    `lock cycles sampled while loading and draining: ${report.lockCycles.length ? report.lockCycles.join(' ;; ') : 'none'}`,
     `log lines reporting a deadlock or serialization failure: ${report.logMatches.map((m) => `${m.process} ${m.count}`).join(', ')}`,
     ...report.logMatches.flatMap((m) => Object.entries(m.sites).map(([site, n]) => `  ${m.process}: ${n} × ${site}`)),
     `error-level log lines: ${report.logErrors.map((m) => `${m.process} ${m.count}`).join(', ')}`,

@@ -75,8 +75,8 @@ export function createDeliverer(deps: {
   /** When an endpoint's circuit breaker opens, and how long it waits before each probe (circuit-breaker.ts). */
   circuit?: CircuitSettings;
   now?: () => Date;
-  /** Told when releasing what a closed breaker held fails; the worker's pass releases it then. */
-  onError?: (err: unknown) => void;
+  /** Told of a failure nothing waits for (the worker's passes finish the work), with what failed. */
+  onError?: (err: unknown, what: string) => void;
 }) {
   const { box, sender } = deps;
   const cap = deps.perEndpointConcurrency ?? 16;
@@ -131,7 +131,9 @@ export function createDeliverer(deps: {
         const id = list.shift()!;
         waitingIds.delete(id);
         // A failure here leaves the delivery queued as it was; the due-delivery pass queues it again.
-        void attemptWithSlot(id, endpointId, tenantId).catch(() => {});
+        void attemptWithSlot(id, endpointId, tenantId).catch((err) =>
+          deps.onError?.(err, 'a delivery waiting for a slot failed; the due-delivery pass queues it again'),
+        );
       }
       // The endpoint served goes last, so that one endpoint's backlog cannot keep the tenant's slots.
       endpoints.delete(endpointId);
@@ -215,7 +217,7 @@ export function createDeliverer(deps: {
       await store.releaseCircuit(d.endpoint_id);
     } catch (err) {
       // The delivery is recorded; the worker's pass finishes the release, or a later probe closes the breaker.
-      deps.onError?.(err);
+      deps.onError?.(err, 'could not release the deliveries a closed circuit breaker held; the worker releases them');
     }
   }
 

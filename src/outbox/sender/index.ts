@@ -17,7 +17,7 @@ export function createOutbound(deps: {
   perEndpointConcurrency?: number;
   perTenantConcurrency?: number;
   circuit?: CircuitSettings;
-  onError?: (err: unknown) => void;
+  onError?: (err: unknown, what: string) => void;
 }) {
   const sender = createSender({ allowPrivateTargets: deps.allowPrivateTargets, timeoutMs: deps.timeoutMs, ca: deps.ca });
   const deliverer = createDeliverer({
