@@ -28,6 +28,7 @@ import {
   driversSince,
   feeds,
   type NewHealthChange,
+  type RecordedDrivers,
   recordHealthChanges,
   SETTINGS_ACTIONS,
   signalSourcesSince,
@@ -503,13 +504,13 @@ async function write(
   return { alertsCreated: created.length, alertsResolved: resolved.length, events };
 }
 
+type HealthDrivers = NonNullable<SourceOf<PayloadOf<'customer.health_changed'>['drivers']>>;
+type ChurnDrivers = NonNullable<SourceOf<PayloadOf<'churn_prediction.updated'>['drivers']>>;
+
 /**
  * What moved each announced value since it was announced before: the drivers of the changes recorded since
  * (this batch's included, written above), summed. Nothing for a first announcement.
  */
-type HealthDrivers = NonNullable<SourceOf<PayloadOf<'customer.health_changed'>['drivers']>>;
-type ChurnDrivers = NonNullable<SourceOf<PayloadOf<'churn_prediction.updated'>['drivers']>>;
-
 async function whyAnnounced(sql: Sql, batch: Computed[]) {
   const health = (c: Computed) =>
     c.announceHealth && c.health.score !== null && c.row.announced_score !== null ? c.row.health_announced_at : null;
@@ -519,7 +520,12 @@ async function whyAnnounced(sql: Sql, batch: Computed[]) {
     const times = [health(c), churn(c)].filter((t): t is Date => t !== null);
     return times.length ? [{ customerId: c.row.id, since: new Date(Math.min(...times.map((t) => t.getTime()))) }] : [];
   });
-  const recorded = await driversSince(sql, since);
+  const recorded = new Map<string, RecordedDrivers[]>();
+  for (const r of await driversSince(sql, since)) {
+    const mine = recorded.get(r.customerId);
+    if (mine) mine.push(r);
+    else recorded.set(r.customerId, [r]);
+  }
   const out = new Map<string, { health: HealthDrivers | null; churn: ChurnDrivers | null }>();
   const inPoints = (d: AnnouncedDrivers | null) => d && { ...d, top: d.top.map(({ amount, ...t }) => ({ ...t, score: amount })) };
   const inProbability = (d: AnnouncedDrivers | null) =>
@@ -531,7 +537,7 @@ async function whyAnnounced(sql: Sql, batch: Computed[]) {
   for (const c of batch) {
     const [h, p] = [health(c), churn(c)];
     if (!h && !p) continue;
-    const mine = recorded.filter((r) => r.customerId === c.row.id);
+    const mine = recorded.get(c.row.id) ?? [];
     const after = (t: Date) => mine.filter((r) => r.computedAt > t).map((r) => r.drivers);
     out.set(c.row.id, {
       health: h && inPoints(announcedDrivers(after(h), 'score', c.health.score! - c.row.announced_score!, justAfter(h))),
