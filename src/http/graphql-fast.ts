@@ -175,10 +175,11 @@ export function createGraphQLFastPath(opts: FastPathOptions) {
     variables: Record<string, unknown> | null | undefined,
     mediaType: string,
   ): Promise<GraphQLAnswer> => {
-    const context = opts.buildContext(req);
-    const tenantId = context.principal?.tenantId;
-    const asked = opts.meter?.meter(tenantId, costOf(opts.schema, document, operation, variables));
+    const built = opts.buildContext(req);
+    const tenantId = built.principal?.tenantId;
+    const asked = opts.meter?.meter(tenantId, costOf(opts.schema, document, operation, variables), built.prisma);
     const metered = asked instanceof Promise ? await asked : asked;
+    const context = metered?.prisma ? { ...built, prisma: metered.prisma } : built;
     const started = performance.now();
     try {
       let result: ExecutionResult & { stringify?: (r: unknown) => string };

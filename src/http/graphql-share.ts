@@ -9,6 +9,7 @@ import {
 import type { FastifyReply } from 'fastify';
 import type { Plugin } from 'graphql-yoga';
 import type { CpuShare } from '../runtime/cpu-share.ts';
+import type { Db } from '../db/prisma.ts';
 import type { Context } from '../schema/context.ts';
 import { operationCost } from './graphql-cost.ts';
 import { GRAPHQL_LIMITS } from './graphql-limits.ts';
@@ -46,9 +47,16 @@ export function costOf(
 export interface Metered {
   heavy: boolean;
   release(): void;
+  /** A heavy operation's Prisma, to run it with: its statements go through its tenant's share of the pool. */
+  prisma?: Db;
 }
 
 const LIGHT: Metered = { heavy: false, release: () => {} };
+
+/** Prisma whose every statement runs through the tenant's share of the pool (`CpuShare.statement`). */
+function sharedPrisma(prisma: Db, share: CpuShare, tenantId: string): Db {
+  return prisma.$extends({ query: { $allOperations: ({ args, query }) => share.statement(tenantId, () => query(args)) } }) as unknown as Db;
+}
 
 /**
  * Meters a GraphQL operation by its static cost before it runs. A heavy one takes the part of its tenant's
@@ -59,7 +67,7 @@ const LIGHT: Metered = { heavy: false, release: () => {} };
  * that share (`written`), so what serialising it costs is charged to its tenant.
  */
 export function createOperationMeter(share: CpuShare) {
-  const heavy = async (tenantId: string, cost: number): Promise<Metered> => {
+  const heavy = async (tenantId: string, cost: number, prisma: Db): Promise<Metered> => {
     const release = await share.hold(tenantId, cost / GRAPHQL_LIMITS.maxCost);
     try {
       await share.run(tenantId, () => undefined);
@@ -67,11 +75,11 @@ export function createOperationMeter(share: CpuShare) {
       release();
       throw e;
     }
-    return { heavy: true, release };
+    return { heavy: true, release, prisma: sharedPrisma(prisma, share, tenantId) };
   };
   // A light operation goes on in the same turn: most are light, and they pay nothing for the metering.
-  const meter = (tenantId: string | undefined, cost: number): Metered | Promise<Metered> =>
-    !tenantId || cost < HEAVY_COST ? LIGHT : heavy(tenantId, cost);
+  const meter = (tenantId: string | undefined, cost: number, prisma: Db): Metered | Promise<Metered> =>
+    !tenantId || cost < HEAVY_COST ? LIGHT : heavy(tenantId, cost, prisma);
   return {
     meter,
     /** Writes a heavy operation's answer as a step of its tenant's share; a light one's at once. */
@@ -81,12 +89,16 @@ export function createOperationMeter(share: CpuShare) {
     /** The same metering for the operations Yoga executes (those the fast path leaves to it). */
     plugin(): Plugin {
       return {
-        async onExecute({ args }) {
+        async onExecute({ args, extendContext }) {
           const operation = getOperationAST(args.document, args.operationName);
           if (!operation || operation.operation === 'subscription') return;
-          const tenantId = (args.contextValue as Partial<Context>).principal?.tenantId;
-          const metered = await meter(tenantId, costOf(args.schema, args.document, operation, args.variableValues));
+          // Our context, which Yoga's types know only as its own initial one.
+          const context = args.contextValue as Partial<Context>;
+          const extend = extendContext as (fields: Partial<Context>) => void;
+          const tenantId = context.principal?.tenantId;
+          const metered = await meter(tenantId, costOf(args.schema, args.document, operation, args.variableValues), context.prisma!);
           if (!metered.heavy) return;
+          if (metered.prisma) extend({ prisma: metered.prisma });
           // Released when the execution is done, or when the response closes should it never be.
           (args.contextValue as { reply?: FastifyReply }).reply?.raw.once('close', metered.release);
           return { onExecuteDone: () => metered.release() };

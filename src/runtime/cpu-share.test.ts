@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createCpuShare } from './cpu-share.ts';
+import { createCpuShare, HEAVY_STATEMENTS_AT_ONCE } from './cpu-share.ts';
 import { createTenantLoad } from './tenant-load.ts';
 
 /** A share on a clock the test moves: each step "takes" the time it is given, each wait is recorded. */
@@ -34,6 +34,17 @@ describe('a fair share of the process for heavy work', () => {
     load.began('b', 'api');
     for (let i = 0; i < 50; i++) await step('a', 40);
     // 2,000 ms of steps took about a quarter of the time that went by.
+    const waited = waits.reduce((a, b) => a + b, 0);
+    const part = 2000 / (2000 + waited);
+    expect(part).toBeGreaterThan(0.2);
+    expect(part).toBeLessThan(0.3);
+  });
+
+  it('charges the whole time of a step that reads from the database, as it charges a step on the event loop', async () => {
+    const { cpu, load, waits, advance } = onFakeClock(0.25, 50);
+    load.began('b', 'api');
+    // A page read "taking" 40 ms, the statement's wait included.
+    for (let i = 0; i < 50; i++) await cpu.read('a', async () => void advance(40));
     const waited = waits.reduce((a, b) => a + b, 0);
     const part = 2000 / (2000 + waited);
     expect(part).toBeGreaterThan(0.2);
@@ -105,6 +116,28 @@ describe('a fair share of the process for heavy work', () => {
     first();
     await third;
     expect(order).toEqual(['a1', 'a2', 'b1', 'a3']);
+  });
+
+  it('runs a tenant’s heavy statements HEAVY_STATEMENTS_AT_ONCE at a time, the next when one ends, and another tenant’s at once', async () => {
+    const { cpu } = onFakeClock();
+    const started: string[] = [];
+    const ends = new Map<string, () => void>();
+    const statement = (tenant: string, name: string) =>
+      cpu.statement(tenant, () => {
+        started.push(name);
+        return new Promise<void>((r) => ends.set(name, r));
+      });
+    const names = Array.from({ length: HEAVY_STATEMENTS_AT_ONCE + 1 }, (_, i) => `a${i}`);
+    const running = names.map((n) => statement('a', n));
+    const other = statement('b', 'b0');
+    await new Promise((r) => setImmediate(r));
+    expect(started).toEqual([...names.slice(0, -1), 'b0']);
+    ends.get('a0')!();
+    await running[0];
+    await new Promise((r) => setImmediate(r));
+    expect(started.at(-1)).toBe(names.at(-1));
+    for (const end of ends.values()) end();
+    await Promise.all([...running, other]);
   });
 
   it('holds a tenant while a webhook for another tenant is being accepted', async () => {

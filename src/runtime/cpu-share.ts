@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { setImmediate as turn } from 'node:timers/promises';
 
 /**
- * A fair share of the process's CPU for tenants' heavy work: the work a single request does in many
+ * A fair share of the process's CPU, and of its database connections, for tenants' heavy work: the work a single request does in many
  * synchronous steps (an export serialising page after page, training building feature vectors). Counting
  * requests is not enough there: one export holds one place while it keeps the event loop busy for
  * seconds, and every other tenant's requests wait behind its steps.
@@ -18,16 +18,35 @@ import { setImmediate as turn } from 'node:timers/promises';
 export interface CpuShare {
   run<T>(tenantId: string, step: () => T): Promise<T>;
   /**
+   * As `run`, for a step that waits on the database (an export's page read): its whole time is charged, the
+   * statement's and reading its rows, which the process cannot tell apart from here. Another tenant's
+   * requests wait for the same database and the same cores, so that time is what they lose to it.
+   */
+  read<T>(tenantId: string, step: () => Promise<T>): Promise<T>;
+  /**
    * Waits for `weight` of the tenant's HEAVY_AT_ONCE places for heavy work and answers its release. An
    * export or a training takes a whole place; a GraphQL operation the part of one its static cost is of the
    * largest cost allowed (http/graphql-share.ts). A tenant's further heavy requests wait for its own, in
    * order, rather than each reading and parsing pages beside the others, which no step's share can count.
    */
   hold(tenantId: string, weight?: number): Promise<() => void>;
+  /**
+   * Runs one database statement of a tenant's heavy GraphQL operation, at most HEAVY_STATEMENTS_AT_ONCE of
+   * the tenant's at once, the others waiting in order. Such an operation runs its fields side by side (ten
+   * aliased searches, each with its count), so two of them would otherwise take every connection of the
+   * pool, and every other tenant's one-statement reads would queue behind theirs.
+   */
+  statement<T>(tenantId: string, run: () => Promise<T>): Promise<T>;
 }
 
 /** Places for heavy requests of one tenant in a process (two exports at once); the others wait in order. */
 const HEAVY_AT_ONCE = 2;
+
+/**
+ * Connections one tenant's heavy GraphQL operations hold at once in a process: a fifth of the default pool of
+ * ten, so that the rest is always there for everyone else, while the operations still read two at a time.
+ */
+export const HEAVY_STATEMENTS_AT_ONCE = 2;
 
 /**
  * Per key, holders weighing at most `max` in all at once, the others served in arrival order (a light one
@@ -98,22 +117,47 @@ export function createCpuShare(opts: CpuShareOptions = DEFAULT_CPU_SHARE): CpuSh
     return Math.max(0, left);
   };
   const metered = opts.share < 1;
+  // Held in short slices, each looking again: the others' requests may end meanwhile.
+  const inShare = async (tenantId: string) => {
+    for (let debt = debtOf(tenantId); debt > opts.burstMs && othersBusy(tenantId); debt = debtOf(tenantId))
+      await sleep(Math.min(SLICE_MS, (debt - opts.burstMs) / opts.share));
+  };
+  const charge = (tenantId: string, spent: number) => {
+    const debt = debtOf(tenantId) + spent;
+    owed.set(tenantId, { ms: othersBusy(tenantId) ? debt : Math.min(debt, opts.burstMs), at: now() });
+  };
   const hold = places(HEAVY_AT_ONCE);
+  const statements = places(HEAVY_STATEMENTS_AT_ONCE);
   return {
     hold: (tenantId, weight = 1) => (metered ? hold(tenantId, weight) : Promise.resolve(() => {})),
+    async statement(tenantId, run) {
+      if (!metered) return run();
+      const release = await statements(tenantId, 1);
+      try {
+        return await run();
+      } finally {
+        release();
+      }
+    },
     async run<T>(tenantId: string, step: () => T): Promise<T> {
       await turn();
       if (!metered) return step();
-      // Held in short slices, each looking again: the others' requests may end meanwhile.
-      for (let debt = debtOf(tenantId); debt > opts.burstMs && othersBusy(tenantId); debt = debtOf(tenantId))
-        await sleep(Math.min(SLICE_MS, (debt - opts.burstMs) / opts.share));
+      await inShare(tenantId);
       const started = now();
       try {
         return step();
       } finally {
-        const spent = now() - started;
-        const debt = debtOf(tenantId) + spent;
-        owed.set(tenantId, { ms: othersBusy(tenantId) ? debt : Math.min(debt, opts.burstMs), at: now() });
+        charge(tenantId, now() - started);
+      }
+    },
+    async read<T>(tenantId: string, step: () => Promise<T>): Promise<T> {
+      if (!metered) return step();
+      await inShare(tenantId);
+      const started = now();
+      try {
+        return await step();
+      } finally {
+        charge(tenantId, now() - started);
       }
     },
   };

@@ -6,6 +6,7 @@ import net, { type AddressInfo } from 'node:net';
 import { Client, fetchExchange, gql } from '@urql/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPILE_AFTER_RUNS } from '../../src/http/graphql-jit.ts';
+import { HEAVY_STATEMENTS_AT_ONCE } from '../../src/runtime/cpu-share.ts';
 import { operator } from '../../src/services/audit.ts';
 import { createInboundSecretStore } from '../../src/services/integrations.ts';
 import { createTestApp, testSecretBox, type TestApp } from '../support/app.ts';
@@ -60,28 +61,56 @@ const settles = async (p: Promise<unknown>, ms = 300) => {
   return settled;
 };
 
+/**
+ * A's costly operation, sent while `take` holds what it needs, waits for it, while A's light operation and B's
+ * costly one go at once; once `take`'s release ran, it answers in full. For the fast path the document is made
+ * hot first, so that it runs there rather than on Yoga.
+ */
+async function waitsForWhatIsHeld(path: string, take: () => Promise<() => Promise<void>>) {
+  const clientA = clientOf(a.apiKey);
+  if (path !== 'Yoga') {
+    for (let i = 0; i <= COMPILE_AFTER_RUNS; i++) expect((await clientA.query(SEARCHES, {}).toPromise()).error).toBeUndefined();
+  }
+  const release = await take();
+  const heavy = clientA.query(SEARCHES, {}).toPromise();
+  try {
+    expect((await clientA.query(PAGE, {}).toPromise()).data.customers.nodes).toHaveLength(3);
+    expect((await clientOf(b.apiKey).query(SEARCHES, {}).toPromise()).data.s9.totalCount).toBe(3);
+    expect(await settles(heavy)).toBe(false);
+  } finally {
+    await release();
+  }
+  const answer = await heavy;
+  expect(answer.error).toBeUndefined();
+  expect(answer.data.s0.totalCount).toBe(3);
+}
+
+const PATHS = ['Yoga', 'the fast path for hot documents'];
+
 describe('costly GraphQL operations as heavy work', () => {
-  for (const path of ['Yoga', 'the fast path for hot documents']) {
-    it(`makes a costly operation wait for its tenant’s heavy places, while a light one and another tenant’s go at once (${path})`, async () => {
-      const clientA = clientOf(a.apiKey);
-      if (path !== 'Yoga') {
-        // Hot first, so that it runs on the fast path, not on Yoga.
-        for (let i = 0; i <= COMPILE_AFTER_RUNS; i++) expect((await clientA.query(SEARCHES, {}).toPromise()).error).toBeUndefined();
-      }
-      // Both of A's places for heavy work taken, as by two exports.
-      const held = [await t.composition.cpuShare.hold(a.tenantId), await t.composition.cpuShare.hold(a.tenantId)];
-      const heavy = clientA.query(SEARCHES, {}).toPromise();
-      try {
-        expect((await clientA.query(PAGE, {}).toPromise()).data.customers.nodes).toHaveLength(3);
-        expect((await clientOf(b.apiKey).query(SEARCHES, {}).toPromise()).data.s9.totalCount).toBe(3);
-        expect(await settles(heavy)).toBe(false);
-      } finally {
-        for (const release of held) release();
-      }
-      const answer = await heavy;
-      expect(answer.error).toBeUndefined();
-      expect(answer.data.s0.totalCount).toBe(3);
-    });
+  for (const path of PATHS) {
+    it(`makes a costly operation wait for its tenant’s heavy places, while a light one and another tenant’s go at once (${path})`, () =>
+      waitsForWhatIsHeld(path, async () => {
+        // Both of A's places for heavy work taken, as by two exports.
+        const held = [await t.composition.cpuShare.hold(a.tenantId), await t.composition.cpuShare.hold(a.tenantId)];
+        return async () => held.forEach((release) => release());
+      }));
+  }
+});
+
+describe('costly GraphQL operations’ share of the database pool', () => {
+  for (const path of PATHS) {
+    it(`runs a costly operation’s statements within its tenant’s share of the pool, while a light one and another tenant’s go at once (${path})`, () =>
+      waitsForWhatIsHeld(path, async () => {
+        // Every statement place of A's heavy work taken, as by its other costly operations' statements.
+        let open = () => {};
+        const busy = new Promise<void>((r) => (open = r));
+        const holders = Array.from({ length: HEAVY_STATEMENTS_AT_ONCE }, () => t.composition.cpuShare.statement(a.tenantId, () => busy));
+        return async () => {
+          open();
+          await Promise.all(holders);
+        };
+      }));
   }
 });
 
