@@ -1415,7 +1415,7 @@ function watchLockCycles(pool: pg.Pool, onError: (e: unknown) => void) {
     for (const start of waiting.keys()) {
       // Follows the first waiting blocker from each session; a cycle is where the path meets itself.
       const path: number[] = [];
-      for (let at: number | undefined = start; at !== undefined && !path.includes(at); ) {
+      for (let at: number | undefined = start; at !== undefined && !path.includes(at);) {
         path.push(at);
         at = waiting.get(at)!.blockers.find((b) => waiting.has(b));
         if (at !== undefined && path.includes(at)) {
