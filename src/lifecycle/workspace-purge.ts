@@ -128,7 +128,7 @@ async function purge(pool: pg.Pool, opts: PurgeOptions): Promise<PurgeReport> {
 }
 
 export async function deleteBatch(sql: Sql, table: (typeof TABLES)[number], tenantId: string, limit: number): Promise<number> {
-  if (table === 'webhook_endpoints') return deleteEndpoints(sql, tenantId, limit);
+  if (table === 'webhook_endpoints') await holdEndpointsAndDeliveries(sql, tenantId);
   const gone = await sql.query(
     `DELETE FROM ${table} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${table} WHERE tenant_id = $1 LIMIT $2 FOR UPDATE SKIP LOCKED)) RETURNING 1`,
     [tenantId, limit],
@@ -137,24 +137,19 @@ export async function deleteBatch(sql: Sql, table: (typeof TABLES)[number], tena
 }
 
 /**
- * Endpoints go as endpoint removal takes them (docs/concurrency.md, steps 11 and 12): the endpoints (passing by
- * any that another transaction holds), then their deliveries in id order and their breakers in endpoint order, and
- * only then the rows, whose cascade meets nothing it does not already hold. Left to the cascade, the deliveries
- * would be taken in the order of the index it walks (endpoint, newest first), against the id order of every
- * writer of several deliveries (a claim, recorded successes, holding, releasing), which then deadlocks with it.
- * No delivery can be added meanwhile: its insert takes a key-share lock on its endpoint's row, held here.
+ * Before a batch of endpoints goes, what its cascade would reach is taken as endpoint removal takes it
+ * (docs/concurrency.md, steps 11 and 12): the workspace's endpoints (at most 20), then their deliveries in id
+ * order, then their circuit breakers. Left to the cascade, the deliveries would be taken in the order of the
+ * index it walks (endpoint, newest first), against the id order of every writer of several deliveries (a
+ * claim, recorded successes, holding, releasing), and deadlock with them. The endpoints are waited for, not
+ * passed by: whoever holds one (a failure being recorded) takes nothing this transaction holds. No delivery
+ * can be added meanwhile, as its insert takes a key-share lock on its endpoint's row, held here.
  */
-async function deleteEndpoints(sql: Sql, tenantId: string, limit: number): Promise<number> {
-  const endpoints = (
-    await sql.query<{ id: string }>('SELECT id FROM webhook_endpoints WHERE tenant_id = $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED', [
-      tenantId,
-      limit,
-    ])
-  ).map((r) => r.id);
-  if (endpoints.length === 0) return 0;
-  await sql.query('SELECT 1 FROM webhook_deliveries WHERE endpoint_id = ANY($1::uuid[]) ORDER BY id FOR UPDATE', [endpoints]);
-  await sql.query('SELECT 1 FROM webhook_endpoint_circuits WHERE endpoint_id = ANY($1::uuid[]) ORDER BY endpoint_id FOR UPDATE', [
-    endpoints,
+async function holdEndpointsAndDeliveries(sql: Sql, tenantId: string): Promise<void> {
+  const endpoints = `SELECT id FROM webhook_endpoints WHERE tenant_id = $1`;
+  await sql.query(`${endpoints} ORDER BY id FOR UPDATE`, [tenantId]);
+  await sql.query(`SELECT 1 AS held FROM webhook_deliveries WHERE endpoint_id IN (${endpoints}) ORDER BY id FOR UPDATE`, [tenantId]);
+  await sql.query(`SELECT 1 AS held FROM webhook_endpoint_circuits WHERE endpoint_id IN (${endpoints}) ORDER BY endpoint_id FOR UPDATE`, [
+    tenantId,
   ]);
-  return (await sql.query('DELETE FROM webhook_endpoints WHERE id = ANY($1::uuid[]) RETURNING 1', [endpoints])).length;
 }
