@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type pg from 'pg';
-import type { Inbox } from './ingest/inbox.ts';
+import { type Inbox, republishReceived } from './ingest/inbox.ts';
+import { onPg } from './db/sql.ts';
+import { requeuePendingDeliveries } from './outbox/sender/delivery-store.ts';
 import { checkFreshness } from './scoring/freshness.ts';
 import { markOverdueInvoices } from './ingest/overdue.ts';
 import { attributeRequested } from './services/customers.ts';
@@ -88,9 +90,9 @@ export function startWorker(deps: WorkerDeps) {
   const { pool, queue, log } = deps;
   if (queue.kind === 'memory') {
     // The in-process queue starts empty: whatever it held before a restart is queued again.
-    void pool
-      .query(`UPDATE webhook_deliveries SET queued_at = NULL WHERE status = 'pending'`)
-      .then(() => pool.query(`UPDATE inbox_events SET published_at = NULL WHERE status = 'received'`))
+    const sql = onPg(pool);
+    void requeuePendingDeliveries(sql)
+      .then(() => republishReceived(sql))
       .catch((err) => log.error({ err }, 'could not requeue after start'));
   }
   const consumers = [

@@ -1,6 +1,6 @@
 import { createHash, randomInt, randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { inTransaction, onPg } from '../db/sql.ts';
+import { inTransaction, onPg, type Sql } from '../db/sql.ts';
 import { PG, pgCode } from '../db/pg-errors.ts';
 import { rowsBeforeCommit } from '../db/rows-before-commit.ts';
 import { DomainError, isPoolExhausted } from '../errors.ts';
@@ -111,6 +111,11 @@ function databaseUnavailable(err: unknown): boolean {
   const code = pgCode(err) ?? '';
   if (/^(08|53|57|58)/.test(code) || /^E[A-Z]+$/.test(code)) return true;
   return err instanceof Error && /Connection terminated|Connection ended|not queryable/i.test(err.message);
+}
+
+/** Every event still to apply is to be published again: the in-process queue that held them started empty. */
+export async function republishReceived(sql: Sql): Promise<void> {
+  await sql.query(`UPDATE inbox_events SET published_at = NULL WHERE status = 'received'`);
 }
 
 export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object, m: string) => void }): Inbox {

@@ -5,7 +5,9 @@ import { createAccountService } from '../services/accounts.ts';
 import { operator } from '../services/audit.ts';
 import { customerRows, identityRows } from '../services/customers.ts';
 import { createScorer } from '../scoring/recompute.ts';
+import { insertInvoice } from '../services/invoices.ts';
 import { recordSignals, type SignalInput } from '../services/signals.ts';
+import { saveSubscription } from '../services/subscriptions.ts';
 
 /** How a demo customer behaves over the last 90 days; the scoring engine makes the rest of it. */
 interface Profile {
@@ -211,36 +213,35 @@ export async function seedDemoTenant(db: Db, pool: pg.Pool, password: string, no
       { provider: 'stripe', externalId: `cus_demo${String(i + 1).padStart(4, '0')}` },
     ]);
     ids.push(customer.id);
-    await db.subscription.create({
-      data: {
-        tenantId: tenant.id,
-        customerId: customer.id,
-        provider: 'stripe',
-        externalId: `sub_demo${i + 1}`,
-        accountId: `cus_demo${String(i + 1).padStart(4, '0')}`,
+    await saveSubscription(
+      sql,
+      { tenantId: tenant.id, provider: 'stripe', externalId: `sub_demo${i + 1}`, account: `cus_demo${String(i + 1).padStart(4, '0')}` },
+      undefined,
+      {
         status: p.subscription.status,
         seats: p.subscription.seats,
         mrrMinor: BigInt(p.subscription.seats * 2900),
         currency: 'usd',
         trialEnd: p.subscription.trialEndsIn === undefined ? null : new Date(now + p.subscription.trialEndsIn * DAY),
-        lastEventAt: created,
-        createdAt: created,
+        planId: null,
+        canceledAt: null,
       },
-    });
+      customer.id,
+      created,
+      created,
+    );
     if (p.overdueDays !== undefined) {
-      await db.invoice.create({
-        data: {
-          tenantId: tenant.id,
-          customerId: customer.id,
-          provider: 'stripe',
-          externalId: `in_demo${i + 1}`,
-          status: 'overdue',
-          totalMinor: BigInt(p.subscription.seats * 2900),
-          currency: 'usd',
-          dueAt: new Date(now - p.overdueDays * DAY),
-          overdueAt: new Date(now - p.overdueDays * DAY),
-          createdAt: new Date(now - (p.overdueDays + 30) * DAY),
-        },
+      await insertInvoice(sql, {
+        tenantId: tenant.id,
+        customerId: customer.id,
+        provider: 'stripe',
+        externalId: `in_demo${i + 1}`,
+        status: 'overdue',
+        total: BigInt(p.subscription.seats * 2900),
+        currency: 'usd',
+        dueAt: new Date(now - p.overdueDays * DAY),
+        overdueAt: new Date(now - p.overdueDays * DAY),
+        createdAt: new Date(now - (p.overdueDays + 30) * DAY),
       });
     }
     await recordSignals(sql, signalsFor(p, tenant.id, customer.id, now, r));

@@ -90,6 +90,29 @@ export async function findOrCreateInvoices(sql: Sql, provider: string, inputs: I
   return found as FoundInvoice[];
 }
 
+/** An invoice written whole, with its past (the demo workspace's history, which no event brings). */
+export async function insertInvoice(
+  sql: Sql,
+  r: {
+    tenantId: string;
+    customerId: string | null;
+    provider: string;
+    externalId: string;
+    status: InvoiceStatus;
+    total: bigint;
+    currency: string;
+    dueAt: Date | null;
+    overdueAt: Date | null;
+    createdAt: Date;
+  },
+): Promise<void> {
+  await sql.query(
+    `INSERT INTO invoices (id, tenant_id, customer_id, provider, external_id, status, total_minor, currency, due_at, overdue_at, created_at, updated_at)
+     VALUES (gen_random_uuid(), $1, $2, $3, $4, $5::"InvoiceStatus", $6, $7, $8, $9, $10, now())`,
+    [r.tenantId, r.customerId, r.provider, r.externalId, r.status, r.total.toString(), r.currency, r.dueAt, r.overdueAt, r.createdAt],
+  );
+}
+
 /** Moves different invoices to their new statuses in one statement; answers each as it now is. */
 export async function moveInvoices(
   sql: Sql,

@@ -40,7 +40,8 @@ export async function subscriptionOf(sql: Sql, key: SubscriptionKey): Promise<Su
 
 /**
  * Writes what an event at `at` says of a subscription: over the stored row (`existing`, read by
- * subscriptionOf under the same lock) or as a new one. Answers its id and customer.
+ * subscriptionOf under the same lock) or as a new one, created now or at `createdAt` (kept history that no
+ * event brings, as the demo workspace's). Answers its id and customer.
  */
 export async function saveSubscription(
   sql: Sql,
@@ -49,6 +50,7 @@ export async function saveSubscription(
   facts: SubscriptionFacts,
   customerId: string | null,
   at: Date,
+  createdAt?: Date,
 ): Promise<{ id: string; customer_id: string | null }> {
   const values = [
     facts.status,
@@ -69,8 +71,8 @@ export async function saveSubscription(
       )
     : await sql.query<{ id: string; customer_id: string | null }>(
         `INSERT INTO subscriptions (id, status, trial_end, seats, plan_id, mrr_minor, currency, canceled_at, customer_id, last_event_at, tenant_id, provider, external_id, account_id, created_at, updated_at)
-         VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, now(), now()) RETURNING id, customer_id`,
-        [...values, key.tenantId, key.provider, key.externalId, key.account],
+         VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, COALESCE($14, now()), now()) RETURNING id, customer_id`,
+        [...values, key.tenantId, key.provider, key.externalId, key.account, createdAt ?? null],
       );
   return row!;
 }

@@ -532,6 +532,11 @@ export function createDeliveryStore(pool: pg.Pool, opts: { leaseSeconds: number;
   };
 }
 
+/** Every pending delivery is to be queued again: the in-process queue that held their jobs started empty. */
+export async function requeuePendingDeliveries(sql: Sql): Promise<void> {
+  await sql.query(`UPDATE webhook_deliveries SET queued_at = NULL WHERE status = 'pending'`);
+}
+
 /**
  * After an endpoint's rate limit was set, changed or removed: the slots its pending deliveries were given
  * under the old limit are dropped, and those not leased are due at once, to be given slots under the new one;
