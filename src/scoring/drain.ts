@@ -2,7 +2,8 @@ import type pg from 'pg';
 import { scoringCustomers, scoringPassDuration } from '../runtime/metrics.ts';
 import { onPg } from '../db/sql.ts';
 import type { Scorer } from './recompute.ts';
-import { type Claim, claimDue, collectRequests, releaseClaims, requestStale, wakeSnoozedAlerts } from './scoring-queue.ts';
+import { wakeSnoozedAlerts } from './alert-rows.ts';
+import { type Claim, claimDue, collectRequests, releaseClaims, requestStale } from './scoring-queue.ts';
 
 export interface ScoringLoopOptions {
   batchSize: number;

@@ -11,11 +11,11 @@ import {
   type AlertType,
   evaluateAlerts,
   type ExistingAlert,
-  type Firing,
   MANUAL_RESOLVE_COOLDOWN_MS,
   planAlertChanges,
   type Severity,
 } from './alert-rules.ts';
+import { ALERT_COLUMNS, type AlertRow, type AlertWrites, writeAlertChanges } from './alert-rows.ts';
 import { type Assessment, assessHealth, carryFrom } from './assess.ts';
 import { type ChurnModel, daysSinceActivity, DEFAULT_MODEL, predict, type Prediction } from './churn-model.ts';
 import { DIMENSIONS, riskLevelFor, tenantWeights } from './dimensions.ts';
@@ -70,10 +70,6 @@ interface HistoryRow {
   growth_7d: number | null;
   score_30d: number | null;
 }
-
-type AlertRow = RowOf<PayloadOf<'alert.created'>> & { resolvedBy: string | null };
-
-const ALERT_COLUMNS = `${columnsOf(EVENTS['alert.created'].payload)}, resolved_by AS "resolvedBy"`;
 
 const utcDay = (d: Date) => d.toISOString().slice(0, 10);
 
@@ -556,61 +552,16 @@ async function whyAnnounced(sql: Sql, batch: Computed[]) {
   return out;
 }
 
-async function writeAlerts(sql: Sql, batch: Computed[], now: Date) {
-  const creates: { c: Computed; alertType: AlertType; firing: Firing }[] = [];
-  const updates: { id: string; firing: Firing }[] = [];
-  const resolves: string[] = [];
+/** The alert changes the batch's computations decided, written by their owner (alert-rows.ts). */
+function writeAlerts(sql: Sql, batch: Computed[], now: Date) {
+  const w: AlertWrites = { creates: [], updates: [], resolves: [] };
   for (const c of batch) {
     for (const change of c.alerts) {
-      if (change.kind === 'create') creates.push({ c, alertType: change.alertType, firing: change.firing });
-      else if (change.kind === 'update') updates.push(change);
-      else resolves.push(change.id);
+      if (change.kind === 'create')
+        w.creates.push({ tenantId: c.row.tenantId, customerId: c.row.id, alertType: change.alertType, firing: change.firing });
+      else if (change.kind === 'update') w.updates.push(change);
+      else w.resolves.push(change.id);
     }
   }
-
-  // A concurrent hand-made change wins: the partial unique index keeps one unresolved alert per type.
-  const created = creates.length
-    ? await sql.query<AlertRow>(
-        `INSERT INTO alerts (id, tenant_id, customer_id, alert_type, severity, status, title, message, details, created_at, updated_at)
-         SELECT gen_random_uuid(), t.tenant_id, t.customer_id, t.alert_type::"AlertType", t.severity::"AlertSeverity", 'open', t.title,
-           t.message, t.details, $8, $8
-         FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::jsonb[])
-           AS t(tenant_id, customer_id, alert_type, severity, title, message, details)
-         ON CONFLICT (customer_id, alert_type) WHERE status <> 'resolved' DO NOTHING
-         RETURNING ${ALERT_COLUMNS}`,
-        [
-          creates.map((x) => x.c.row.tenantId),
-          creates.map((x) => x.c.row.id),
-          creates.map((x) => x.alertType),
-          creates.map((x) => x.firing.severity),
-          creates.map((x) => x.firing.title),
-          creates.map((x) => x.firing.message),
-          creates.map((x) => JSON.stringify(x.firing.details)),
-          now,
-        ],
-      )
-    : [];
-  if (updates.length) {
-    await sql.query(
-      `UPDATE alerts a SET severity = t.severity::"AlertSeverity", title = t.title, message = t.message, details = t.details, updated_at = $6
-       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::jsonb[]) AS t(id, severity, title, message, details)
-       WHERE a.id = t.id AND a.status <> 'resolved'`,
-      [
-        updates.map((u) => u.id),
-        updates.map((u) => u.firing.severity),
-        updates.map((u) => u.firing.title),
-        updates.map((u) => u.firing.message),
-        updates.map((u) => JSON.stringify(u.firing.details)),
-        now,
-      ],
-    );
-  }
-  const resolved = resolves.length
-    ? await sql.query<AlertRow>(
-        `UPDATE alerts SET status = 'resolved', resolved_at = $2, resolved_by = 'system', snoozed_until = NULL, updated_at = $2
-         WHERE id = ANY($1::uuid[]) AND status <> 'resolved' RETURNING ${ALERT_COLUMNS}`,
-        [resolves, now],
-      )
-    : [];
-  return { created, resolved };
+  return writeAlertChanges(sql, w, now);
 }

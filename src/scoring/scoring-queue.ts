@@ -125,13 +125,3 @@ export function requestStale(sql: Sql, maxAgeHours = 23): Promise<number> {
 export async function requestTenant(sql: Sql, tenantId: string): Promise<void> {
   await requestSelected(sql, 'SELECT id FROM customers WHERE tenant_id = $1', [tenantId]);
 }
-
-/** Snoozed alerts whose time has come are open again; one the scorer is changing now is woken next time. */
-export async function wakeSnoozedAlerts(sql: Sql): Promise<number> {
-  const rows = await sql.query(
-    `UPDATE alerts SET status = 'open', snoozed_until = NULL, updated_at = now()
-     WHERE id IN (SELECT id FROM alerts WHERE status = 'snoozed' AND snoozed_until <= now() FOR UPDATE SKIP LOCKED)
-     RETURNING id`,
-  );
-  return rows.length;
-}

@@ -1,50 +1,13 @@
 import type pg from 'pg';
-import { inTransaction, onPg, type Sql } from '../db/sql.ts';
+import { inTransaction, onPg } from '../db/sql.ts';
 import { DomainError, notFound, validationFailed } from '../errors.ts';
 import type { AlertStatus } from '../contract/enums.ts';
-import type { RowOf } from '../contract/serialize.ts';
-import { columnsOf } from '../db/columns.ts';
 import { enqueueEvents } from '../outbox/events/enqueue.ts';
 import { alertEvent } from '../outbox/events/payloads.ts';
-import { EVENTS, type PayloadOf } from '../outbox/events/registry.ts';
+import { alertStatus, type AlertTransition, transitionAlert } from '../scoring/alert-rows.ts';
 import { PG, pgCode } from '../db/pg-errors.ts';
 
-export type { AlertStatus };
-
-export interface AlertTransition {
-  status: AlertStatus;
-  snoozedUntil?: Date | null;
-}
-
-/** The SET list of a user's transition ($3 is the time of the change, $4 the wake-up time of a snooze). */
-const SET: Record<AlertStatus, string> = {
-  acknowledged: `status = 'acknowledged', acknowledged_at = $3, snoozed_until = NULL`,
-  snoozed: `status = 'snoozed', snoozed_until = $4`,
-  resolved: `status = 'resolved', resolved_at = $3, resolved_by = 'user', snoozed_until = NULL`,
-  open: `status = 'open', resolved_at = NULL, resolved_by = NULL, acknowledged_at = NULL, snoozed_until = NULL`,
-};
-
-/** An alert row as its events carry it (src/outbox/events/registry.ts), fields as the domain names them. */
-type AlertRow = RowOf<PayloadOf<'alert.created'>>;
-const COLUMNS = columnsOf(EVENTS['alert.created'].payload);
-
-/** The alerts table's statements for a user's transition; they run in the caller's transaction. */
-export const alertRows = {
-  async status(sql: Sql, tenantId: string, id: string): Promise<AlertStatus | null> {
-    const [row] = await sql.query<{ status: AlertStatus }>('SELECT status::text AS status FROM alerts WHERE id = $1 AND tenant_id = $2', [
-      id,
-      tenantId,
-    ]);
-    return row?.status ?? null;
-  },
-  async transition(sql: Sql, tenantId: string, id: string, to: AlertTransition, now: Date): Promise<AlertRow | null> {
-    const [row] = await sql.query<AlertRow>(
-      `UPDATE alerts SET ${SET[to.status]}, updated_at = $3 WHERE id = $1 AND tenant_id = $2 RETURNING ${COLUMNS}`,
-      to.status === 'snoozed' ? [id, tenantId, now, to.snoozedUntil] : [id, tenantId, now],
-    );
-    return row ?? null;
-  },
-};
+export type { AlertStatus, AlertTransition };
 
 function checkTransition(to: AlertTransition, now: Date) {
   if (to.status === 'snoozed') {
@@ -56,10 +19,8 @@ function checkTransition(to: AlertTransition, now: Date) {
 }
 
 /**
- * The user's side of the alert state machine: acknowledge, snooze until a time, resolve, reopen. Plain SQL, as
- * the scoring passes write the same table. The system's side (raise, follow the numbers, resolve when the
- * condition clears, wake snoozed alerts) is the scoring pipeline's set-based SQL (src/scoring/recompute.ts,
- * src/scoring/scoring-queue.ts), batched over many customers per statement.
+ * The user's side of the alert state machine: acknowledge, snooze until a time, resolve, reopen. The table's
+ * statements, the system's side of the machine among them, are its owner's (src/scoring/alert-rows.ts).
  */
 export function createAlertService(deps: { pool: pg.Pool }) {
   const { pool } = deps;
@@ -67,13 +28,13 @@ export function createAlertService(deps: { pool: pg.Pool }) {
     async transition(tenantId: string, id: string, to: AlertTransition): Promise<void> {
       const now = new Date();
       checkTransition(to, now);
-      const current = await alertRows.status(onPg(pool), tenantId, id);
+      const current = await alertStatus(onPg(pool), tenantId, id);
       if (!current) throw notFound(`Alert ${id}`);
       if (current === to.status && to.status !== 'snoozed') return;
       try {
         // The resolution and its alert.resolved event commit together.
         await inTransaction(pool, async (sql) => {
-          const a = await alertRows.transition(sql, tenantId, id, to, now);
+          const a = await transitionAlert(sql, tenantId, id, to, now);
           if (!a) throw notFound(`Alert ${id}`);
           if (a.status === 'resolved') await enqueueEvents(sql, [alertEvent('alert.resolved', a)]);
         });

@@ -45,7 +45,7 @@ describe('one module writes each table (docs/architecture.md, "Who writes each t
     // The scanner's own check, on what it found in the tree: raw SQL, Prisma calls and a table named at run time.
     expect(writers.get('audit_events')).toContain('src/services/audit.ts');
     expect(writers.get('api_keys')).toContain('src/services/api-keys.ts');
-    expect(writers.get('alerts')).toContain('src/services/alerts.ts');
+    expect(writers.get('alerts')).toContain('src/scoring/alert-rows.ts');
     expect(dynamic).toContain('src/lifecycle/retention.ts');
   });
 });
