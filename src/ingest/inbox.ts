@@ -4,7 +4,7 @@ import { inTransaction, onPg, type Sql } from '../db/sql.ts';
 import { PG, pgCode } from '../db/pg-errors.ts';
 import { rowsBeforeCommit } from '../db/rows-before-commit.ts';
 import { DomainError, isPoolExhausted } from '../errors.ts';
-import { createGroups } from './groups.ts';
+import { createNaturalBatches } from '../runtime/natural-batches.ts';
 import { publishIds } from '../queue/publish-ids.ts';
 import { createAcceptor, forgetAcceptors } from './acceptor.ts';
 import { ACCEPT_LOCK_SPACE, ACCEPTOR_LOCK_SPACE } from '../db/locks.ts';
@@ -59,7 +59,7 @@ const BROKER_DOWN_HOLD_MS = 5000;
 /**
  * One tenant's concurrent events are stored by one INSERT (one commit, one flush of the WAL) and published
  * as one message with one confirm. There is no waiting window: while a group of a tenant is in flight,
- * new events gather and go in the next group as soon as it ends (groups.ts), so the groups grow with the
+ * new events gather and go in the next group as soon as it ends (runtime/natural-batches.ts), so the groups grow with the
  * load. One in flight per tenant measured the least CPU per event for the same throughput as three.
  */
 const GROUPS_IN_FLIGHT = 1;
@@ -325,7 +325,7 @@ export function createInbox(pool: pg.Pool, queue: Queue, log: { warn: (o: object
       );
     return ids.map((id) => (inserted.has(id) ? id : null));
   };
-  const groups = createGroups<NewEvent, Stored>({
+  const groups = createNaturalBatches<NewEvent, Stored>({
     maxRunning: GROUPS_IN_FLIGHT,
     maxCount: MAX_GROUP,
     maxBytes: MAX_GROUP_BYTES,

@@ -4,7 +4,7 @@ import { inTransaction, type Sql } from '../db/sql.ts';
 import { enqueueEvents, type OutboxInput } from '../outbox/events/enqueue.ts';
 import type { Consumer, Queue } from '../queue/queue.ts';
 import { parseEventJson } from './event-json.ts';
-import { createGroups } from './groups.ts';
+import { createNaturalBatches } from '../runtime/natural-batches.ts';
 import type { InboxMessage } from './inbox.ts';
 import { PROVIDER_SPECS } from './providers/index.ts';
 import { isProvider } from './providers/types.ts';
@@ -221,7 +221,7 @@ async function markDone(sql: Sql, done: { id: string; outcome: 'processed' | 'ig
 // were otherwise planned anew whenever their arrays were short, which cost PostgreSQL more than running
 // them; the normalizers' other statements look rows up by key or by a tenant's recent rows, for which the
 // generic plan is the plan PostgreSQL settles on anyway.
-const APPLYING = { synchronousCommit: false, genericPlans: true };
+const APPLY_TRANSACTION = { synchronousCommit: false, genericPlans: true };
 
 /**
  * Applies one stored event in one transaction: the domain change, its signals, its outbox events and
@@ -248,7 +248,7 @@ export async function processInboxEvent(pool: pg.Pool, id: string, opts: { ifFre
       await markDone(sql, [{ id, outcome }]);
       return outcome;
     },
-    APPLYING,
+    APPLY_TRANSACTION,
   );
   // Counted once committed: a transaction rolled back applied nothing.
   if (result === 'processed' || result === 'ignored') inboundApplied.inc({ outcome: result });
@@ -297,7 +297,7 @@ async function applyBatch(pool: pg.Pool, messages: EventRef[], span: Span): Prom
       // waited for; at most MAX_BATCH of them. An event is left 'behind' while an earlier one about its
       // object is still to apply and not in this batch (held by another transaction, failed before, or past
       // that bound).
-      // Each step by its index, by id or by object, never by status: the plan is generic (APPLYING), and an
+      // Each step by its index, by id or by object, never by status: the plan is generic (APPLY_TRANSACTION), and an
       // index over the status would lead it through every event still to apply, a whole backlog.
       const rows = await sql.query<Row & { behind: string | null; order_key: string | null }>(
         `WITH named AS (
@@ -360,7 +360,7 @@ async function applyBatch(pool: pg.Pool, messages: EventRef[], span: Span): Prom
       await markDone(sql, done);
       return results;
     },
-    APPLYING,
+    APPLY_TRANSACTION,
   );
   let processed = 0;
   let ignored = 0;
@@ -390,13 +390,13 @@ export function startInboxConsumer(
       throw err;
     }
   };
-  // Messages in flight gather into batches (groups.ts); each message's handler resolves (is acked) only
+  // Messages in flight gather into batches (runtime/natural-batches.ts); each message's handler resolves (is acked) only
   // once its events' transactions committed, and rejects (is retried) only for its own events' failure.
   // A message's events go into one batch whole, never split across two: batches run side by side, so the
   // events of one group split between two would no longer be applied in the order they were accepted. A
   // message larger than a batch (a group holds up to 200 events) runs as a batch of its own.
   type Answer = { failed?: unknown; pending?: true; behind?: true };
-  const batches = createGroups<EventRef[], Answer[]>({
+  const batches = createNaturalBatches<EventRef[], Answer[]>({
     maxRunning: BATCHES_IN_FLIGHT,
     maxRunningTotal: BATCHES_IN_FLIGHT,
     maxCount: MAX_BATCH,

@@ -23,7 +23,7 @@ type Row = Record<string, unknown> & { batchIndex: number };
  * Loads collect the reads asked for during one turn of the event loop (the requests whose bytes arrived
  * together) and run them when it ends. Nothing is remembered: each load reads afresh.
  */
-const TURN = { cache: false, maxBatchSize: MAX_BATCH, batchScheduleFn: (run: () => void) => setImmediate(run) } as const;
+const PER_TURN = { cache: false, maxBatchSize: MAX_BATCH, batchScheduleFn: (run: () => void) => setImmediate(run) } as const;
 
 /**
  * Each request's rows of a batched statement, by the 1-based index of the request each row carries. The
@@ -91,7 +91,7 @@ export function batchedReads(pool: pg.Pool, reads: CustomerReads): CustomerReads
             return byRequest(all.length, await sql.query<Row>(text, values)).map(([row]) => (row ? oneOfBatchRow(row, health) : null));
           },
         ),
-      TURN,
+      PER_TURN,
     );
   const plain = oneLoader(false);
   const health = oneLoader(true);
@@ -129,7 +129,7 @@ export function batchedReads(pool: pg.Pool, reads: CustomerReads): CustomerReads
         });
         await Promise.all(runs);
         return answers;
-      }, TURN);
+      }, PER_TURN);
       pages.set(key, loader);
     }
     return loader;

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { createGroups } from './groups.ts';
+import { createNaturalBatches } from './natural-batches.ts';
 
 function recorder(maxCount = 10, maxBytes = 1000) {
   const runs: string[][] = [];
-  const groups = createGroups<string, string>({
+  const groups = createNaturalBatches<string, string>({
     maxRunning: 1,
     maxCount,
     maxBytes,
@@ -44,7 +44,7 @@ describe('groups', () => {
   it('runs a lone item at once, and gathers the items that arrive while a run is in flight into the next run', async () => {
     const runs: string[][] = [];
     let release = () => {};
-    const groups = createGroups<string, string>({
+    const groups = createNaturalBatches<string, string>({
       maxRunning: 1,
       maxCount: 10,
       maxBytes: 1000,
@@ -67,7 +67,7 @@ describe('groups', () => {
   });
 
   it('rejects every item of a group whose run fails', async () => {
-    const groups = createGroups<string, string>({
+    const groups = createNaturalBatches<string, string>({
       maxRunning: 1,
       maxCount: 10,
       maxBytes: 1000,
@@ -81,7 +81,7 @@ describe('groups', () => {
   it('runs at most the total over all keys, and gives a freed slot to the key that waited longest', async () => {
     const runs: string[][] = [];
     const releases: (() => void)[] = [];
-    const groups = createGroups<string, string>({
+    const groups = createNaturalBatches<string, string>({
       maxRunning: 2,
       maxRunningTotal: 2,
       maxCount: 10,

@@ -7,12 +7,12 @@
  * separately, so one key's slow group never holds back another's items; with `maxRunningTotal`, at most
  * that many run at once over all keys, and a slot that frees goes to the key that has waited longest.
  */
-export interface Groups<T, R> {
+export interface NaturalBatches<T, R> {
   /** Resolves with this item's own result of its group's run, or rejects with the run's error. */
   add(key: string, item: T): Promise<R>;
 }
 
-export function createGroups<T, R>(opts: {
+export function createNaturalBatches<T, R>(opts: {
   /** Runs of one key in flight at once. */
   maxRunning: number;
   /** Runs in flight at once over all keys; unset, no bound but each key's. */
@@ -23,7 +23,7 @@ export function createGroups<T, R>(opts: {
   sizeOf: (item: T) => number;
   /** Returns one result per item, in the items' order. */
   run: (items: T[]) => Promise<R[]>;
-}): Groups<T, R> {
+}): NaturalBatches<T, R> {
   interface Group {
     items: T[];
     bytes: number;
