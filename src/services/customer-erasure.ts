@@ -2,7 +2,7 @@ import type { Sql } from '../db/sql.ts';
 import { notFound } from '../errors.ts';
 import { sequenceSubject } from '../contract/sequence-subject.ts';
 import { enqueueEvents } from '../outbox/events/enqueue.ts';
-import { forgetSequences } from '../outbox/events/sequences.ts';
+import { forgetSequences } from '../outbox/events/enqueue.ts';
 import { recordAudit, type Actor } from './audit.ts';
 import { dequeueCustomer } from '../scoring/scoring-queue.ts';
 import { forgetPaymentsOf } from './invoice-payments.ts';

@@ -4,7 +4,7 @@ import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Db } from '../db/prisma.ts';
 import { DomainError, notFound, validationFailed } from '../errors.ts';
 import { sequenceSubject } from '../contract/sequence-subject.ts';
-import { forgetSequences } from '../outbox/events/sequences.ts';
+import { forgetSequences } from '../outbox/events/enqueue.ts';
 import { EVENT_NAMES, isEventName } from '../outbox/events/registry.ts';
 import { onPrisma } from '../db/sql.ts';
 import { changedFields, recordAudit, type Actor } from './audit.ts';

@@ -1,22 +1,7 @@
 import type { Sql } from '../../db/sql.ts';
 
-// The sequence counters (outbox_sequences) besides their increment, which is enqueueEvents' (enqueue.ts).
-
-/**
- * Removes the counters of subjects that are gone for good (an erased customer, a deleted endpoint), in the
- * caller's transaction, after its last enqueueEvents: a counter is the last lock (docs/concurrency.md, step
- * 15), and these are taken in subject order too. A counter is never removed while its subject exists, so a
- * subject's numbers never start again at 1; retention removes events, never counters.
- */
-export async function forgetSequences(sql: Sql, tenantId: string, subjects: string[]): Promise<void> {
-  if (subjects.length === 0) return;
-  await sql.query(
-    `DELETE FROM outbox_sequences WHERE (tenant_id, subject) IN (
-       SELECT tenant_id, subject FROM outbox_sequences WHERE tenant_id = $1 AND subject = ANY($2::text[]) ORDER BY subject FOR UPDATE)
-     RETURNING 1`,
-    [tenantId, subjects],
-  );
-}
+// Where a subject's numbering stands, for readers. The counters (outbox_sequences) are written by enqueue.ts
+// alone: their increment, in the statement that writes the events, and their removal.
 
 export interface SequenceBounds {
   /** The lowest number among the subject's events still kept; null when none is. */
