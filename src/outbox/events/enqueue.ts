@@ -97,11 +97,8 @@ export async function enqueueEvents(sql: Sql, events: OutboxInput[]): Promise<vo
     // In ascending order, each moves to a number below it that is free: no unique clash on the way.
     for (const [i, r] of kept.entries())
       if (r.sequence !== base + i + 1)
-        await sql.query(
-          `WITH moved AS (UPDATE outbox_events SET sequence = $2 WHERE id = $1)
-           UPDATE outbox_pending SET sequence = $2 WHERE event_id = $1`,
-          [r.id, base + i + 1],
-        );
+        // Its pending row follows, by the table's trigger.
+        await sql.query('UPDATE outbox_events SET sequence = $2 WHERE id = $1', [r.id, base + i + 1]);
     await sql.query('UPDATE outbox_sequences SET last_sequence = $3 WHERE tenant_id = $1 AND subject = $2', [
       tenant_id,
       subject,
