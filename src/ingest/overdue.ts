@@ -3,7 +3,7 @@ import { inTransaction, onPg } from '../db/sql.ts';
 import { enqueueEvents } from '../outbox/events/enqueue.ts';
 import { invoiceEvent } from '../outbox/events/payloads.ts';
 import { invoicesPastDue, markOverdue } from '../services/invoices.ts';
-import { recordSignals } from '../services/signals.ts';
+import { recordSignals } from '../scoring/signals.ts';
 import { lockObjects, lockTenants } from '../db/locks.ts';
 
 const PER_TRANSACTION = 100;

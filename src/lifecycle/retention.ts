@@ -2,7 +2,8 @@ import type pg from 'pg';
 import { inTransaction, onPg, type Sql } from '../db/sql.ts';
 import { lockTenants } from '../db/locks.ts';
 import { RETENTION_KEYS, RETENTION_SETTINGS, type Retention } from '../contract/retention.ts';
-import { rollUpSignals, signalCutoff } from '../scoring/signal-rollups.ts';
+import { signalCutoff } from '../scoring/signal-rollups.ts';
+import { rollUpSignals } from '../scoring/signals.ts';
 import { FIXED_RETENTION, RETENTION_COLUMNS } from './policy.ts';
 
 // The retention pass (docs/data-lifecycle.md): each kind of data past its tenant's window goes in bounded

@@ -28,52 +28,6 @@ export const signalCutoff = (now: Date, days: number): Date => new Date(startOfD
 const WINDOW_DAYS = 90;
 
 /**
- * Rolls up and deletes a bounded batch of one tenant's signals older than `before`, oldest first, in one
- * statement. Signals without a customer are deleted: nothing scores them. Rows another worker holds are skipped.
- */
-export async function rollUpSignals(sql: Sql, tenantId: string, before: Date, limit: number): Promise<number> {
-  const [r] = await sql.query<{ removed: number }>(
-    `WITH picked AS (
-       SELECT id FROM signals WHERE tenant_id = $1 AND occurred_at < $2 ORDER BY occurred_at LIMIT $3 FOR UPDATE SKIP LOCKED
-     ), gone AS (
-       DELETE FROM signals s USING picked WHERE s.id = picked.id
-       RETURNING s.tenant_id, s.customer_id, s.source, s.kind, s.occurred_at, s.value, s.sentiment, s.attributes, s.created_at
-     ), keyed AS (
-       SELECT tenant_id, customer_id, source, kind, value, occurred_at, sentiment, created_at,
-         (occurred_at AT TIME ZONE 'UTC')::date AS day,
-         CASE WHEN jsonb_typeof(attributes->'previous') = 'number' THEN (attributes->>'previous')::float8 END AS previous,
-         md5(coalesce(attributes->>'user_id', attributes->>'actor')) AS actor,
-         attributes->>'conversation_id' AS conversation_id
-       FROM gone WHERE customer_id IS NOT NULL
-     ), rolled AS (
-       INSERT INTO signal_rollups (id, tenant_id, customer_id, day, bucket, source, kind, value, previous, actor, conversation_id,
-                                   signals, sentiment_sum, sentiment_count, first_at, last_at, last_created_at)
-       SELECT gen_random_uuid(), tenant_id, customer_id, day,
-         md5(json_build_array(source, kind, value, previous, actor, conversation_id)::text),
-         source, kind, value, previous, actor, conversation_id,
-         count(*), coalesce(sum(sentiment), 0), count(sentiment), min(occurred_at), max(occurred_at),
-         (array_agg(created_at ORDER BY occurred_at DESC, created_at DESC))[1]
-       FROM keyed
-       GROUP BY tenant_id, customer_id, day, source, kind, value, previous, actor, conversation_id
-       -- In key order, so two workers rolling up the same days never wait on each other's rows in a cycle.
-       ORDER BY 3, 4, 5
-       ON CONFLICT (customer_id, day, bucket) DO UPDATE SET
-         signals = signal_rollups.signals + excluded.signals,
-         sentiment_sum = signal_rollups.sentiment_sum + excluded.sentiment_sum,
-         sentiment_count = signal_rollups.sentiment_count + excluded.sentiment_count,
-         first_at = least(signal_rollups.first_at, excluded.first_at),
-         last_at = greatest(signal_rollups.last_at, excluded.last_at),
-         last_created_at = CASE WHEN (excluded.last_at, excluded.last_created_at) > (signal_rollups.last_at, signal_rollups.last_created_at)
-                                THEN excluded.last_created_at ELSE signal_rollups.last_created_at END
-       RETURNING 1
-     )
-     SELECT (SELECT count(*) FROM gone)::int AS removed, (SELECT count(*) FROM rolled)::int AS buckets`,
-    [tenantId, before, limit],
-  );
-  return r?.removed ?? 0;
-}
-
-/**
  * Signals as the feature queries read them where a window reaches rolled-up days: raw rows and expanded
  * rollups in one shape. Raw actors are hashed like rolled-up ones, so a user seen on both sides counts once.
  */

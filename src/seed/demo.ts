@@ -6,7 +6,7 @@ import { operator } from '../services/audit.ts';
 import { customerRows, identityRows } from '../services/customers.ts';
 import { createScorer } from '../scoring/recompute.ts';
 import { insertInvoice } from '../services/invoices.ts';
-import { recordSignals, type SignalInput } from '../services/signals.ts';
+import { recordSignals, type SignalInput } from '../scoring/signals.ts';
 import { saveSubscription } from '../services/subscriptions.ts';
 
 /** How a demo customer behaves over the last 90 days; the scoring engine makes the rest of it. */

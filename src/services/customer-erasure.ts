@@ -8,7 +8,7 @@ import { dequeueCustomer } from '../scoring/scoring-queue.ts';
 import { forgetPaymentsOf } from './invoice-payments.ts';
 import { forgetAnswersNaming } from './idempotency-keys.ts';
 import { detachInvoicesOf } from './invoices.ts';
-import { eraseSignalsOf } from './signals.ts';
+import { eraseSignalsOf } from '../scoring/signals.ts';
 import { detachSubscriptionsOf } from './subscriptions.ts';
 
 // Erasure of one customer (docs/data-lifecycle.md): everything that names or describes the customer goes,

@@ -12,7 +12,7 @@ import { exclusivelyForTenant, lockObjects, lockTenants } from '../db/locks.ts';
 import { announceErasure, eraseCustomer } from './customer-erasure.ts';
 import { resolveCustomer } from './customer-match.ts';
 import { attributeInvoices } from './invoices.ts';
-import { attributeSignals } from './signals.ts';
+import { attributeSignals } from '../scoring/signals.ts';
 import { attributeSubscriptions } from './subscriptions.ts';
 import { PG, pgCode } from '../db/pg-errors.ts';
 import { createCustomerTallies, type CustomerTallies, type Tally } from './customer-tallies.ts';

@@ -4,7 +4,7 @@ import { inTransaction, onPg } from '../db/sql.ts';
 import { DomainError, validationFailed } from '../errors.ts';
 import { isUuid } from '../uuid.ts';
 import { claimIdempotencyKey } from './idempotency-keys.ts';
-import { recordSignals, type SignalInput } from './signals.ts';
+import { recordSignals, type SignalInput } from '../scoring/signals.ts';
 import { customerRows } from './customers.ts';
 import { PG, pgCode } from '../db/pg-errors.ts';
 

@@ -1,7 +1,7 @@
 import type { FieldError } from '../../errors.ts';
 import { RangeCheck } from './ranges.ts';
 import { resolveCustomer } from '../../services/customer-match.ts';
-import { recordSignals } from '../../services/signals.ts';
+import { recordSignals } from '../../scoring/signals.ts';
 import { fromUnix, type NormalizeContext, type Normalizer, str } from './types.ts';
 
 interface ChatFact {

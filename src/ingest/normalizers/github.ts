@@ -2,7 +2,7 @@ import type { FieldError } from '../../errors.ts';
 import { RangeCheck } from './ranges.ts';
 import { resolveCustomer } from '../../services/customer-match.ts';
 import { companyDomain } from '../email-domain.ts';
-import { recordSignals } from '../../services/signals.ts';
+import { recordSignals } from '../../scoring/signals.ts';
 import { type Normalizer, str } from './types.ts';
 
 // Code-host activity by the customer's organisation (or the repository owner, for personal accounts).

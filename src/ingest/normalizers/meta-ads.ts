@@ -2,7 +2,7 @@ import type { FieldError } from '../../errors.ts';
 import { RangeCheck } from './ranges.ts';
 import { resolveCustomer } from '../../services/customer-match.ts';
 import { companyDomain } from '../email-domain.ts';
-import { recordSignals, type SignalInput } from '../../services/signals.ts';
+import { recordSignals, type SignalInput } from '../../scoring/signals.ts';
 import { fromUnix, type Normalizer, str } from './types.ts';
 
 /** The lead's email, where the delivery carries the form answers (field_data) or an email field. */

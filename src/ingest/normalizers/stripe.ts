@@ -5,7 +5,7 @@ import { customerForProviderAccount, customerKeys } from '../../services/custome
 import { resolveCustomer } from '../../services/customer-match.ts';
 import { companyDomain } from '../email-domain.ts';
 import { canMove, EVENT_FOR_STATUS, type InvoiceStatus } from '../invoice-state.ts';
-import { recordSignals, type SignalInput } from '../../services/signals.ts';
+import { recordSignals, type SignalInput } from '../../scoring/signals.ts';
 import {
   invoiceOfPayment,
   latestPaymentOf,
