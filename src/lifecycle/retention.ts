@@ -76,15 +76,15 @@ const asApplier =
     });
 
 /**
- * A batch over one tenant's oldest rows of a table: `action` (a DELETE, or an UPDATE that empties) on up
- * to `limit` rows whose `time` is before `before` and that meet `where`, locked with SKIP LOCKED.
+ * A batch over one tenant's oldest rows of a table: deletes (or, with `empty`, that UPDATE empties) up to
+ * `limit` rows whose `time` is before `before` and that meet `where`, locked with SKIP LOCKED.
  */
 const oldestRows =
-  (spec: { table: string; time: string; where?: string; action: string }, tenantId: string, before: Date): Statement =>
+  (spec: { table: string; time: string; where?: string; empty?: string }, tenantId: string, before: Date): Statement =>
   async (sql, limit) =>
     (
       await sql.query(
-        `${spec.action} WHERE id IN (
+        `${spec.empty ?? `DELETE FROM ${spec.table}`} WHERE id IN (
            SELECT id FROM ${spec.table} WHERE tenant_id = $1 AND ${spec.time} < $2 ${spec.where ? `AND ${spec.where}` : ''}
            ORDER BY ${spec.time} LIMIT $3 FOR UPDATE SKIP LOCKED)
          RETURNING 1`,
@@ -104,7 +104,7 @@ function tenantBatch(kind: RetentionKind, t: TenantRetention, now: Date): Batch 
             table: 'inbox_events',
             time: 'received_at',
             where: `body <> '' AND status <> 'received'`,
-            action: `UPDATE inbox_events SET body = '', body_sha256 = NULL, order_key = NULL`,
+            empty: `UPDATE inbox_events SET body = '', body_sha256 = NULL, order_key = NULL`,
           },
           id,
           daysBefore(now, t.inboundBodies),
@@ -113,11 +113,7 @@ function tenantBatch(kind: RetentionKind, t: TenantRetention, now: Date): Batch 
     case 'inbound_events':
       return asApplier(
         id,
-        oldestRows(
-          { table: 'inbox_events', time: 'received_at', where: `status <> 'received'`, action: 'DELETE FROM inbox_events' },
-          id,
-          daysBefore(now, t.signals),
-        ),
+        oldestRows({ table: 'inbox_events', time: 'received_at', where: `status <> 'received'` }, id, daysBefore(now, t.signals)),
       );
     case 'signals': {
       const before = signalCutoff(now, t.signals);
@@ -131,7 +127,6 @@ function tenantBatch(kind: RetentionKind, t: TenantRetention, now: Date): Batch 
             table: 'outbox_events',
             time: 'created_at',
             where: 'NOT EXISTS (SELECT 1 FROM outbox_pending p WHERE p.event_id = outbox_events.id)',
-            action: 'DELETE FROM outbox_events',
           },
           id,
           daysBefore(now, t.deliveries),
@@ -140,11 +135,7 @@ function tenantBatch(kind: RetentionKind, t: TenantRetention, now: Date): Batch 
     case 'deliveries':
       // Attempts (with the receivers' response excerpts) go with their delivery; at most eight each.
       return alone(
-        oldestRows(
-          { table: 'webhook_deliveries', time: 'updated_at', where: `status <> 'pending'`, action: 'DELETE FROM webhook_deliveries' },
-          id,
-          daysBefore(now, t.deliveries),
-        ),
+        oldestRows({ table: 'webhook_deliveries', time: 'updated_at', where: `status <> 'pending'` }, id, daysBefore(now, t.deliveries)),
       );
     case 'audit_events': {
       // The application's role cannot delete audit events; this function may, and only past a year.

@@ -2,7 +2,8 @@ import type { Sql } from '../db/sql.ts';
 import { notFound } from '../errors.ts';
 import { sequenceSubject } from '../contract/sequence-subject.ts';
 import { enqueueEvents } from '../outbox/events/enqueue.ts';
-import { forgetSequences } from '../outbox/events/enqueue.ts';
+import { forgetEventsAbout, forgetSequences } from '../outbox/events/enqueue.ts';
+import { forgetDeliveriesAbout } from '../outbox/sender/delivery-store.ts';
 import { recordAudit, type Actor } from './audit.ts';
 import { dequeueCustomer } from '../scoring/scoring-queue.ts';
 import { forgetPaymentsOf } from './invoice-payments.ts';
@@ -90,20 +91,8 @@ export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string):
   const payments = await forgetPaymentsOf(sql, tenantId, invoices);
   await detachSubscriptionsOf(sql, tenantId, customerId, accountIds);
   // Outbound events about the customer and their deliveries (with their attempts' response excerpts).
-  const outbox = await sql.query<{ id: string }>(
-    `DELETE FROM outbox_events WHERE tenant_id = $1
-       AND (subject = $2 OR payload->>'customer_id' = $2 OR (type LIKE 'customer.%' AND payload->>'id' = $2))
-     RETURNING id`,
-    [tenantId, customerId],
-  );
-  const deliveries = await sql.query<{ id: string }>(
-    `DELETE FROM webhook_deliveries WHERE id IN (
-       SELECT id FROM webhook_deliveries WHERE tenant_id = $1
-         AND (outbox_event_id = ANY($2::uuid[]) OR strpos(envelope::text, $3) > 0)
-       ORDER BY id FOR UPDATE)
-     RETURNING id`,
-    [tenantId, outbox.map((r) => r.id), customerId],
-  );
+  const outbox = await forgetEventsAbout(sql, tenantId, customerId);
+  const deliveries = await forgetDeliveriesAbout(sql, tenantId, outbox, customerId);
   // Stored answers of idempotent requests that returned the customer.
   await forgetAnswersNaming(sql, tenantId, customerId);
   await sql.query('DELETE FROM customers WHERE tenant_id = $1 AND id = $2', [tenantId, customerId]);
@@ -115,7 +104,7 @@ export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string):
     signals: signals.length,
     inboundBodies: bodies.length,
     outboxEvents: outbox.length,
-    deliveries: deliveries.length,
+    deliveries,
     payments,
   };
   // The record of the erasure names only the id and counts: nothing that identifies the person.

@@ -122,3 +122,17 @@ export async function forgetSequences(sql: Sql, tenantId: string, subjects: stri
     [tenantId, subjects],
   );
 }
+
+/**
+ * Deletes a customer's events when it is erased: those about it (its subject, or naming it in their payload),
+ * with their pending rows (the foreign key's cascade). Answers their ids, for their deliveries.
+ */
+export async function forgetEventsAbout(sql: Sql, tenantId: string, customerId: string): Promise<string[]> {
+  const rows = await sql.query<{ id: string }>(
+    `DELETE FROM outbox_events WHERE tenant_id = $1
+       AND (subject = $2 OR payload->>'customer_id' = $2 OR (type LIKE 'customer.%' AND payload->>'id' = $2))
+     RETURNING id`,
+    [tenantId, customerId],
+  );
+  return rows.map((r) => r.id);
+}

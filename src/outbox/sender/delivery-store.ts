@@ -532,6 +532,23 @@ export function createDeliveryStore(pool: pg.Pool, opts: { leaseSeconds: number;
   };
 }
 
+/**
+ * Deletes the deliveries of an erased customer's events (`eventIds`) and any other whose body names it, with
+ * their attempts (and the receivers' response excerpts), in id order (docs/concurrency.md, step 12).
+ * Answers how many went.
+ */
+export async function forgetDeliveriesAbout(sql: Sql, tenantId: string, eventIds: string[], customerId: string): Promise<number> {
+  const rows = await sql.query(
+    `DELETE FROM webhook_deliveries WHERE id IN (
+       SELECT id FROM webhook_deliveries WHERE tenant_id = $1
+         AND (outbox_event_id = ANY($2::uuid[]) OR strpos(envelope::text, $3) > 0)
+       ORDER BY id FOR UPDATE)
+     RETURNING id`,
+    [tenantId, eventIds, customerId],
+  );
+  return rows.length;
+}
+
 /** Every pending delivery is to be queued again: the in-process queue that held their jobs started empty. */
 export async function requeuePendingDeliveries(sql: Sql): Promise<void> {
   await sql.query(`UPDATE webhook_deliveries SET queued_at = NULL WHERE status = 'pending'`);
