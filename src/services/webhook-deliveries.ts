@@ -1,24 +1,15 @@
 import type pg from 'pg';
 import { inTransaction, onPg, type Sql } from '../db/sql.ts';
 import { DomainError, notFound, validationFailed } from '../errors.ts';
-import { envelopeSql } from '../outbox/events/envelope.ts';
 import { passesFilterSql } from '../outbox/events/filters.ts';
 import { deliveryJobs } from '../outbox/events/relay.ts';
 import { EVENTS, isEventName } from '../outbox/events/registry.ts';
 import type { AttemptOutcome, Deliverer } from '../outbox/sender/deliverer.ts';
+import { insertTestDelivery, rearmDeliveries, settleUnsentTest } from '../outbox/sender/delivery-store.ts';
 import type { WebhookEndpointService } from './webhook-endpoints.ts';
 import { publishJobs } from '../queue/publish-ids.ts';
 import type { Queue } from '../queue/queue.ts';
 import { recordAudit, type Actor } from './audit.ts';
-
-const TEST_ENVELOPE = envelopeSql({
-  id: '$1::uuid',
-  tenantId: '$2::uuid',
-  type: '$4::text',
-  subject: "'test'",
-  time: 'now()',
-  payload: '$5::jsonb',
-});
 
 /**
  * True when a delivery's endpoint would send it now, its filter for the delivery's type applied to the body
@@ -28,8 +19,8 @@ const PASSES_FILTER = `EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = we
   AND ${passesFilterSql('webhook_deliveries.event_type', "webhook_deliveries.envelope #> '{data,payload}'")})`;
 
 /**
- * What the API does with deliveries: Test, resend, replay. Plain SQL: webhook_deliveries is the delivery
- * pipeline's table, written by the relay and the deliverer in the same form.
+ * What the API does with deliveries: Test, resend, replay. The table's statements are the delivery store's
+ * (src/outbox/sender/delivery-store.ts), which the deliverer writes through too.
  */
 export function createWebhookDeliveryService(deps: {
   pool: pg.Pool;
@@ -59,13 +50,7 @@ export function createWebhookDeliveryService(deps: {
     audit: (rows: { id: string; endpoint_id: string; url: string }[], sql: Sql) => Promise<void>,
   ): Promise<number> {
     const rows = await inTransaction(deps.pool, async (tx) => {
-      const armed = await tx.query<{ id: string; endpoint_id: string; tenant_id: string; url: string }>(
-        `WITH target AS (SELECT id FROM webhook_deliveries WHERE ${where} ORDER BY id FOR NO KEY UPDATE)
-         UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = now(), locked_until = NULL, queued_at = now(), held_at = NULL, updated_at = now()
-         FROM target, webhook_endpoints e WHERE d.id = target.id AND e.id = d.endpoint_id
-         RETURNING d.id, d.endpoint_id, d.tenant_id, e.url`,
-        values,
-      );
+      const armed = await rearmDeliveries(tx, where, values);
       await audit(armed, tx);
       return armed;
     });
@@ -102,14 +87,7 @@ export function createWebhookDeliveryService(deps: {
       const stored = await inTransaction(deps.pool, async (tx) => {
         // Marked queued: this request attempts it at once and answers with the outcome, so the worker's
         // due-delivery pass must not take it first (the caller would be told it was skipped).
-        const inserted = await tx.query(
-          `INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_type, envelope, is_test, status, next_attempt_at, queued_at, created_at, updated_at)
-           SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, ${TEST_ENVELOPE}, true, 'pending', now(), now(), now(), now()
-           WHERE NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = $2::uuid AND t.deletion_requested_at IS NOT NULL)
-           RETURNING 1`,
-          [id, tenantId, endpointId, name, JSON.stringify(payload)],
-        );
-        if (!inserted.length) return false;
+        if (!(await insertTestDelivery(tx, { id, tenantId, endpointId, event: name, payload }))) return false;
         await recordAudit(tx, actor, {
           action: 'webhook_endpoint.tested',
           targetType: 'webhook_endpoint',
@@ -122,12 +100,7 @@ export function createWebhookDeliveryService(deps: {
       const outcome = await deps.deliverer.attempt(id);
       // A Test is sent in the request or not at all: one the deliverer could not send now is settled as failed,
       // so that no worker sends it later.
-      const notSent = (reason: string) =>
-        sql.query(
-          `UPDATE webhook_deliveries SET status = 'failed', queued_at = NULL, next_attempt_at = NULL, last_error = $2, updated_at = now()
-           WHERE id = $1 AND status = 'pending'`,
-          [id, reason],
-        );
+      const notSent = (reason: string) => settleUnsentTest(sql, id, reason);
       if (outcome.status === 'skipped') {
         // The deletion was scheduled, or the endpoint removed, between the insert and the attempt.
         await notSent('workspace deletion scheduled');

@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { SignatureScheme } from '../../contract/enums.ts';
 import { inTransaction, onPg, type Sql } from '../../db/sql.ts';
 import { enqueueEvents } from '../events/enqueue.ts';
+import { envelopeSql } from '../events/envelope.ts';
 import { heldByEarlier } from '../events/ordering.ts';
 import { webhookCircuit } from '../../contract/entities.ts';
 import { serialize } from '../../contract/serialize.ts';
@@ -547,6 +548,58 @@ export async function forgetDeliveriesAbout(sql: Sql, tenantId: string, eventIds
     [tenantId, eventIds, customerId],
   );
   return rows.length;
+}
+
+/**
+ * Re-arms the deliveries `where` picks (over webhook_deliveries, with `values`) for one more attempt now,
+ * marked queued, in id order (docs/concurrency.md, step 12): a resend or a replay. Answers them with their
+ * endpoint's URL.
+ */
+export function rearmDeliveries(sql: Sql, where: string, values: unknown[]) {
+  return sql.query<{ id: string; endpoint_id: string; tenant_id: string; url: string }>(
+    `WITH target AS (SELECT id FROM webhook_deliveries WHERE ${where} ORDER BY id FOR NO KEY UPDATE)
+     UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = now(), locked_until = NULL, queued_at = now(), held_at = NULL, updated_at = now()
+     FROM target, webhook_endpoints e WHERE d.id = target.id AND e.id = d.endpoint_id
+     RETURNING d.id, d.endpoint_id, d.tenant_id, e.url`,
+    values,
+  );
+}
+
+const TEST_ENVELOPE = envelopeSql({
+  id: '$1::uuid',
+  tenantId: '$2::uuid',
+  type: '$4::text',
+  subject: "'test'",
+  time: 'now()',
+  payload: '$5::jsonb',
+});
+
+/**
+ * A Test delivery of `event` with its sample `payload`, marked queued: its request attempts it at once, so
+ * the due-delivery pass must not take it first. None for a workspace whose deletion is scheduled (it sends
+ * nothing); answers whether it was made.
+ */
+export async function insertTestDelivery(
+  sql: Sql,
+  t: { id: string; tenantId: string; endpointId: string; event: string; payload: unknown },
+): Promise<boolean> {
+  const inserted = await sql.query(
+    `INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_type, envelope, is_test, status, next_attempt_at, queued_at, created_at, updated_at)
+     SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, ${TEST_ENVELOPE}, true, 'pending', now(), now(), now(), now()
+     WHERE NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = $2::uuid AND t.deletion_requested_at IS NOT NULL)
+     RETURNING 1`,
+    [t.id, t.tenantId, t.endpointId, t.event, JSON.stringify(t.payload)],
+  );
+  return inserted.length > 0;
+}
+
+/** A Test the deliverer could not send now is settled as failed, so that no worker sends it later. */
+export async function settleUnsentTest(sql: Sql, id: string, reason: string): Promise<void> {
+  await sql.query(
+    `UPDATE webhook_deliveries SET status = 'failed', queued_at = NULL, next_attempt_at = NULL, last_error = $2, updated_at = now()
+     WHERE id = $1 AND status = 'pending'`,
+    [id, reason],
+  );
 }
 
 /** Every pending delivery is to be queued again: the in-process queue that held their jobs started empty. */
