@@ -165,7 +165,9 @@ for (const n of SIZES) {
           headers,
           connections,
           pids: [service.child.pid!],
-          requests: [{ setupRequest: (r: object) => ({ ...r, ...s.request(), headers }) }] as never,
+          // A copy each time: autocannon writes the body's Content-Length into the headers it is given, which
+          // the next read's sample request would then send with a body of another length.
+          requests: [{ setupRequest: (r: object) => ({ ...r, ...s.request(), headers: { ...headers } }) }] as never,
         },
         rounds,
         durationS: roundS,
