@@ -179,7 +179,10 @@ for (const n of SIZES) {
     console.log(`${n} ${s.name}: p50 ${server.p50} ms, p99 ${server.p99} ms, ${server.cpuUs} µs CPU/req (bare ${baseline.cpuUs})`);
   }
   console.log(`API RSS after ${n}: ${rssMiB(service.child.pid!)} MiB`);
+  // Gone before the next size's process starts, which may draw the same port.
+  const exited = new Promise((r) => service.child.once('exit', r));
   service.child.kill('SIGTERM');
+  await exited;
 }
 
 const first = SIZES[0]!;
