@@ -23,15 +23,13 @@ import {
   signedStripeLifecycles,
   spreadOf,
   startProcess,
+  alternatingRounds,
 } from './lib.ts';
 
 const url = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/chs_bench';
 const amqp = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
-const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
-// The accept and its baseline alternate: BENCH_ROUNDS rounds of 5 s each by default (lib.ts alternate).
-const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
-const roundS = Math.max(1, Math.round((1.5 * durationS) / rounds));
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
+// The accept and its baseline alternate (lib.ts alternate).
+const { durationS, rounds, roundS, connections } = alternatingRounds();
 const SECRET = 'whsec_bench_secret_0123456789';
 const prefix = `chs-bench-${randomUUID().slice(0, 6)}`;
 

@@ -22,6 +22,18 @@ export async function freshDatabase(url: string): Promise<void> {
 
 /** Starts a TypeScript entry point in its own process (so the load generator never shares its event loop). */
 /** The key every bench encrypts secrets with (a fixed value: bench databases are thrown away). */
+/**
+ * How long and how wide the alternating benches run (`alternate` below): BENCH_ROUNDS rounds a side that
+ * together last 1.5 × BENCH_DURATION_S seconds (3 of 5 s by default), over BENCH_CONNECTIONS connections.
+ */
+export function alternatingRounds() {
+  const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
+  const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+  const roundS = Math.max(1, Math.round((1.5 * durationS) / rounds));
+  const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
+  return { durationS, rounds, roundS, connections };
+}
+
 export const BENCH_ENCRYPTION_KEY = `bench:${Buffer.alloc(32, 9).toString('base64')}`;
 
 /**

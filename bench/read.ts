@@ -6,14 +6,10 @@ import { issueApiKey } from '../src/services/api-keys.ts';
 import { createPrisma } from '../src/db/prisma.ts';
 import { overallHealth } from '../src/scoring/overall-score.ts';
 import { DEFAULT_WEIGHTS, riskLevelFor } from '../src/scoring/dimensions.ts';
-import { alternate, freshDatabase, report, rssMiB, serviceEnv, spreadOf, startProcess } from './lib.ts';
+import { alternate, alternatingRounds, freshDatabase, report, rssMiB, serviceEnv, spreadOf, startProcess } from './lib.ts';
 
 const url = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/chs_bench';
-// Each side runs BENCH_ROUNDS rounds, alternating with the other (lib.ts alternate): 3 of 5 s by default.
-const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
-const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
-const roundS = Math.max(1, Math.round((1.5 * durationS) / rounds));
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
+const { rounds, roundS, connections } = alternatingRounds();
 const CUSTOMERS = 10_000;
 
 await freshDatabase(url);

@@ -274,7 +274,7 @@ interface Filter {
   beforePage?: () => Promise<void>;
 }
 
-/** One dataset's rows, page after page, in keyset order. */
+/** One dataset's rows, page after page, in keyset order; each page read through `read` (its tenant's share). */
 async function* rowsOf(sql: Sql, d: Dataset, f: Filter, read: <T>(page: () => Promise<T>) => Promise<T>): AsyncGenerator<Row[]> {
   const select = d.columns.map((c, i) => `${c.sql} AS c${i}`).join(', ');
   const keys = d.key.map((k, i) => `${k} AS k${i}`).join(', ');
@@ -324,11 +324,6 @@ export function createExportService(deps: { pool: pg.Pool; cpuShare?: CpuShare }
   const share = deps.cpuShare ?? unmetered;
   /** A page written out in one step of the tenant's CPU share (runtime/cpu-share.ts). */
   const written = <R>(tenantId: string, rows: R[], write: (rows: R[]) => string) => share.run(tenantId, () => write(rows));
-  /** A page read as a step of the tenant's share too: the database's time and the rows' parsing are its cost. */
-  const reading =
-    (tenantId: string) =>
-    <T>(page: () => Promise<T>) =>
-      share.read(tenantId, page);
   return {
     /** A dataset as text chunks: NDJSON lines, or CSV with a header row. */
     async *dataset(dataset: ExportDataset, format: ExportFormat, f: Filter): AsyncGenerator<string> {
@@ -337,7 +332,7 @@ export function createExportService(deps: { pool: pg.Pool; cpuShare?: CpuShare }
       const release = await share.hold(f.tenantId);
       try {
         if (format === 'csv') yield stringify([columns]);
-        for await (const rows of rowsOf(sql, d, f, reading(f.tenantId))) {
+        for await (const rows of rowsOf(sql, d, f, (page) => share.read(f.tenantId, page))) {
           // Every text cell is quoted: a spreadsheet whose list separator is ';' splits an unquoted `a;=1+1`
           // into two cells, the second a formula.
           yield await written(f.tenantId, rows, (step) =>
@@ -358,7 +353,7 @@ export function createExportService(deps: { pool: pg.Pool; cpuShare?: CpuShare }
         for (const [record, d] of Object.entries(SUBJECT_RECORDS) as [string, Dataset][]) {
           if (!first) await beforePage?.();
           first = false;
-          for await (const rows of rowsOf(sql, d, { tenantId, customerId, beforePage }, reading(tenantId))) {
+          for await (const rows of rowsOf(sql, d, { tenantId, customerId, beforePage }, (page) => share.read(tenantId, page))) {
             yield await written(tenantId, rows, (step) => step.map((data) => JSON.stringify({ record, data })).join('\n') + '\n');
           }
         }

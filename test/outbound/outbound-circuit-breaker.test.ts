@@ -3,16 +3,14 @@
 // them, short timings from the environment, and real HTTPS receivers of the test's own counting what arrives.
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inTransaction } from '../../src/db/sql.ts';
 import { runRetention } from '../../src/lifecycle/retention.ts';
 import { enqueueEvents } from '../../src/outbox/events/enqueue.ts';
 import { bucketBounds, bucketOf } from '../../src/outbox/sender/latency-histogram.ts';
 import type { TestApp } from '../support/app.ts';
-import { fileDatabaseUrl } from '../support/database.ts';
 import { exampleEvent, tenantWithKey } from '../support/factories.ts';
-import { apiAs, type Receiver, withOutboundApp } from '../support/outbound.ts';
+import { apiAs, outboundWorkerEnv, type Receiver, withOutboundApp } from '../support/outbound.ts';
 import { startReceiver } from '../support/receiver.ts';
 import { startService, stop } from '../support/spawn.ts';
 
@@ -34,7 +32,6 @@ const CIRCUIT = {
 };
 const PROBE_MAX_MS = 4000;
 
-const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const prefix = `chs-circuit-${randomUUID().slice(0, 8)}`;
 let workers: ReturnType<typeof startService>[] = [];
 /** A receiver of its own for the endpoint that fails: the other endpoints' receiver keeps answering 200. */
@@ -42,20 +39,7 @@ let failing: Receiver;
 
 beforeAll(async () => {
   failing = await startReceiver(tls);
-  const env = {
-    DATABASE_URL: await fileDatabaseUrl(),
-    AMQP_URL,
-    AMQP_PREFIX: prefix,
-    // The key the test app seals endpoint secrets with (testSecretBox).
-    ENCRYPTION_KEY: `test:${Buffer.alloc(32, 7).toString('base64')}`,
-    SESSION_SECRET: 'circuit-breaker-session-secret-0123456789',
-    SEED_DEMO: 'never',
-    LOG_LEVEL: 'info',
-    MAX_EVENT_LOOP_DELAY_MS: '0',
-    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-    NODE_EXTRA_CA_CERTS: join(import.meta.dirname, '..', '..', 'test-output', 'tls', 'cert.pem'),
-    ...CIRCUIT,
-  };
+  const env = await outboundWorkerEnv(prefix, CIRCUIT);
   workers = [startService('worker', env, /worker started/), startService('worker', env, /worker started/)];
   await Promise.all(workers.map((w) => w.started));
 }, 180_000);

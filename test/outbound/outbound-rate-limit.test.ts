@@ -3,13 +3,11 @@
 // receiver of the test's own by when each request arrived.
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inTransaction } from '../../src/db/sql.ts';
 import { enqueueEvents } from '../../src/outbox/events/enqueue.ts';
-import { fileDatabaseUrl } from '../support/database.ts';
 import { exampleEvent, tenantWithKey } from '../support/factories.ts';
-import { apiAs, withOutboundApp, type Receiver } from '../support/outbound.ts';
+import { apiAs, outboundWorkerEnv, withOutboundApp, type Receiver } from '../support/outbound.ts';
 import type { TestApp } from '../support/app.ts';
 import { startService, stop } from '../support/spawn.ts';
 
@@ -74,24 +72,11 @@ describe('setting an endpoint’s rate limit', () => {
 });
 
 describe('two worker processes sending to a rate-limited endpoint', () => {
-  const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
   const prefix = `chs-pace-${randomUUID().slice(0, 8)}`;
   let workers: ReturnType<typeof startService>[] = [];
 
   beforeAll(async () => {
-    const env = {
-      DATABASE_URL: await fileDatabaseUrl(),
-      AMQP_URL,
-      AMQP_PREFIX: prefix,
-      // The key the test app seals endpoint secrets with (testSecretBox).
-      ENCRYPTION_KEY: `test:${Buffer.alloc(32, 7).toString('base64')}`,
-      SESSION_SECRET: 'rate-limit-session-secret-0123456789abcdef',
-      SEED_DEMO: 'never',
-      LOG_LEVEL: 'info',
-      MAX_EVENT_LOOP_DELAY_MS: '0',
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-      NODE_EXTRA_CA_CERTS: join(import.meta.dirname, '..', '..', 'test-output', 'tls', 'cert.pem'),
-    };
+    const env = await outboundWorkerEnv(prefix);
     workers = [startService('worker', env, /worker started/), startService('worker', env, /worker started/)];
     await Promise.all(workers.map((w) => w.started));
   }, 180_000);
