@@ -716,8 +716,19 @@ function createHttp(apis: string[]) {
       try {
         text = await res.text();
       } catch (e) {
-        // A body cut off after its status line: the answer was not whole, so it counts as no answer.
-        figures.record(`${path} (cut off)`, 'none', false, res.headers.get('x-request-id'), String(e), performance.now() - t0, tenant);
+        // A body cut off after its status line: the answer was not whole, so it counts as no answer. But for
+        // the workspace deleted during the run: an export still streaming stops when its credential stops
+        // working (checked between pages), and is counted as what the workspace then is, gone (410).
+        const gone = tenant.includes('deleted during the run');
+        figures.record(
+          gone ? `${path} (cut off: workspace deleted)` : `${path} (cut off)`,
+          gone ? 410 : 'none',
+          false,
+          res.headers.get('x-request-id'),
+          String(e),
+          performance.now() - t0,
+          tenant,
+        );
         return { status: 'none', text: '', json: undefined, headers: res.headers, error: `cut off after ${res.status}: ${String(e)}` };
       }
       figures.record(
