@@ -6,6 +6,7 @@
 import pg from 'pg';
 import { runRetention } from '../src/lifecycle/retention.ts';
 import { freshDatabase, writeResult } from './lib.ts';
+import { emptyBodiesBefore } from '../src/ingest/inbox.ts';
 
 const url = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/chs_bench_retention';
 const SIGNALS = Number(process.env.BENCH_SIGNALS ?? 1_000_000);
@@ -57,7 +58,9 @@ let w = await wal();
 let started = performance.now();
 let processed = 0;
 for (;;) {
-  const r = (await runRetention(timed, { batchSize: 1000, maxBatches: 100 })).find((x) => x.kind === 'signals')!;
+  const r = (await runRetention(timed, { batchSize: 1000, maxBatches: 100, emptyInboundBodies: emptyBodiesBefore })).find(
+    (x) => x.kind === 'signals',
+  )!;
   processed += r.processed;
   if (!r.behind) break;
 }

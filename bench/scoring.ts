@@ -6,6 +6,7 @@ import pg from 'pg';
 import { createPool } from '../src/db/prisma.ts';
 import { createScoringLoop } from '../src/scoring/drain.ts';
 import { createScorer } from '../src/scoring/recompute.ts';
+import { customerRows } from '../src/services/customer-rows.ts';
 import { freshDatabase, writeResult } from './lib.ts';
 
 const url = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/chs_bench';
@@ -87,7 +88,12 @@ console.log(`seeded ${CUSTOMERS} customers, ${counted[0]!.n} signals in ${seedSe
 
 const pool = createPool(url, 8);
 const quiet = { error: (o: object, m: string) => console.error(m, o), warn: (o: object, m: string) => console.error(m, o), info: () => {} };
-const loop = createScoringLoop(pool, createScorer(pool), { batchSize, leaseSeconds: 120, concurrency, log: quiet });
+const loop = createScoringLoop(pool, createScorer(pool, customerRows.saveScores), {
+  batchSize,
+  leaseSeconds: 120,
+  concurrency,
+  log: quiet,
+});
 
 async function pass(label: string) {
   const rss: number[] = [];

@@ -14,6 +14,7 @@ import { type Database, openDatabase } from './runtime/database.ts';
 import { sessionSecret } from './runtime/secrets.ts';
 import { queueFor, secretBoxFor } from './runtime/infrastructure.ts';
 import { createThreadFitter } from './scoring/fit-runner.ts';
+import { emptyBodiesAbout } from './ingest/inbox.ts';
 import { createServices } from './services/index.ts';
 import { startWorker, type WorkerDeps } from './worker.ts';
 
@@ -72,6 +73,7 @@ export async function compose(config: Config, opts: ComposeOptions) {
     box,
     queue,
     deliverer: outbound.deliverer,
+    emptyInboundBodies: emptyBodiesAbout,
     sessions,
     allowPrivateTargets: config.webhooks.allowPrivateTargets,
     secretCacheMs: config.apiKeyCacheMs,

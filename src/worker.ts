@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type pg from 'pg';
 import { type Inbox, republishReceived } from './ingest/inbox.ts';
 import { onPg } from './db/sql.ts';
-import { requeuePendingDeliveries } from './outbox/sender/delivery-store.ts';
+import { queueDue, requeuePendingDeliveries } from './outbox/sender/delivery-store.ts';
 import { checkFreshness } from './scoring/freshness.ts';
 import { markOverdueInvoices } from './ingest/overdue.ts';
 import { attributeRequested } from './services/customers.ts';
@@ -14,9 +14,11 @@ import { tendCircuits } from './outbox/sender/circuit-pass.ts';
 import { type CircuitSettings, DEFAULT_CIRCUIT } from './outbox/sender/circuit-breaker.ts';
 import { runRetention } from './lifecycle/retention.ts';
 import { purgeDueWorkspaces } from './lifecycle/workspace-purge.ts';
-import { listenForOutbox, queueDue, relayOutbox, type DeliveryJob } from './outbox/events/relay.ts';
+import { listenForOutbox, relayOutbox, type DeliveryJob } from './outbox/events/relay.ts';
 import { createScoringLoop } from './scoring/drain.ts';
 import { createScorer } from './scoring/recompute.ts';
+import { emptyBodiesBefore } from './ingest/inbox.ts';
+import { customerRows } from './services/customer-rows.ts';
 
 export interface WorkerDeps {
   pool: pg.Pool;
@@ -119,7 +121,7 @@ export function startWorker(deps: WorkerDeps) {
     while ((await relayOutbox(pool, queue, undefined, deps.changes)) > 0);
   });
   const s = deps.scoring ?? { batchSize: 500, concurrency: 2, sweepEveryMs: 600_000 };
-  const scoring = createScoringLoop(pool, createScorer(pool), {
+  const scoring = createScoringLoop(pool, createScorer(pool, customerRows.saveScores), {
     batchSize: s.batchSize,
     concurrency: s.concurrency,
     leaseSeconds: s.leaseSeconds ?? 120,
@@ -132,7 +134,7 @@ export function startWorker(deps: WorkerDeps) {
     if (purged.rows) log.info({ rows: purged.rows, behind: purged.behind }, 'removed rows of workspaces whose deletion is due');
     // The operator's trace beside deleted_workspaces: an id, nothing the workspace held.
     for (const tenantId of purged.workspaces) log.info({ tenantId }, 'workspace deleted');
-    const kept = await runRetention(pool, l);
+    const kept = await runRetention(pool, { ...l, emptyInboundBodies: emptyBodiesBefore });
     const done = kept.filter((r) => r.processed > 0 || r.behind);
     if (done.length) log.info({ retention: done }, 'retention pass');
   };

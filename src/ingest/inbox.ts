@@ -10,6 +10,7 @@ import { createAcceptor, forgetAcceptors } from './acceptor.ts';
 import { ACCEPT_LOCK_SPACE, ACCEPTOR_LOCK_SPACE } from '../db/locks.ts';
 import type { Queue } from '../queue/queue.ts';
 import { currentTraceparent } from '../runtime/trace-context.ts';
+import type { BodiesAbout } from '../services/customer-erasure.ts';
 
 /**
  * A message on `inbound.events`: one stored event (`id`), or the events one group stored together
@@ -114,6 +115,73 @@ function databaseUnavailable(err: unknown): boolean {
 }
 
 /** Every event still to apply is to be published again: the in-process queue that held them started empty. */
+/** The applied events' new statuses, in one statement, in the transaction that applied them. */
+export async function markApplied(sql: Sql, done: { id: string; outcome: 'processed' | 'ignored' }[]): Promise<void> {
+  if (done.length === 0) return;
+  await sql.query(
+    `UPDATE inbox_events i SET status = d.status::"InboxStatus", processed_at = now(), attempts = i.attempts + 1, last_error = NULL
+     FROM unnest($1::uuid[], $2::text[]) AS d(id, status) WHERE i.id = d.id`,
+    [done.map((d) => d.id), done.map((d) => d.outcome)],
+  );
+}
+
+/** An attempt to apply the event failed: counted, with its error, for the operator and the next attempt. */
+export async function recordFailedAttempt(sql: Sql, id: string, err: unknown): Promise<void> {
+  await sql.query('UPDATE inbox_events SET attempts = attempts + 1, last_error = $2 WHERE id = $1', [id, String(err).slice(0, 1000)]);
+}
+
+/**
+ * Events whose message ran out of attempts: one that failed itself is parked for a human (failed, with its
+ * error); one that never failed (it only waited behind an earlier event) is handed back to the sweeper.
+ */
+export async function parkOrHandBack(sql: Sql, ids: string[]): Promise<void> {
+  await sql.query(
+    `UPDATE inbox_events SET status = CASE WHEN last_error IS NOT NULL THEN 'failed'::"InboxStatus" ELSE status END,
+                             published_at = CASE WHEN last_error IS NOT NULL THEN published_at END, accepted_by = NULL
+     WHERE id IN (SELECT id FROM inbox_events WHERE id = ANY($1::uuid[]) AND status = 'received' ORDER BY id FOR UPDATE)`,
+    [ids],
+  );
+}
+
+/**
+ * Empties the bodies about an erased customer (services/customer-erasure.ts says which, and why): processed
+ * ones that produced its signals or mention it, and unapplied ones only where one of its own values is
+ * whole in them, set aside as ignored. The rows stay, so a redelivery is still known. Answers how many.
+ */
+export async function emptyBodiesAbout(sql: Sql, about: BodiesAbout): Promise<number> {
+  const rows = await sql.query<{ id: string }>(
+    `UPDATE inbox_events SET body = '', body_sha256 = NULL, order_key = NULL,
+            status = CASE WHEN status = 'received' THEN 'ignored'::"InboxStatus" ELSE status END,
+            last_error = CASE WHEN status = 'received' THEN 'body erased with its customer' END
+     WHERE id IN (
+         SELECT id FROM inbox_events
+         WHERE tenant_id = $1 AND body <> '' AND status <> 'received'
+           AND (id IN (SELECT inbox_event_id FROM signals WHERE customer_id = $2 AND inbox_event_id IS NOT NULL)
+                OR EXISTS (SELECT 1 FROM unnest($3::text[] || $4::text[]) AS t(term) WHERE strpos(lower(body), t.term) > 0))
+         ORDER BY id FOR UPDATE)
+        OR id IN (
+         SELECT id FROM inbox_events
+         WHERE tenant_id = $1 AND body <> '' AND status = 'received'
+           AND EXISTS (SELECT 1 FROM unnest($4::text[]) AS t(term) WHERE strpos(lower(body), t.term) > 0)
+         FOR UPDATE SKIP LOCKED)
+     RETURNING id`,
+    [about.tenantId, about.customerId, about.terms, about.ownValues],
+  );
+  return rows.length;
+}
+
+/** Empties up to `limit` of a tenant's bodies received before `before` whose event is no longer to apply (retention). */
+export async function emptyBodiesBefore(sql: Sql, tenantId: string, before: Date, limit: number): Promise<number> {
+  const rows = await sql.query(
+    `UPDATE inbox_events SET body = '', body_sha256 = NULL, order_key = NULL WHERE id IN (
+       SELECT id FROM inbox_events WHERE tenant_id = $1 AND received_at < $2 AND body <> '' AND status <> 'received'
+       ORDER BY received_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+     RETURNING 1`,
+    [tenantId, before, limit],
+  );
+  return rows.length;
+}
+
 export async function republishReceived(sql: Sql): Promise<void> {
   await sql.query(`UPDATE inbox_events SET published_at = NULL WHERE status = 'received'`);
 }

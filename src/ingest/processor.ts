@@ -1,15 +1,16 @@
 import type pg from 'pg';
 import { inboundApplied } from '../runtime/metrics.ts';
-import { inTransaction, type Sql } from '../db/sql.ts';
+import { inTransaction, onPg, type Sql } from '../db/sql.ts';
 import { enqueueEvents, type OutboxInput } from '../outbox/events/enqueue.ts';
 import type { Consumer, Queue } from '../queue/queue.ts';
 import { parseEventJson } from './event-json.ts';
 import { createNaturalBatches } from '../runtime/natural-batches.ts';
-import type { InboxMessage } from './inbox.ts';
+import { type InboxMessage, markApplied, parkOrHandBack, recordFailedAttempt } from './inbox.ts';
 import { PROVIDER_SPECS } from './providers/index.ts';
 import { isProvider } from './providers/types.ts';
-import { sentimentOf } from './sentiment.ts';
 import type { StoredEvent } from './normalizers/types.ts';
+import { applyCommands, type InboundCommand, planSegments } from '../services/inbound-commands.ts';
+import type { InvoiceSegment } from '../services/billing-commands.ts';
 import { ACCEPT_LOCK_SPACE, lockObjects, lockTenants } from '../db/locks.ts';
 import { PG, pgCode } from '../db/pg-errors.ts';
 import { contextOf, currentTraceparent, inSpan, linkTo, type Span } from '../runtime/trace-context.ts';
@@ -149,11 +150,24 @@ const storedEvent = (row: Row): StoredEvent => ({
   receivedAt: row.received_at,
 });
 
-/** Runs the provider's normalizer for one locked, received event; its outbox events go to `outbox`. */
-async function apply(sql: Sql, event: StoredEvent, outbox: OutboxInput[], prepared?: unknown): Promise<'processed' | 'ignored'> {
-  const normalize = isProvider(event.provider) ? PROVIDER_SPECS[event.provider].normalize : undefined;
-  if (!normalize) return 'ignored';
-  return normalize({ sql, event, sentiment: sentimentOf, outbox, prepared });
+/** What a stored event asks of the domain, as its provider's normalizer reads it (nothing for an unknown provider). */
+const commandsOf = (event: StoredEvent): InboundCommand[] =>
+  isProvider(event.provider) ? PROVIDER_SPECS[event.provider].normalize(event) : [];
+
+/**
+ * Applies one locked, received event's commands (read by `commandsOf` beforehand when the batch planned
+ * its segments); its outbox events go to `outbox`.
+ */
+async function apply(
+  sql: Sql,
+  event: StoredEvent,
+  outbox: OutboxInput[],
+  read: InboundCommand[] = commandsOf(event),
+  segment?: InvoiceSegment,
+): Promise<'processed' | 'ignored'> {
+  const complete = isProvider(event.provider) ? PROVIDER_SPECS[event.provider].complete : undefined;
+  const commands = complete ? await complete(sql, event, read) : read;
+  return applyCommands({ sql, event, outbox }, commands, segment);
 }
 
 /**
@@ -166,7 +180,7 @@ async function applyTraced(
   event: StoredEvent,
   traceContext: string | null,
   outbox: OutboxInput[],
-  prepared?: unknown,
+  planned?: { commands: InboundCommand[]; segment?: InvoiceSegment },
   batch?: Span,
 ): Promise<'processed' | 'ignored'> {
   const batchLink = batch?.isRecording() ? [{ context: batch.spanContext() }] : [];
@@ -184,7 +198,7 @@ async function applyTraced(
     },
     async (span) => {
       const from = outbox.length;
-      const outcome = await apply(sql, event, outbox, prepared);
+      const outcome = await apply(sql, event, outbox, planned?.commands, planned?.segment);
       span.setAttribute('chs.outcome', outcome);
       const emittedUnder = currentTraceparent();
       if (emittedUnder) for (let i = from; i < outbox.length; i++) outbox[i]!.traceContext = emittedUnder;
@@ -193,33 +207,13 @@ async function applyTraced(
   );
 }
 
-/** Each provider's `prepare` over a batch's received events, in the batch's order: what each event's normalizer gets. */
-function prepareBatch(events: StoredEvent[]): Map<string, unknown> {
-  const prepared = new Map<string, unknown>();
-  for (const provider of new Set(events.map((e) => e.provider))) {
-    const prepare = isProvider(provider) ? PROVIDER_SPECS[provider].prepare : undefined;
-    if (prepare) for (const [id, value] of prepare(events)) prepared.set(id, value);
-  }
-  return prepared;
-}
-
-/** The inbox rows' new statuses, in one statement. */
-async function markDone(sql: Sql, done: { id: string; outcome: 'processed' | 'ignored' }[]): Promise<void> {
-  if (done.length === 0) return;
-  await sql.query(
-    `UPDATE inbox_events i SET status = d.status::"InboxStatus", processed_at = now(), attempts = i.attempts + 1, last_error = NULL
-     FROM unnest($1::uuid[], $2::text[]) AS d(id, status) WHERE i.id = d.id`,
-    [done.map((d) => d.id), done.map((d) => d.outcome)],
-  );
-}
-
 // The commit does not wait for the disk: the event itself was stored durably on acceptance, so a crash
 // of PostgreSQL that loses this transaction loses all of it (effects and status, never half), leaving the
 // event 'received' with its message acked; the inbox sweep publishes such an event again once its
 // publish is stale (Inbox.sweep). Waiting for the disk per transaction capped one worker below the accept rate.
-// Generic plans: statements over arrays of varying length (a wave of invoice events, normalizers/stripe.ts)
-// were otherwise planned anew whenever their arrays were short, which cost PostgreSQL more than running
-// them; the normalizers' other statements look rows up by key or by a tenant's recent rows, for which the
+// Generic plans: statements over arrays of varying length (a wave of invoice transitions,
+// services/billing-commands.ts) were otherwise planned anew whenever their arrays were short, which cost
+// PostgreSQL more than running them; the other statements of applying events look rows up by key or by a tenant's recent rows, for which the
 // generic plan is the plan PostgreSQL settles on anyway.
 const APPLY_TRANSACTION = { synchronousCommit: false, genericPlans: true };
 
@@ -245,7 +239,7 @@ export async function processInboxEvent(pool: pg.Pool, id: string, opts: { ifFre
       const outbox: OutboxInput[] = [];
       const outcome = await applyTraced(sql, event, row.trace_context, outbox);
       await enqueueEvents(sql, outbox);
-      await markDone(sql, [{ id, outcome }]);
+      await markApplied(sql, [{ id, outcome }]);
       return outcome;
     },
     APPLY_TRANSACTION,
@@ -259,9 +253,9 @@ export async function processInboxEvent(pool: pg.Pool, id: string, opts: { ifFre
  * Applies a batch of events in one transaction: those whose accepting transaction is still open are
  * left 'pending' (a batch never waits on an accept, see awaitAccepting); the others' rows are locked
  * by one statement, with the earlier events still to apply about the same objects, then the locks of
- * their tenants and of the objects they may change (lockFor), each normalizer run in turn (in the order
- * accepted, `seq`; a provider's `prepare` may have several of them applied together, as they would be in
- * turn), their outbox events written and their statuses set by one statement each, one commit. Any failure
+ * their tenants and of the objects they may change (lockFor), each event's commands applied in turn (in the
+ * order accepted, `seq`; consecutive invoice transitions are applied together, as they would be in turn:
+ * services/inbound-commands.ts `planSegments`), their outbox events written and their statuses set by one statement each, one commit. Any failure
  * rolls the whole batch back and throws; the caller then applies each event on its own, so one bad event
  * never holds back the others. Answers each id's result: 'behind' for an event an earlier one about its
  * object still waits before, 'alone' for one this batch could not lock (another transaction holds its
@@ -348,16 +342,19 @@ async function applyBatch(pool: pg.Pool, messages: EventRef[], span: Span): Prom
       // The batch's span links to the trace of every event it applies; each event's own span is in its trace.
       if (span.isRecording()) span.addLinks(events.flatMap((e) => linkTo(traceOf.get(e.id)) ?? []));
       await lockFor(sql, events);
-      const prepared = prepareBatch(events);
+      // Read once: the commands plan the batch's invoice segments, then are applied.
+      const read = events.map((e) => ({ id: e.id, commands: commandsOf(e) }));
+      const segments = planSegments(read);
       const outbox: OutboxInput[] = [];
       const done: { id: string; outcome: 'processed' | 'ignored' }[] = [];
-      for (const event of events) {
-        const outcome = await applyTraced(sql, event, traceOf.get(event.id) ?? null, outbox, prepared.get(event.id), span);
+      for (const [i, event] of events.entries()) {
+        const planned = { commands: read[i]!.commands, segment: segments.get(event.id) };
+        const outcome = await applyTraced(sql, event, traceOf.get(event.id) ?? null, outbox, planned, span);
         done.push({ id: event.id, outcome });
         results.set(event.id, outcome);
       }
       await enqueueEvents(sql, outbox);
-      await markDone(sql, done);
+      await markApplied(sql, done);
       return results;
     },
     APPLY_TRANSACTION,
@@ -384,9 +381,7 @@ export function startInboxConsumer(
     } catch (err) {
       opts.log.error({ err, inboxEventId: m.id, attempt }, 'inbound event failed; it will be retried');
       inboundApplied.inc({ outcome: 'failed' });
-      await pool
-        .query('UPDATE inbox_events SET attempts = attempts + 1, last_error = $2 WHERE id = $1', [m.id, String(err).slice(0, 1000)])
-        .catch(() => {});
+      await recordFailedAttempt(onPg(pool), m.id, err).catch(() => {});
       throw err;
     }
   };
@@ -518,12 +513,9 @@ export function startInboxConsumer(
       // One that never failed (it only waited behind an earlier event about its object, or its message did)
       // is not parked: it stays to apply, handed back to the sweeper, which publishes it again in seconds.
       onDead: async (b) => {
-        const ids = eventsOf(b as InboxMessage).map((e) => e.id);
-        await pool.query(
-          `UPDATE inbox_events SET status = CASE WHEN last_error IS NOT NULL THEN 'failed'::"InboxStatus" ELSE status END,
-                                   published_at = CASE WHEN last_error IS NOT NULL THEN published_at END, accepted_by = NULL
-           WHERE id IN (SELECT id FROM inbox_events WHERE id = ANY($1::uuid[]) AND status = 'received' ORDER BY id FOR UPDATE)`,
-          [ids],
+        await parkOrHandBack(
+          onPg(pool),
+          eventsOf(b as InboxMessage).map((e) => e.id),
         );
       },
     },

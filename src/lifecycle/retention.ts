@@ -31,6 +31,11 @@ export interface RetentionOptions {
   /** Full batches per kind and pass; past it the kind is reported behind. */
   maxBatches: number;
   now?: () => Date;
+  /**
+   * Empties up to `limit` of a tenant's inbound bodies received before `before`, answering how many: the
+   * inbox's statement (its rows are the inbound pipeline's to change; lifecycle does not import it).
+   */
+  emptyInboundBodies: (sql: Sql, tenantId: string, before: Date, limit: number) => Promise<number>;
 }
 
 export interface TenantRetention extends Retention {
@@ -76,15 +81,15 @@ const asApplier =
     });
 
 /**
- * A batch over one tenant's oldest rows of a table: deletes (or, with `empty`, that UPDATE empties) up to
- * `limit` rows whose `time` is before `before` and that meet `where`, locked with SKIP LOCKED.
+ * A batch over one tenant's oldest rows of a table: deletes up to `limit` rows whose `time` is before `before`
+ * and that meet `where`, locked with SKIP LOCKED.
  */
 const oldestRows =
-  (spec: { table: string; time: string; where?: string; empty?: string }, tenantId: string, before: Date): Statement =>
+  (spec: { table: string; time: string; where?: string }, tenantId: string, before: Date): Statement =>
   async (sql, limit) =>
     (
       await sql.query(
-        `${spec.empty ?? `DELETE FROM ${spec.table}`} WHERE id IN (
+        `DELETE FROM ${spec.table} WHERE id IN (
            SELECT id FROM ${spec.table} WHERE tenant_id = $1 AND ${spec.time} < $2 ${spec.where ? `AND ${spec.where}` : ''}
            ORDER BY ${spec.time} LIMIT $3 FOR UPDATE SKIP LOCKED)
          RETURNING 1`,
@@ -93,23 +98,12 @@ const oldestRows =
     ).length;
 
 /** One tenant's batch statement for a kind, or null when the kind is not per tenant. */
-function tenantBatch(kind: RetentionKind, t: TenantRetention, now: Date): Batch | null {
+function tenantBatch(kind: RetentionKind, t: TenantRetention, now: Date, opts: RetentionOptions): Batch | null {
   const id = t.tenantId;
   switch (kind) {
     case 'inbound_bodies':
       // An event not yet processed keeps its body: processing needs it.
-      return alone(
-        oldestRows(
-          {
-            table: 'inbox_events',
-            time: 'received_at',
-            where: `body <> '' AND status <> 'received'`,
-            empty: `UPDATE inbox_events SET body = '', body_sha256 = NULL, order_key = NULL`,
-          },
-          id,
-          daysBefore(now, t.inboundBodies),
-        ),
-      );
+      return alone((sql, limit) => opts.emptyInboundBodies(sql, id, daysBefore(now, t.inboundBodies), limit));
     case 'inbound_events':
       return asApplier(
         id,
@@ -198,7 +192,7 @@ export async function runRetention(pool: pg.Pool, opts: RetentionOptions): Promi
   for (const kind of RETENTION_KINDS) {
     const g = globalBatch(kind, now);
     // Tenants in a different order each pass, so a budget spent on one large tenant does not starve the rest.
-    const batches = g ? [g] : shuffled(tenants).map((t) => tenantBatch(kind, t, now)!);
+    const batches = g ? [g] : shuffled(tenants).map((t) => tenantBatch(kind, t, now, opts)!);
     let budget = opts.maxBatches;
     let processed = 0;
     let behind = false;

@@ -1,5 +1,5 @@
 import { PROVIDERS } from '../contract/enums.ts';
-import { KIND_LABELS } from '../scoring/signal-kinds.ts';
+import { KIND_LABELS, type SignalKind } from '../scoring/signal-kinds.ts';
 import { builder } from './builder.ts';
 
 // What a customer did or what happened to it, as recorded from providers and the events API.
@@ -9,7 +9,7 @@ const Signal = builder.prismaObject('Signal', {
     id: t.expose('id', { type: 'UUID' }),
     source: t.exposeString('source', { description: `${PROVIDERS.join(', ')} or api.` }),
     kind: t.exposeString('kind'),
-    label: t.string({ description: 'The kind, for people.', resolve: (s) => KIND_LABELS[s.kind] ?? s.kind }),
+    label: t.string({ description: 'The kind, for people.', resolve: (s) => KIND_LABELS[s.kind as SignalKind] ?? s.kind }),
     occurredAt: t.expose('occurredAt', { type: 'DateTime' }),
     value: t.exposeFloat('value'),
     sentiment: t.exposeFloat('sentiment', { nullable: true, description: '-1 to 1 where the event carries text.' }),

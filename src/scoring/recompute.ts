@@ -111,8 +111,24 @@ export interface Scorer {
   recompute(claims: Claim[], now?: Date): Promise<RecomputeResult>;
 }
 
+/** A customer's list fields as its score leaves them. */
+export interface CustomerScore {
+  id: string;
+  score: number | null;
+  status: string | null;
+  probability: number | null;
+  risk: string | null;
+}
+
+/**
+ * Writes the scored customers' list fields in the caller's transaction, after their rows were locked in id
+ * order. The customers table is the customer service's to change, and scoring does not import services:
+ * the composition root hands this in.
+ */
+export type SaveScores = (sql: Sql, scores: CustomerScore[]) => Promise<void>;
+
 /** Trained models never change once stored, so each process keeps the ones it has read. */
-export function createScorer(pool: pg.Pool): Scorer {
+export function createScorer(pool: pg.Pool, saveScores: SaveScores): Scorer {
   const sql = onPg(pool);
   const models = new Map<string, ChurnModel>();
 
@@ -252,7 +268,7 @@ export function createScorer(pool: pg.Pool): Scorer {
       const kept = new Set(present.map((r) => r.id));
       // Every statement below then meets the rows of the batch in customer order too.
       const batch = computed.filter((c) => kept.has(c.row.id)).sort((a, b) => (a.row.id < b.row.id ? -1 : 1));
-      const { events, ...counts } = await write(tx, batch, now);
+      const { events, ...counts } = await write(tx, saveScores, batch, now);
       Object.assign(result, counts, { events: events.length });
       await finishClaims(tx, claims);
       // Last: the outbox's sequence counters are the last lock a transaction takes (docs/concurrency.md).
@@ -325,26 +341,23 @@ const toExisting = (a: AlertRow): ExistingAlert => ({
  */
 async function write(
   sql: Sql,
+  saveScores: SaveScores,
   batch: Computed[],
   now: Date,
 ): Promise<Omit<RecomputeResult, 'computed' | 'events'> & { events: OutboxInput[] }> {
   const events: OutboxInput[] = [];
   const col = <T>(f: (c: Computed) => T) => batch.map(f);
 
-  // Customers: the denormalised list fields, and only where they changed.
-  await sql.query(
-    `UPDATE customers c SET health_score = t.score, health_status = t.status::"HealthStatus",
-       churn_probability = t.probability, churn_risk_level = t.risk::"RiskLevel"
-     FROM unnest($1::uuid[], $2::int[], $3::text[], $4::float8[], $5::text[]) AS t(id, score, status, probability, risk)
-     WHERE c.id = t.id AND (c.health_score IS DISTINCT FROM t.score OR c.health_status::text IS DISTINCT FROM t.status
-       OR c.churn_probability IS DISTINCT FROM t.probability OR c.churn_risk_level::text IS DISTINCT FROM t.risk)`,
-    [
-      col((c) => c.row.id),
-      col((c) => c.health.score),
-      col((c) => c.health.status),
-      col((c) => c.prediction?.probability ?? null),
-      col((c) => c.prediction?.riskLevel ?? null),
-    ],
+  // Customers: the denormalised list fields (written by the customers' owner, only where they changed).
+  await saveScores(
+    sql,
+    batch.map((c) => ({
+      id: c.row.id,
+      score: c.health.score,
+      status: c.health.status,
+      probability: c.prediction?.probability ?? null,
+      risk: c.prediction?.riskLevel ?? null,
+    })),
   );
 
   await sql.query(

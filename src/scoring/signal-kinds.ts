@@ -49,8 +49,12 @@ export const ACTIVITY_KINDS = [...USAGE_KINDS, ...CHAT_INTERACTION_KINDS, ...SUP
 /** Messages whose sentiment is measured: chat and what the customer wrote to support. */
 export const MESSAGE_KINDS = ['chat.message', ...SUPPORT_CUSTOMER_MESSAGE_KINDS] as const;
 
+/** Every kind a signal may be recorded as: a kind outside these lists would be stored and never scored. */
+export const SIGNAL_KINDS = [...USAGE_KINDS, ...CHAT_KINDS, ...SUPPORT_KINDS, ...BILLING_KINDS, ...GROWTH_KINDS] as const;
+export type SignalKind = (typeof SIGNAL_KINDS)[number];
+
 /** What each kind of signal is, for people reading a customer's timeline. */
-export const KIND_LABELS: Record<string, string> = {
+export const KIND_LABELS: Record<SignalKind, string> = {
   'usage.event': 'Product event',
   'code.push': 'Code pushed',
   'code.issue_opened': 'Issue opened',

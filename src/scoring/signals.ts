@@ -1,3 +1,4 @@
+import type { SignalKind } from './signal-kinds.ts';
 import type { Sql } from '../db/sql.ts';
 
 // The one module that writes `signals`, the observations health scoring reads, and `signal_rollups`, what
@@ -8,7 +9,7 @@ export interface SignalInput {
   customerId: string | null;
   inboxEventId?: string | null;
   source: string;
-  kind: string;
+  kind: SignalKind;
   occurredAt: Date;
   value?: number;
   sentiment?: number | null;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { trainingDuration } from '../runtime/metrics.ts';
 import type pg from 'pg';
-import { inTransaction, onPg } from '../db/sql.ts';
+import { inTransaction, onPg, type Sql } from '../db/sql.ts';
 import { DomainError } from '../errors.ts';
 import { assessHealth, carryFrom } from './assess.ts';
 import { featureVector } from './churn-model.ts';
@@ -90,6 +90,12 @@ function vectorOf(
 }
 
 /**
+ * Puts a model in use for the tenant, in the caller's transaction. The tenant's row is the workspace
+ * service's to change, and scoring does not import services: the service hands this in.
+ */
+export type UseModel = (sql: Sql, tenantId: string, modelId: string) => Promise<void>;
+
+/**
  * Fits the tenant's churn model on its labelled customers (the latest label of each), reports held-out
  * AUC and Brier score beside the default model's on the same customers, stores the model under a new
  * version and, when it does no worse than the default, puts it in use and queues every prediction.
@@ -97,11 +103,12 @@ function vectorOf(
 export async function trainChurnModel(
   pool: pg.Pool,
   tenantId: string,
+  useModel: UseModel,
   opts: { now?: Date; activate?: boolean; fitter?: Fitter; cpuShare?: CpuShare } = {},
 ): Promise<TrainResult> {
   const end = trainingDuration.startTimer();
   try {
-    const result = await train(pool, tenantId, opts);
+    const result = await train(pool, tenantId, useModel, opts);
     end({ outcome: result.kind });
     return result;
   } catch (err) {
@@ -113,6 +120,7 @@ export async function trainChurnModel(
 async function train(
   pool: pg.Pool,
   tenantId: string,
+  useModel: UseModel,
   opts: { now?: Date; activate?: boolean; fitter?: Fitter; cpuShare?: CpuShare },
 ): Promise<TrainResult> {
   const now = opts.now ?? new Date();
@@ -176,7 +184,7 @@ async function train(
       ],
     );
     if (activated) {
-      await tx.query('UPDATE tenants SET active_churn_model_id = $2 WHERE id = $1', [tenantId, row!.id]);
+      await useModel(tx, tenantId, row!.id);
       await requestTenant(tx, tenantId);
     }
     return v;
@@ -204,7 +212,7 @@ async function train(
  * every customer of the tenant. Only a model that did at least as well as the default on its held-out
  * customers may be used.
  */
-export async function activateChurnModel(pool: pg.Pool, tenantId: string, version: string): Promise<void> {
+export async function activateChurnModel(pool: pg.Pool, tenantId: string, version: string, useModel: UseModel): Promise<void> {
   await inTransaction(pool, async (tx) => {
     const [row] = await tx.query<{
       id: string;
@@ -217,7 +225,7 @@ export async function activateChurnModel(pool: pg.Pool, tenantId: string, versio
         `Churn model ${version} ranked held-out customers worse than the default model; it cannot be used.`,
       );
     }
-    await tx.query('UPDATE tenants SET active_churn_model_id = $2 WHERE id = $1', [tenantId, row.id]);
+    await useModel(tx, tenantId, row.id);
     await requestTenant(tx, tenantId);
   });
 }

@@ -1,9 +1,10 @@
+import type { SignalKind } from '../scoring/signal-kinds.ts';
 import type pg from 'pg';
 import type { Db } from '../db/prisma.ts';
 import { onPg } from '../db/sql.ts';
 import { createAccountService } from '../services/accounts.ts';
 import { operator } from '../services/audit.ts';
-import { customerRows, identityRows } from '../services/customers.ts';
+import { customerRows, identityRows } from '../services/customer-rows.ts';
 import { createScorer } from '../scoring/recompute.ts';
 import { insertInvoice } from '../services/invoices.ts';
 import { recordSignals, type SignalInput } from '../scoring/signals.ts';
@@ -146,7 +147,7 @@ function lcg(seed: number) {
 function signalsFor(p: Profile, tenantId: string, customerId: string, now: number, r: () => number): SignalInput[] {
   const out: SignalInput[] = [];
   const at = (daysAgo: number) => new Date(now - daysAgo * DAY - r() * 3_600_000);
-  const add = (kind: string, daysAgo: number, extra: Partial<SignalInput> = {}) =>
+  const add = (kind: SignalKind, daysAgo: number, extra: Partial<SignalInput> = {}) =>
     out.push({ tenantId, customerId, source: kind.split('.')[0]!, kind, occurredAt: at(daysAgo), ...extra });
   for (let d = 89; d >= 0; d--) {
     if (p.quietFor !== undefined && d < p.quietFor) continue;
@@ -248,7 +249,7 @@ export async function seedDemoTenant(db: Db, pool: pg.Pool, password: string, no
   }
 
   // The engine scores each past day as of that day, oldest first, so trends have their history.
-  const scorer = createScorer(pool);
+  const scorer = createScorer(pool, customerRows.saveScores);
   const claims = ids.map((customerId) => ({ customerId, version: 0 }));
   for (let d = HISTORY_DAYS; d >= 0; d--) await scorer.recompute(claims, new Date(now - d * DAY));
   return { tenantId: tenant.id, apiKey: secret, email, password };

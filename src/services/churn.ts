@@ -8,7 +8,7 @@ import { requestTenant } from '../scoring/scoring-queue.ts';
 import { activateChurnModel, trainChurnModel } from '../scoring/training.ts';
 import { recordAudit, type Actor } from './audit.ts';
 import { setActiveChurnModel } from './workspace.ts';
-import { customerRows } from './customers.ts';
+import { customerRows } from './customer-rows.ts';
 import { PG, pgCode } from '../db/pg-errors.ts';
 
 const FUTURE_SKEW_MS = 5 * 60_000;
@@ -69,7 +69,11 @@ export function createChurnService(deps: { pool: pg.Pool; prisma: Db; fitter?: F
      * default, and, with `activate: false`, only once `activate` is called after the comparison was seen.
      */
     async train(actor: Actor, opts: { activate?: boolean } = {}) {
-      const r = await trainChurnModel(pool, actor.tenantId, { activate: opts.activate, fitter: deps.fitter, cpuShare: deps.cpuShare });
+      const r = await trainChurnModel(pool, actor.tenantId, setActiveChurnModel, {
+        activate: opts.activate,
+        fitter: deps.fitter,
+        cpuShare: deps.cpuShare,
+      });
       await recordAudit(onPrisma(prisma), actor, {
         action: 'churn_model.trained',
         targetType: 'churn_model',
@@ -80,7 +84,7 @@ export function createChurnService(deps: { pool: pg.Pool; prisma: Db; fitter?: F
     },
     /** Puts a stored trained model in use and refreshes every prediction. */
     async activate(actor: Actor, version: string): Promise<void> {
-      await activateChurnModel(pool, actor.tenantId, version);
+      await activateChurnModel(pool, actor.tenantId, version, setActiveChurnModel);
       await recordAudit(onPrisma(prisma), actor, { action: 'churn_model.activated', targetType: 'churn_model', targetId: version });
     },
     async activeModel(tenantId: string): Promise<ActiveModelRow | null> {

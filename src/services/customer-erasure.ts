@@ -5,6 +5,7 @@ import { enqueueEvents } from '../outbox/events/enqueue.ts';
 import { forgetEventsAbout, forgetSequences } from '../outbox/events/enqueue.ts';
 import { forgetDeliveriesAbout } from '../outbox/sender/delivery-store.ts';
 import { recordAudit, type Actor } from './audit.ts';
+import { customerRows } from './customer-rows.ts';
 import { dequeueCustomer } from '../scoring/scoring-queue.ts';
 import { forgetPaymentsOf } from './invoice-payments.ts';
 import { forgetAnswersNaming } from './idempotency-keys.ts';
@@ -31,7 +32,22 @@ export interface Erased {
   payments: number;
 }
 
-export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string): Promise<Erased> {
+/** What names a customer in raw inbound bodies, lower-cased: any text of it, and its own values as JSON strings. */
+export interface BodiesAbout {
+  tenantId: string;
+  customerId: string;
+  terms: string[];
+  ownValues: string[];
+}
+
+/**
+ * Empties the raw inbound bodies about a customer, in the erasure's transaction; answers how many. The
+ * inbox's rows are the inbound pipeline's to change, and services do not import it: the composition root
+ * hands this in.
+ */
+export type EmptyInboundBodies = (sql: Sql, about: BodiesAbout) => Promise<number>;
+
+export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string, emptyInboundBodies: EmptyInboundBodies): Promise<Erased> {
   const tenantId = actor.tenantId;
   // The caller holds the tenant's lock exclusively (db/locks.ts): no event of the tenant is being applied,
   // and those that begin wait, holding no lock but on their inbox rows still to apply, which the bodies'
@@ -65,24 +81,7 @@ export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string):
   // event), a domain is in URLs ("stripe.com" in each invoice's link), an external id "2024" in every date.
   // Events not yet applied that a batch holds, waiting for the lock above, are passed by: they are applied
   // after the erasure, as if they had arrived after it.
-  const bodies = await sql.query<{ id: string }>(
-    `UPDATE inbox_events SET body = '', body_sha256 = NULL, order_key = NULL,
-            status = CASE WHEN status = 'received' THEN 'ignored'::"InboxStatus" ELSE status END,
-            last_error = CASE WHEN status = 'received' THEN 'body erased with its customer' END
-     WHERE id IN (
-         SELECT id FROM inbox_events
-         WHERE tenant_id = $1 AND body <> '' AND status <> 'received'
-           AND (id IN (SELECT inbox_event_id FROM signals WHERE customer_id = $2 AND inbox_event_id IS NOT NULL)
-                OR EXISTS (SELECT 1 FROM unnest($3::text[] || $4::text[]) AS t(term) WHERE strpos(lower(body), t.term) > 0))
-         ORDER BY id FOR UPDATE)
-        OR id IN (
-         SELECT id FROM inbox_events
-         WHERE tenant_id = $1 AND body <> '' AND status = 'received'
-           AND EXISTS (SELECT 1 FROM unnest($4::text[]) AS t(term) WHERE strpos(lower(body), t.term) > 0)
-         FOR UPDATE SKIP LOCKED)
-     RETURNING id`,
-    [tenantId, customerId, terms, ownValues],
-  );
+  const bodies = await emptyInboundBodies(sql, { tenantId, customerId, terms, ownValues });
   // Signals: the customer's, and those kept without a customer that would be attributed to it.
   const signals = await eraseSignalsOf(sql, tenantId, { customerId, accountIds, domain: c.domain });
   // Revenue facts stay, without the link or the provider's account id; the payments remembered for the
@@ -95,14 +94,14 @@ export async function eraseCustomer(sql: Sql, actor: Actor, customerId: string):
   const deliveries = await forgetDeliveriesAbout(sql, tenantId, outbox, customerId);
   // Stored answers of idempotent requests that returned the customer.
   await forgetAnswersNaming(sql, tenantId, customerId);
-  await sql.query('DELETE FROM customers WHERE tenant_id = $1 AND id = $2', [tenantId, customerId]);
+  await customerRows.remove(sql, tenantId, customerId);
   await dequeueCustomer(sql, customerId);
 
   const erased: Erased = {
     id: customerId,
     externalId: c.external_id,
     signals: signals.length,
-    inboundBodies: bodies.length,
+    inboundBodies: bodies,
     outboxEvents: outbox.length,
     deliveries,
     payments,

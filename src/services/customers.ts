@@ -1,111 +1,19 @@
 import type pg from 'pg';
 import { inTransaction, onPg, type Sql } from '../db/sql.ts';
 import { DomainError, notFound } from '../errors.ts';
-import type { RowOf } from '../contract/serialize.ts';
-import { columnsOf } from '../db/columns.ts';
 import { enqueueEvents } from '../outbox/events/enqueue.ts';
 import { customerCreated } from '../outbox/events/payloads.ts';
-import { EVENTS, type PayloadOf } from '../outbox/events/registry.ts';
 import type { Db } from '../db/prisma.ts';
 import type { Actor } from './audit.ts';
 import { exclusivelyForTenant, lockObjects, lockTenants } from '../db/locks.ts';
-import { announceErasure, eraseCustomer } from './customer-erasure.ts';
+import { announceErasure, eraseCustomer, type EmptyInboundBodies } from './customer-erasure.ts';
+import { customerRows, identityRows, type CustomerChanges, type Identity, type NewCustomer } from './customer-rows.ts';
 import { resolveCustomer } from './customer-match.ts';
 import { attributeInvoices } from './invoices.ts';
 import { attributeSignals } from '../scoring/signals.ts';
 import { attributeSubscriptions } from './subscriptions.ts';
 import { PG, pgCode } from '../db/pg-errors.ts';
 import { createCustomerTallies, type CustomerTallies, type Tally } from './customer-tallies.ts';
-
-// The one home of the customers and customer_identities rows. Plain SQL over `Sql`: the API writes them in
-// its own transaction and the worker inside an inbound event's transaction, so one repository serves both.
-// The scoring pipeline's set-based update of the derived columns (health_score, health_status,
-// churn_probability, churn_risk_level) stays in src/scoring/recompute.ts: it is one statement over a whole
-// batch, computed from the snapshots it writes in the same transaction.
-
-export interface Identity {
-  provider: string;
-  externalId: string;
-}
-
-export interface NewCustomer {
-  tenantId: string;
-  name: string;
-  externalId?: string | null;
-  email?: string | null;
-  domain?: string | null;
-  /** Back-dated creation (the demo seed); default now. */
-  createdAt?: Date;
-}
-
-export interface CustomerChanges {
-  name?: string;
-  externalId?: string | null;
-  email?: string | null;
-  domain?: string | null;
-}
-
-/** A customer row as its events carry it (src/outbox/events/registry.ts), fields as the domain names them. */
-type CustomerRow = RowOf<PayloadOf<'customer.created'>>;
-const COLUMNS = columnsOf(EVENTS['customer.created'].payload);
-
-/** The customers table's statements; every function runs in the caller's transaction. */
-export const customerRows = {
-  async insert(sql: Sql, c: NewCustomer): Promise<CustomerRow> {
-    const [row] = await sql.query<CustomerRow>(
-      `INSERT INTO customers (id, tenant_id, name, external_id, email, domain, created_at, updated_at)
-       VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, coalesce($6, now()), now()) RETURNING ${COLUMNS}`,
-      [c.tenantId, c.name, c.externalId ?? null, c.email ?? null, c.domain ?? null, c.createdAt ?? null],
-    );
-    return row!;
-  },
-  /** The changed row, or null when the tenant has no such customer. */
-  async update(sql: Sql, tenantId: string, id: string, changes: CustomerChanges): Promise<CustomerRow | null> {
-    const columns = { name: 'name', externalId: 'external_id', email: 'email', domain: 'domain' } as const;
-    const set: string[] = [];
-    const values: unknown[] = [id, tenantId];
-    for (const [key, column] of Object.entries(columns) as [keyof CustomerChanges, string][]) {
-      if (changes[key] === undefined) continue;
-      values.push(changes[key]);
-      set.push(`${column} = $${values.length}`);
-    }
-    const [row] = await sql.query<CustomerRow>(
-      `UPDATE customers SET ${[...set, 'updated_at = now()'].join(', ')} WHERE id = $1 AND tenant_id = $2 RETURNING ${COLUMNS}`,
-      values,
-    );
-    return row ?? null;
-  },
-  /** Ids and external ids of the tenant's customers among those given, in one statement (the events API's hot path). */
-  byIdsOrExternalIds(sql: Sql, tenantId: string, ids: string[], externalIds: string[]) {
-    return sql.query<{ id: string; external_id: string | null }>(
-      'SELECT id, external_id FROM customers WHERE tenant_id = $1 AND (id = ANY($2::uuid[]) OR external_id = ANY($3::text[]))',
-      [tenantId, ids, externalIds],
-    );
-  },
-  async exists(sql: Sql, tenantId: string, id: string): Promise<boolean> {
-    const rows = await sql.query('SELECT 1 FROM customers WHERE id = $1 AND tenant_id = $2', [id, tenantId]);
-    return rows.length > 0;
-  },
-};
-
-/** The customer_identities table's statements. */
-export const identityRows = {
-  /**
-   * Inserts in the order given; with `ignoreTaken`, an identity another customer holds is left to it.
-   * Answers how many were inserted.
-   */
-  async insert(sql: Sql, tenantId: string, customerId: string, identities: Identity[], opts: { ignoreTaken?: boolean } = {}) {
-    if (identities.length === 0) return 0;
-    const rows = await sql.query(
-      `INSERT INTO customer_identities (id, tenant_id, customer_id, provider, external_id, created_at)
-       SELECT gen_random_uuid(), $1, $2, i.provider, i.external_id, now()
-       FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS i(provider, external_id, n) ORDER BY i.n
-       ${opts.ignoreTaken ? 'ON CONFLICT (tenant_id, provider, external_id) DO NOTHING' : ''} RETURNING 1`,
-      [tenantId, customerId, identities.map((i) => i.provider), identities.map((i) => i.externalId)],
-    );
-    return rows.length;
-  },
-};
 
 /** What a customer was given that events kept without a customer may match: identities, a domain. */
 export interface AttributionKeys {
@@ -249,7 +157,12 @@ function rethrowConflict(e: unknown, what: string): never {
 }
 
 /** What the API does with customers: create and change them, and count them for the portfolio. */
-export function createCustomerService(deps: { pool: pg.Pool; prisma: Db; tallies?: CustomerTallies }) {
+export function createCustomerService(deps: {
+  pool: pg.Pool;
+  prisma: Db;
+  tallies?: CustomerTallies;
+  emptyInboundBodies: EmptyInboundBodies;
+}) {
   const { pool, prisma } = deps;
   const tallies = deps.tallies ?? createCustomerTallies({ pool });
   return {
@@ -295,7 +208,7 @@ export function createCustomerService(deps: { pool: pg.Pool; prisma: Db; tallies
     /** Removes the customer and every trace of it (src/services/customer-erasure.ts), in one transaction. */
     async erase(actor: Actor, id: string) {
       return exclusivelyForTenant(pool, actor.tenantId, async (sql) => {
-        const erased = await eraseCustomer(sql, actor, id);
+        const erased = await eraseCustomer(sql, actor, id, deps.emptyInboundBodies);
         await dropAttributionRequests(sql, actor.tenantId, id);
         await announceErasure(sql, actor.tenantId, erased);
         return erased;

@@ -16,6 +16,7 @@ import { createChurnService } from './churn.ts';
 import { batchedReads } from './customer-read-batches.ts';
 import { createCustomerReads } from './customer-reads.ts';
 import { createCustomerService } from './customers.ts';
+import type { EmptyInboundBodies } from './customer-erasure.ts';
 import { createCustomerTallies } from './customer-tallies.ts';
 import { createHealthChangeService } from './health-changes.ts';
 import { createHealthSettingsService } from './health-settings.ts';
@@ -47,6 +48,8 @@ export interface ServiceDeps {
   fitter?: Fitter;
   /** The fair share of heavy work among tenants; unmetered when absent. */
   cpuShare?: CpuShare;
+  /** Empties an erased customer's raw inbound bodies: the inbox's statement (src/ingest/inbox.ts). */
+  emptyInboundBodies: EmptyInboundBodies;
   /** The endpoints' circuit breakers, as the deliverer runs them (for the failure rate the API shows). */
   circuit?: CircuitSettings;
 }
@@ -65,7 +68,7 @@ export function createServices(deps: ServiceDeps) {
     apiKeys: createApiKeyService({ prisma }),
     audit: createAuditService({ prisma }),
     churn: createChurnService({ pool, prisma, fitter: deps.fitter, cpuShare: deps.cpuShare }),
-    customers: createCustomerService({ pool, prisma, tallies: customerTallies }),
+    customers: createCustomerService({ pool, prisma, tallies: customerTallies, emptyInboundBodies: deps.emptyInboundBodies }),
     customerReads: batchedReads(reads, createCustomerReads(reads, customerTallies)),
     healthChanges: createHealthChangeService({ pool }),
     healthSettings: createHealthSettingsService({ prisma }),

@@ -5,7 +5,7 @@ import { DomainError, validationFailed } from '../errors.ts';
 import { isUuid } from '../uuid.ts';
 import { claimIdempotencyKey } from './idempotency-keys.ts';
 import { recordSignals, type SignalInput } from '../scoring/signals.ts';
-import { customerRows } from './customers.ts';
+import { customerRows } from './customer-rows.ts';
 import { PG, pgCode } from '../db/pg-errors.ts';
 
 export interface UsageEventInput {

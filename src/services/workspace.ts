@@ -5,7 +5,7 @@ import type { Plan, Role } from '../contract/enums.ts';
 import type { Db } from '../db/prisma.ts';
 import { RETENTION_KEYS, RETENTION_SETTINGS, type RetentionKey } from '../contract/retention.ts';
 import { RETENTION_COLUMNS } from '../lifecycle/policy.ts';
-import { releaseHeldDeliveries } from '../outbox/events/relay.ts';
+import { releaseHeldDeliveries } from '../outbox/sender/delivery-store.ts';
 import { changedFields, recordAudit, type Actor } from './audit.ts';
 
 // The workspace as a whole (docs/data-lifecycle.md): its retention settings, its users' roles, and its

@@ -13,6 +13,7 @@ import { operator } from '../../src/services/audit.ts';
 import { attributeRequested, createCustomerService } from '../../src/services/customers.ts';
 import { recordUsageEvents } from '../../src/services/usage-events.ts';
 import { createScorer } from '../../src/scoring/recompute.ts';
+import { customerRows } from '../../src/services/customer-rows.ts';
 import { claimDue } from '../../src/scoring/scoring-queue.ts';
 import { inTransaction, onPg } from '../../src/db/sql.ts';
 import { enqueueEvents } from '../../src/outbox/events/enqueue.ts';
@@ -23,6 +24,7 @@ import { customer, tenantWithKey } from '../support/factories.ts';
 import { storeGroup } from '../support/inbox.ts';
 import { errorCodes, explain, interleave, RUNS, schedules, withFileDatabase } from '../support/interleave.ts';
 import * as p from '../support/providers.ts';
+import { emptyBodiesAbout } from '../../src/ingest/inbox.ts';
 
 let url: string;
 let pool: pg.Pool;
@@ -122,7 +124,7 @@ describe('writing paths over the same customers, in every interleaving drawn', (
           url,
           {
             worker: (gated) => processInboxBatch(gated, events),
-            scorer: (gated) => createScorer(gated).recompute(claims),
+            scorer: (gated) => createScorer(gated, customerRows.saveScores).recompute(claims),
           },
           schedule,
         );
@@ -155,8 +157,9 @@ describe('writing paths over the same customers, in every interleaving drawn', (
         const run = await interleave(
           url,
           {
-            scorer: (gated) => createScorer(gated).recompute(claims),
-            api: (gated) => createCustomerService({ pool: gated, prisma }).erase(operator(c.tenantId), c.second.id),
+            scorer: (gated) => createScorer(gated, customerRows.saveScores).recompute(claims),
+            api: (gated) =>
+              createCustomerService({ pool: gated, prisma, emptyInboundBodies: emptyBodiesAbout }).erase(operator(c.tenantId), c.second.id),
           },
           schedule,
         );
@@ -189,7 +192,8 @@ describe('writing paths over the same customers, in every interleaving drawn', (
           url,
           {
             relay: (gated) => relayOutbox(gated, createMemoryQueue()),
-            api: (gated) => createCustomerService({ pool: gated, prisma }).erase(operator(c.tenantId), c.second.id),
+            api: (gated) =>
+              createCustomerService({ pool: gated, prisma, emptyInboundBodies: emptyBodiesAbout }).erase(operator(c.tenantId), c.second.id),
           },
           schedule,
         );
@@ -228,7 +232,7 @@ describe('writing paths over the same customers, in every interleaving drawn', (
                 ids.map((id) => ({ id })),
               ),
             api: (gated) =>
-              createCustomerService({ pool: gated, prisma })
+              createCustomerService({ pool: gated, prisma, emptyInboundBodies: emptyBodiesAbout })
                 .create(tenantId, {
                   name: 'Both',
                   identities: [
@@ -301,7 +305,8 @@ describe('writing paths over the same customers, in every interleaving drawn', (
           url,
           {
             overdue: (gated) => markOverdueInvoices(gated),
-            api: (gated) => createCustomerService({ pool: gated, prisma }).erase(operator(c.tenantId), c.second.id),
+            api: (gated) =>
+              createCustomerService({ pool: gated, prisma, emptyInboundBodies: emptyBodiesAbout }).erase(operator(c.tenantId), c.second.id),
           },
           schedule,
         );
@@ -337,7 +342,7 @@ describe('writing paths over the same customers, in every interleaving drawn', (
           {
             worker: (gated) => processInboxBatch(gated, events),
             api: async (gated) => {
-              created = await createCustomerService({ pool: gated, prisma }).create(tenantId, {
+              created = await createCustomerService({ pool: gated, prisma, emptyInboundBodies: emptyBodiesAbout }).create(tenantId, {
                 name: 'Initech',
                 identities: [{ provider: 'stripe', externalId: account }],
               });

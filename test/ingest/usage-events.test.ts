@@ -5,6 +5,7 @@ import { eraseCustomer } from '../../src/services/customer-erasure.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import { customer, tenantWithKey, userWithSession } from '../support/factories.ts';
 import { lockWaiters } from '../support/inbox.ts';
+import { emptyBodiesAbout } from '../../src/ingest/inbox.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -30,7 +31,7 @@ describe('POST /api/v1/events', () => {
     const erasing = await t.pool.connect();
     try {
       await erasing.query('BEGIN');
-      await eraseCustomer(onPg(erasing), operator(tenantId), c.id);
+      await eraseCustomer(onPg(erasing), operator(tenantId), c.id, emptyBodiesAbout);
       const single = post(apiKey, [{ customer_id: c.id, event: 'report.exported' }]);
       const batch = post(apiKey, [
         { customer_id: c.id, event: 'report.exported' },

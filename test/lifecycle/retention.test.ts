@@ -5,13 +5,15 @@ import { extractFeatures, type AsOf } from '../../src/scoring/features.ts';
 import { testWith } from '../support/fixtures.ts';
 import { customer, daysAgo, signals, type SignalSpec } from '../support/factories.ts';
 import type { TestApp } from '../support/app.ts';
+import { emptyBodiesBefore } from '../../src/ingest/inbox.ts';
 
 // Data made old on purpose, then one retention pass as the worker runs it, connected as the service's own
 // database role: what is past each tenant's window goes, nothing younger does.
 
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
 const test = testWith({ asAppRole: true, env: { METRICS_TOKEN } });
-const pass = (app: TestApp, batchSize = 1000, maxBatches = 1000) => runRetention(app.pool, { batchSize, maxBatches });
+const pass = (app: TestApp, batchSize = 1000, maxBatches = 1000) =>
+  runRetention(app.pool, { batchSize, maxBatches, emptyInboundBodies: emptyBodiesBefore });
 
 interface Aged {
   days: number;

@@ -2,11 +2,21 @@ import { describe, expect } from 'vitest';
 import { purgeDueWorkspaces } from '../../src/lifecycle/workspace-purge.ts';
 import { inTransaction } from '../../src/db/sql.ts';
 import { enqueueEvents } from '../../src/outbox/events/enqueue.ts';
-import { queueDue } from '../../src/outbox/events/relay.ts';
+import { queueDue } from '../../src/outbox/sender/delivery-store.ts';
 import { operator } from '../../src/services/audit.ts';
 import { createInboundSecretStore } from '../../src/services/integrations.ts';
 import { testWith } from '../support/fixtures.ts';
-import { alert, customer, exampleEvent, historyPoint, invoice, signals, spread, subscription, tenantWithKey } from '../support/factories.ts';
+import {
+  alert,
+  customer,
+  exampleEvent,
+  historyPoint,
+  invoice,
+  signals,
+  spread,
+  subscription,
+  tenantWithKey,
+} from '../support/factories.ts';
 import { stripeCustomer, stripeEvent, stripeSdkSigned } from '../support/providers.ts';
 import { testSecretBox, type TestApp } from '../support/app.ts';
 

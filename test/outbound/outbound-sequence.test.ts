@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { inTransaction, onPg, type Sql } from '../../src/db/sql.ts';
 import { enqueueEvents, type OutboxInput } from '../../src/outbox/events/enqueue.ts';
 import { EVENTS, sequenceSubjectOf } from '../../src/outbox/events/registry.ts';
-import { queueDue, relayOutbox } from '../../src/outbox/events/relay.ts';
+import { relayOutbox } from '../../src/outbox/events/relay.ts';
+import { queueDue } from '../../src/outbox/sender/delivery-store.ts';
 import { MAX_ATTEMPTS } from '../../src/outbox/sender/retry-schedule.ts';
 import { verifyWebhookSignature } from '../../src/outbox/sender/verify.ts';
 import { runRetention } from '../../src/lifecycle/retention.ts';
@@ -15,6 +16,7 @@ import type { TestApp } from '../support/app.ts';
 import { apiAs, type Receiver, withOutboundApp } from '../support/outbound.ts';
 import { tenantWithKey } from '../support/factories.ts';
 import { type Hit, verifiesWithStripe } from '../support/receiver.ts';
+import { emptyBodiesBefore } from '../../src/ingest/inbox.ts';
 
 /** Deliveries the receiver answers 401 to (a failed attempt), by X-Webhook-Id. */
 const refused = new Set<string>();
@@ -228,7 +230,7 @@ describe('numbering outbound events per subject', () => {
     const c = randomUUID();
     await write([alertOf(tenantId, c), alertOf(tenantId, c)]);
     await agedPastRetention(tenantId);
-    await runRetention(t.pool, { batchSize: 100, maxBatches: 10 });
+    await runRetention(t.pool, { batchSize: 100, maxBatches: 10, emptyInboundBodies: emptyBodiesBefore });
     expect(await numbersOf(tenantId, `customer:${c}`)).toEqual([]);
     await write([alertOf(tenantId, c, 'after')]);
     expect(await numbersOf(tenantId, `customer:${c}`)).toEqual([{ dedup_key: 'after', sequence: 3 }]);
@@ -395,7 +397,7 @@ describe('catching up on a subject', () => {
   it('starts at the oldest kept event once retention removed older ones, and says which that is', async () => {
     const { tenantId, apiKey, c } = await fiveEvents();
     await agedPastRetention(tenantId);
-    await runRetention(t.pool, { batchSize: 100, maxBatches: 10 });
+    await runRetention(t.pool, { batchSize: 100, maxBatches: 10, emptyInboundBodies: emptyBodiesBefore });
     await write([alertOf(tenantId, c, 'c6')]);
     const res = (await api(apiKey).get(`/api/v1/webhook-events?subject=customer:${c}&after_sequence=2`)).json();
     expect(res.data.map((e: { sequence: number }) => e.sequence)).toEqual([6]);

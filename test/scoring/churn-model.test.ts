@@ -6,6 +6,7 @@ import { eraseCustomer } from '../../src/services/customer-erasure.ts';
 import { createTestApp, type TestApp } from '../support/app.ts';
 import { lockWaiters } from '../support/inbox.ts';
 import { customer, daysAgo, inactivityLabelledCustomers, type SignalSpec, tenantWithKey, userWithSession } from '../support/factories.ts';
+import { emptyBodiesAbout } from '../../src/ingest/inbox.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -91,7 +92,7 @@ describe('churn outcomes', () => {
     const erasing = await t.pool.connect();
     try {
       await erasing.query('BEGIN');
-      await eraseCustomer(onPg(erasing), operator(w.tenantId), c.id);
+      await eraseCustomer(onPg(erasing), operator(w.tenantId), c.id, emptyBodiesAbout);
       const labelled = label(w.apiKey, c.id, { churned: true });
       await expect.poll(() => lockWaiters(t.pool), { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
       await erasing.query('COMMIT');

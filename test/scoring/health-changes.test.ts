@@ -5,6 +5,7 @@ import { createInboundSecretStore } from '../../src/services/integrations.ts';
 import { appWithWorker, testSecretBox } from '../support/app.ts';
 import { customer, daysAgo, signals, spread, subscription, tenantWithKey } from '../support/factories.ts';
 import * as p from '../support/providers.ts';
+import { emptyBodiesBefore } from '../../src/ingest/inbox.ts';
 
 // Why a customer's health moved: each change's drivers, their shares of the change and the sources they
 // cite, read back over REST and GraphQL. Provider events are Stripe deliveries signed with Stripe's own
@@ -230,7 +231,7 @@ describe('why health moved', () => {
 
     // Past the tenant's window for raw bodies, retention empties the body: the change still cites the event.
     await t.pool.query(`UPDATE inbox_events SET received_at = $2 WHERE tenant_id = $1`, [w.tenantId, daysAgo(40)]);
-    await runRetention(t.pool, { batchSize: 1000, maxBatches: 1000 });
+    await runRetention(t.pool, { batchSize: 1000, maxBatches: 1000, emptyInboundBodies: emptyBodiesBefore });
     expect(sourceIn(await gql())).toEqual({ providerEventId: failed.id, bodyRetained: false, body: null });
     expect(await cited()).toMatchObject({ provider_event_id: failed.id, event_type: 'invoice.payment_failed', body_retained: false });
   });

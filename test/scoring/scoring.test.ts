@@ -407,10 +407,13 @@ describe('recomputation', () => {
     await t.pool.query('UPDATE scoring_queue SET due_at = now()');
     const { createScoringLoop } = await import('../../src/scoring/drain.ts');
     const { createScorer } = await import('../../src/scoring/recompute.ts');
+    const { customerRows } = await import('../../src/services/customer-rows.ts');
     const { createPool } = await import('../../src/db/prisma.ts');
     const pools = [createPool(t.config.database.url!, 4), createPool(t.config.database.url!, 4)];
     const quiet = { error: () => {}, warn: () => {}, info: () => {} };
-    const loops = pools.map((p) => createScoringLoop(p, createScorer(p), { batchSize: 7, leaseSeconds: 60, concurrency: 2, log: quiet }));
+    const loops = pools.map((p) =>
+      createScoringLoop(p, createScorer(p, customerRows.saveScores), { batchSize: 7, leaseSeconds: 60, concurrency: 2, log: quiet }),
+    );
     const computed = await Promise.all(loops.map((l) => l.drain()));
     await Promise.all(pools.map((p) => p.end()));
     expect(computed.reduce((a, b) => a + b, 0)).toBe(40);

@@ -12,6 +12,7 @@ import { createPool, createPrisma, type Db } from '../../src/db/prisma.ts';
 import { createMemoryQueue } from '../../src/queue/memory.ts';
 import type { Queue } from '../../src/queue/queue.ts';
 import { createScorer, type Scorer } from '../../src/scoring/recompute.ts';
+import { customerRows } from '../../src/services/customer-rows.ts';
 import { createScoringLoop, type ScoringLoop } from '../../src/scoring/drain.ts';
 import { compose, type Composition } from '../../src/composition.ts';
 import { createSecretBox } from '../../src/crypto/secret-box.ts';
@@ -111,7 +112,7 @@ export async function createTestApp(
     deliveryTimeoutMs: opts.deliveryTimeoutMs,
     ca: opts.ca,
   });
-  const scorer = createScorer(pool);
+  const scorer = createScorer(pool, customerRows.saveScores);
   const scoringErrors: unknown[] = [];
   const scoringLoop = createScoringLoop(pool, scorer, {
     batchSize: 200,

@@ -9,6 +9,8 @@ export interface TableWrites {
   writers: Map<string, Set<string>>;
   /** modules that write a table whose name is only known at run time */
   dynamic: Set<string>;
+  /** table → the modules whose every change of it is a DELETE (SQL or Prisma) */
+  onlyDeletes: Map<string, Set<string>>;
 }
 
 const PRISMA_WRITES = [
@@ -49,9 +51,10 @@ function withoutComments(text: string): string {
 }
 
 const TABLE = String.raw`(?:"?([a-z_][a-z0-9_]*)"?|(\$\{[^}]+\}))`;
+const DELETE = new RegExp(String.raw`\bDELETE\s+FROM\s+${TABLE}`, 'gi');
 const STATEMENTS = [
   new RegExp(String.raw`\bINSERT\s+INTO\s+${TABLE}`, 'gi'),
-  new RegExp(String.raw`\bDELETE\s+FROM\s+${TABLE}`, 'gi'),
+  DELETE,
   new RegExp(String.raw`\bMERGE\s+INTO\s+${TABLE}`, 'gi'),
   new RegExp(String.raw`\bTRUNCATE\s+(?:TABLE\s+)?${TABLE}`, 'gi'),
   // `UPDATE t [AS] [alias] SET`; the SET rules out `FOR UPDATE`, `FOR NO KEY UPDATE` and `DO UPDATE SET`.
@@ -63,11 +66,13 @@ export function tableWrites(root: string): TableWrites {
   const tables = new Set(accessors.values());
   const writers = new Map<string, Set<string>>();
   const dynamic = new Set<string>();
-  const add = (table: string, module: string) => {
+  const otherThanDelete = new Set<string>();
+  const add = (table: string, module: string, deletes: boolean) => {
     if (!writers.has(table)) writers.set(table, new Set());
     writers.get(table)!.add(module);
+    if (!deletes) otherThanDelete.add(`${table} ${module}`);
   };
-  const prismaCall = new RegExp(String.raw`\.(${[...accessors.keys()].join('|')})\s*\.\s*(?:${PRISMA_WRITES.join('|')})\s*\(`, 'g');
+  const prismaCall = new RegExp(String.raw`\.(${[...accessors.keys()].join('|')})\s*\.\s*(${PRISMA_WRITES.join('|')})\s*\(`, 'g');
   for (const file of sourceFiles(join(root, 'src'))) {
     const module = relative(root, file);
     const text = withoutComments(readFileSync(file, 'utf8'));
@@ -75,10 +80,13 @@ export function tableWrites(root: string): TableWrites {
       for (const match of text.matchAll(pattern)) {
         const [, name, interpolated] = match;
         if (interpolated) dynamic.add(module);
-        else if (name && tables.has(name.toLowerCase())) add(name.toLowerCase(), module);
+        else if (name && tables.has(name.toLowerCase())) add(name.toLowerCase(), module, pattern === DELETE);
       }
     }
-    for (const match of text.matchAll(prismaCall)) add(accessors.get(match[1]!)!, module);
+    for (const match of text.matchAll(prismaCall)) add(accessors.get(match[1]!)!, module, match[2]!.startsWith('delete'));
   }
-  return { writers, dynamic };
+  const onlyDeletes = new Map(
+    [...writers].map(([table, modules]) => [table, new Set([...modules].filter((m) => !otherThanDelete.has(`${table} ${m}`)))]),
+  );
+  return { writers, dynamic, onlyDeletes };
 }

@@ -1,8 +1,8 @@
 import type { FieldError } from '../../errors.ts';
 import { RangeCheck } from './ranges.ts';
-import { resolveCustomer } from '../../services/customer-match.ts';
-import { recordSignals } from '../../scoring/signals.ts';
-import { fromUnix, type NormalizeContext, type Normalizer, str } from './types.ts';
+import type { InboundCommand } from '../../services/inbound-commands.ts';
+import { sentimentOf } from '../sentiment.ts';
+import { fromUnix, type Normalizer, str } from './types.ts';
 
 interface ChatFact {
   kind: 'chat.message' | 'chat.reaction' | 'chat.member_joined' | 'chat.member_left';
@@ -13,24 +13,22 @@ interface ChatFact {
   actor: string | null;
 }
 
-async function record(ctx: NormalizeContext, source: 'slack' | 'discord', f: ChatFact) {
-  const { sql, event } = ctx;
-  const customerId = await resolveCustomer(sql, event.tenantId, { provider: source, accountIds: [f.alt, f.account] });
-  await recordSignals(sql, [
+/** A chat activity: one signal of the customer its workspace or channel is. */
+function record(f: ChatFact): InboundCommand[] {
+  return [
     {
-      tenantId: event.tenantId,
-      customerId,
-      inboxEventId: event.id,
-      source,
-      kind: f.kind,
-      occurredAt: f.at,
-      sentiment: f.text !== undefined ? ctx.sentiment(f.text) : null,
-      accountId: f.account,
-      altAccountId: f.alt,
-      attributes: { actor: f.actor, length: f.text?.length ?? null },
+      kind: 'activity',
+      match: { accountIds: [f.alt, f.account] },
+      signal: {
+        kind: f.kind,
+        occurredAt: f.at,
+        sentiment: f.text !== undefined ? sentimentOf(f.text) : null,
+        accountId: f.account,
+        altAccountId: f.alt,
+        attributes: { actor: f.actor, length: f.text?.length ?? null },
+      },
     },
-  ]);
-  return 'processed' as const;
+  ];
 }
 
 /** The times a Slack event's signals would be recorded at and the ids they are kept under, out of range (ranges.ts). */
@@ -56,30 +54,30 @@ export function discordRangeErrors(body: any): FieldError[] {
 }
 
 /** Slack Events API: messages, reactions, joins and leaves, by team (workspace) or channel. */
-export const normalizeSlack: Normalizer = async (ctx) => {
-  const b = ctx.event.body ?? {};
+export const normalizeSlack: Normalizer = (event) => {
+  const b = event.body ?? {};
   const e = b.event ?? {};
-  if (b.type !== 'event_callback') return 'ignored';
+  if (b.type !== 'event_callback') return [];
   const team = str(b.team_id) ?? str(e.team);
   const channel = str(e.channel) ?? str(e.item?.channel);
-  const at = fromUnix(Number(e.event_ts ?? e.ts)) ?? fromUnix(b.event_time) ?? ctx.event.receivedAt;
+  const at = fromUnix(Number(e.event_ts ?? e.ts)) ?? fromUnix(b.event_time) ?? event.receivedAt;
   const base = { account: team, alt: channel, at, actor: str(e.user) };
   switch (e.type) {
     case 'message':
     case 'app_mention':
       // Edits, deletions and bot chatter are not the customer talking.
-      if (e.subtype && e.subtype !== 'thread_broadcast' && e.subtype !== 'file_share') return 'ignored';
-      if (e.bot_id) return 'ignored';
-      return record(ctx, 'slack', { ...base, kind: 'chat.message', text: String(e.text ?? '') });
+      if (e.subtype && e.subtype !== 'thread_broadcast' && e.subtype !== 'file_share') return [];
+      if (e.bot_id) return [];
+      return record({ ...base, kind: 'chat.message', text: String(e.text ?? '') });
     case 'reaction_added':
-      return record(ctx, 'slack', { ...base, kind: 'chat.reaction' });
+      return record({ ...base, kind: 'chat.reaction' });
     case 'member_joined_channel':
     case 'team_join':
-      return record(ctx, 'slack', { ...base, kind: 'chat.member_joined', actor: str(e.user?.id ?? e.user) });
+      return record({ ...base, kind: 'chat.member_joined', actor: str(e.user?.id ?? e.user) });
     case 'member_left_channel':
-      return record(ctx, 'slack', { ...base, kind: 'chat.member_left' });
+      return record({ ...base, kind: 'chat.member_left' });
     default:
-      return 'ignored';
+      return [];
   }
 };
 
@@ -88,28 +86,28 @@ export const normalizeSlack: Normalizer = async (ctx) => {
  * MESSAGE_REACTION_ADD, GUILD_MEMBER_ADD, GUILD_MEMBER_REMOVE) and interactions, by guild. Webhook
  * Events (app authorised, entitlements, lobby messages) are kept but carry no customer signal.
  */
-export const normalizeDiscord: Normalizer = async (ctx) => {
-  const b = ctx.event.body ?? {};
+export const normalizeDiscord: Normalizer = (event) => {
+  const b = event.body ?? {};
   const d = b.d ?? {};
-  const at = (typeof d.timestamp === 'string' ? new Date(d.timestamp) : null) ?? ctx.event.receivedAt;
+  const at = (typeof d.timestamp === 'string' ? new Date(d.timestamp) : null) ?? event.receivedAt;
   const guild = str(d.guild_id) ?? str(b.guild_id);
-  const base = { account: guild, alt: str(d.channel_id) ?? str(b.channel_id), at: Number.isNaN(at.getTime()) ? ctx.event.receivedAt : at };
+  const base = { account: guild, alt: str(d.channel_id) ?? str(b.channel_id), at: Number.isNaN(at.getTime()) ? event.receivedAt : at };
   switch (b.t) {
     case 'MESSAGE_CREATE':
-      if (d.author?.bot) return 'ignored';
-      return record(ctx, 'discord', { ...base, kind: 'chat.message', text: String(d.content ?? ''), actor: str(d.author?.id) });
+      if (d.author?.bot) return [];
+      return record({ ...base, kind: 'chat.message', text: String(d.content ?? ''), actor: str(d.author?.id) });
     case 'MESSAGE_REACTION_ADD':
-      return record(ctx, 'discord', { ...base, kind: 'chat.reaction', actor: str(d.user_id) });
+      return record({ ...base, kind: 'chat.reaction', actor: str(d.user_id) });
     case 'GUILD_MEMBER_ADD':
-      return record(ctx, 'discord', { ...base, kind: 'chat.member_joined', actor: str(d.user?.id) });
+      return record({ ...base, kind: 'chat.member_joined', actor: str(d.user?.id) });
     case 'GUILD_MEMBER_REMOVE':
-      return record(ctx, 'discord', { ...base, kind: 'chat.member_left', actor: str(d.user?.id) });
+      return record({ ...base, kind: 'chat.member_left', actor: str(d.user?.id) });
     default:
-      if (!guild || b.t || b.event) return 'ignored';
+      if (!guild || b.t || b.event) return [];
       // Interactions in a server: a command is the member talking to the app; a button click or a
       // form submitted counts as a reaction. Autocomplete fires per keystroke and counts for nothing.
-      if (b.type === 2) return record(ctx, 'discord', { ...base, kind: 'chat.message', text: '', actor: str(b.member?.user?.id) });
-      if (b.type === 3 || b.type === 5) return record(ctx, 'discord', { ...base, kind: 'chat.reaction', actor: str(b.member?.user?.id) });
-      return 'ignored';
+      if (b.type === 2) return record({ ...base, kind: 'chat.message', text: '', actor: str(b.member?.user?.id) });
+      if (b.type === 3 || b.type === 5) return record({ ...base, kind: 'chat.reaction', actor: str(b.member?.user?.id) });
+      return [];
   }
 };

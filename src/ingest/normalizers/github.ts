@@ -1,12 +1,11 @@
+import type { SignalKind } from '../../scoring/signal-kinds.ts';
 import type { FieldError } from '../../errors.ts';
 import { RangeCheck } from './ranges.ts';
-import { resolveCustomer } from '../../services/customer-match.ts';
 import { companyDomain } from '../email-domain.ts';
-import { recordSignals } from '../../scoring/signals.ts';
 import { type Normalizer, str } from './types.ts';
 
 // Code-host activity by the customer's organisation (or the repository owner, for personal accounts).
-const KINDS: Record<string, (b: any) => { kind: string; value?: number } | null> = {
+const KINDS: Record<string, (b: any) => { kind: SignalKind; value?: number } | null> = {
   push: (b) => ({ kind: 'code.push', value: Array.isArray(b.commits) ? Math.max(1, b.commits.length) : 1 }),
   issues: (b) => (b.action === 'opened' ? { kind: 'code.issue_opened' } : b.action === 'closed' ? { kind: 'code.issue_closed' } : null),
   issue_comment: (b) => (b.action === 'created' ? { kind: 'code.comment' } : null),
@@ -22,35 +21,28 @@ const KINDS: Record<string, (b: any) => { kind: string; value?: number } | null>
   release: (b) => (b.action === 'published' ? { kind: 'code.release' } : null),
 };
 
-export const normalizeGithub: Normalizer = async ({ sql, event }) => {
+export const normalizeGithub: Normalizer = (event) => {
   const [name] = event.eventType.split('.');
   const b = event.body ?? {};
   const k = KINDS[name ?? '']?.(b);
-  if (!k) return 'ignored';
+  if (!k) return [];
   const org = str(b.organization?.login) ?? str(b.repository?.owner?.login);
-  const email = b.pusher?.email ?? b.sender?.email ?? b.head_commit?.author?.email;
-  const domain = companyDomain(email);
-  const customerId = await resolveCustomer(sql, event.tenantId, {
-    provider: 'github',
-    accountIds: [org, str(b.sender?.login)],
-    emailDomain: domain,
-  });
-  await recordSignals(sql, [
+  const domain = companyDomain(b.pusher?.email ?? b.sender?.email ?? b.head_commit?.author?.email);
+  return [
     {
-      tenantId: event.tenantId,
-      customerId,
-      inboxEventId: event.id,
-      source: 'github',
-      kind: k.kind,
-      value: k.value ?? 1,
-      occurredAt: event.receivedAt,
-      accountId: org,
-      altAccountId: str(b.sender?.login),
-      emailDomain: domain,
-      attributes: { repository: str(b.repository?.full_name), actor: str(b.sender?.login) },
+      kind: 'activity',
+      match: { accountIds: [org, str(b.sender?.login)], emailDomain: domain },
+      signal: {
+        kind: k.kind,
+        value: k.value ?? 1,
+        occurredAt: event.receivedAt,
+        accountId: org,
+        altAccountId: str(b.sender?.login),
+        emailDomain: domain,
+        attributes: { repository: str(b.repository?.full_name), actor: str(b.sender?.login) },
+      },
     },
-  ]);
-  return 'processed';
+  ];
 };
 
 /** The logins a GitHub event's signals are kept under, out of range (ranges.ts). */

@@ -1,11 +1,11 @@
+import type { SignalKind } from '../../scoring/signal-kinds.ts';
 import type { FieldError } from '../../errors.ts';
 import { RangeCheck } from './ranges.ts';
-import { resolveCustomer } from '../../services/customer-match.ts';
 import { companyDomain } from '../email-domain.ts';
-import { recordSignals } from '../../scoring/signals.ts';
+import { sentimentOf } from '../sentiment.ts';
 import { fromUnix, type Normalizer, str } from './types.ts';
 
-const TOPICS: Record<string, string> = {
+const TOPICS: Record<string, SignalKind> = {
   'conversation.user.created': 'support.conversation_opened',
   'conversation.user.replied': 'support.customer_replied',
   'conversation.admin.replied': 'support.agent_replied',
@@ -16,10 +16,10 @@ const TOPICS: Record<string, string> = {
 };
 
 /** Intercom conversations: opened, replied, closed, rated; by company, contact or email domain. */
-export const normalizeIntercom: Normalizer = async ({ sql, event, sentiment }) => {
+export const normalizeIntercom: Normalizer = (event) => {
   // Own keys only: a topic named like an Object.prototype member (`constructor`) is just unknown.
   const kind = Object.hasOwn(TOPICS, event.eventType) ? TOPICS[event.eventType] : undefined;
-  if (!kind) return 'ignored';
+  if (!kind) return [];
   const item = event.body?.data?.item ?? {};
   const contacts: any[] = item.contacts?.contacts ?? [];
   const author = item.source?.author ?? {};
@@ -27,30 +27,24 @@ export const normalizeIntercom: Normalizer = async ({ sql, event, sentiment }) =
   const companyIds = (item.companies?.companies ?? []).map((c: any) => str(c?.company_id ?? c?.id));
   const contactIds = contacts.map((c) => str(c?.external_id ?? c?.id));
   const domain = companyDomain(email);
-  const customerId = await resolveCustomer(sql, event.tenantId, {
-    provider: 'intercom',
-    accountIds: [...companyIds, ...contactIds],
-    emailDomain: domain,
-  });
   const rating = Number(item.conversation_rating?.rating);
   const text = String(item.source?.body ?? item.conversation_parts?.conversation_parts?.at(-1)?.body ?? '').replace(/<[^>]+>/g, ' ');
-  await recordSignals(sql, [
+  return [
     {
-      tenantId: event.tenantId,
-      customerId,
-      inboxEventId: event.id,
-      source: 'intercom',
-      kind,
-      value: kind === 'support.rating' && Number.isFinite(rating) ? rating : 1,
-      sentiment: kind === 'support.conversation_opened' || kind === 'support.customer_replied' ? sentiment(text) : null,
-      occurredAt: fromUnix(event.body?.created_at) ?? event.receivedAt,
-      accountId: companyIds[0] ?? null,
-      altAccountId: contactIds[0] ?? null,
-      emailDomain: domain,
-      attributes: { conversation_id: str(item.id), state: str(item.state) },
+      kind: 'activity',
+      match: { accountIds: [...companyIds, ...contactIds], emailDomain: domain },
+      signal: {
+        kind,
+        value: kind === 'support.rating' && Number.isFinite(rating) ? rating : 1,
+        sentiment: kind === 'support.conversation_opened' || kind === 'support.customer_replied' ? sentimentOf(text) : null,
+        occurredAt: fromUnix(event.body?.created_at) ?? event.receivedAt,
+        accountId: companyIds[0] ?? null,
+        altAccountId: contactIds[0] ?? null,
+        emailDomain: domain,
+        attributes: { conversation_id: str(item.id), state: str(item.state) },
+      },
     },
-  ]);
-  return 'processed';
+  ];
 };
 
 /** The time an Intercom notification's signal would be recorded at and the ids it is kept under, out of range (ranges.ts). */

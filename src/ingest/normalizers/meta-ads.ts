@@ -1,8 +1,7 @@
 import type { FieldError } from '../../errors.ts';
 import { RangeCheck } from './ranges.ts';
-import { resolveCustomer } from '../../services/customer-match.ts';
 import { companyDomain } from '../email-domain.ts';
-import { recordSignals, type SignalInput } from '../../scoring/signals.ts';
+import type { InboundCommand } from '../../services/inbound-commands.ts';
 import { fromUnix, type Normalizer, str } from './types.ts';
 
 /** The lead's email, where the delivery carries the form answers (field_data) or an email field. */
@@ -13,8 +12,8 @@ function leadEmail(value: any): string | null {
 }
 
 /** Meta lead ads (leadgen): each lead is attributed by page/ad account identity, else by the email domain. */
-export const normalizeMetaAds: Normalizer = async ({ sql, event }) => {
-  const signals: SignalInput[] = [];
+export const normalizeMetaAds: Normalizer = (event) => {
+  const commands: InboundCommand[] = [];
   for (const entry of Array.isArray(event.body?.entry) ? event.body.entry : []) {
     for (const change of Array.isArray(entry?.changes) ? entry.changes : []) {
       if (change?.field !== 'leadgen') continue;
@@ -22,27 +21,21 @@ export const normalizeMetaAds: Normalizer = async ({ sql, event }) => {
       const page = str(v.page_id) ?? str(entry.id);
       const adAccount = str(v.ad_account_id);
       const domain = companyDomain(leadEmail(v));
-      const customerId = await resolveCustomer(sql, event.tenantId, {
-        provider: 'meta_ads',
-        accountIds: [page, adAccount],
-        emailDomain: domain,
-      });
-      signals.push({
-        tenantId: event.tenantId,
-        customerId,
-        inboxEventId: event.id,
-        source: 'meta_ads',
-        kind: 'ads.lead',
-        occurredAt: fromUnix(v.created_time) ?? fromUnix(entry.time) ?? event.receivedAt,
-        accountId: page,
-        altAccountId: adAccount,
-        emailDomain: domain,
-        attributes: { leadgen_id: str(v.leadgen_id), ad_id: str(v.ad_id), form_id: str(v.form_id) },
+      commands.push({
+        kind: 'activity',
+        match: { accountIds: [page, adAccount], emailDomain: domain },
+        signal: {
+          kind: 'ads.lead',
+          occurredAt: fromUnix(v.created_time) ?? fromUnix(entry.time) ?? event.receivedAt,
+          accountId: page,
+          altAccountId: adAccount,
+          emailDomain: domain,
+          attributes: { leadgen_id: str(v.leadgen_id), ad_id: str(v.ad_id), form_id: str(v.form_id) },
+        },
       });
     }
   }
-  await recordSignals(sql, signals);
-  return signals.length ? 'processed' : 'ignored';
+  return commands;
 };
 
 /** The times a Meta delivery's lead signals would be recorded at and the ids they are kept under, out of range (ranges.ts). */

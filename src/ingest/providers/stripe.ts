@@ -1,4 +1,4 @@
-import { normalizeStripe, stripeRangeErrors, objectsOfStripeEvent, orderKeyOfStripeEvent, prepareStripe } from '../normalizers/stripe.ts';
+import { completeStripe, normalizeStripe, stripeRangeErrors, objectsOfStripeEvent, orderKeyOfStripeEvent } from '../normalizers/stripe.ts';
 import { hexEqual, hmacHex } from './hmac.ts';
 import { header, KIB, type ProviderSpec, TOLERANCE_SECONDS, withinRanges } from './types.ts';
 
@@ -18,7 +18,7 @@ export function parseStripeSignature(value: string | undefined): { t: number; v1
 export const stripe: ProviderSpec = {
   normalize: withinRanges(normalizeStripe, stripeRangeErrors),
   rangeErrors: stripeRangeErrors,
-  prepare: prepareStripe,
+  complete: completeStripe,
   objectsOf: objectsOfStripeEvent,
   orderKeyOf: orderKeyOfStripeEvent,
   sign: (secret, body, now) => ({ 'stripe-signature': `t=${now},v1=${hmacHex('sha256', secret, `${now}.`, body)}` }),

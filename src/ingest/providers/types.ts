@@ -2,6 +2,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { ProviderName } from '../../contract/enums.ts';
 import { type FieldError, validationFailed } from '../../errors.ts';
 import type { Normalizer, StoredEvent } from '../normalizers/types.ts';
+import type { Sql } from '../../db/sql.ts';
+import type { InboundCommand } from '../../services/inbound-commands.ts';
 
 export { isProvider, type ProviderName, PROVIDERS } from '../../contract/enums.ts';
 
@@ -52,14 +54,13 @@ export interface ProviderSpec {
    * refused on acceptance, and one stored before is refused by its normalizer. Unset: it writes none.
    */
   rangeErrors?(body: any): FieldError[];
-  /** Turns a stored event into invoices, subscriptions, signals and outbound events (src/ingest/normalizers). */
+  /** Reads a stored event into what it asks of the domain (src/ingest/normalizers; applied by services/inbound-commands.ts). */
   normalize: Normalizer;
   /**
-   * Given a batch's received events before their normalizers run, one after the other, in the batch's order
-   * (every provider's events, in that order): what each event's normalizer gets as `prepared`, for work
-   * several of them can share (a statement for many).
+   * Fills in, in the event's transaction and before its commands are applied, what the event leaves out and
+   * the provider's events stored beside it say (reads only). Unset: the event says everything itself.
    */
-  prepare?(events: StoredEvent[]): Map<string, unknown>;
+  complete?(sql: Sql, event: StoredEvent, commands: InboundCommand[]): Promise<InboundCommand[]>;
   /**
    * The keys, within the event's tenant, of every object whose rows the event's normalizer may write (an
    * invoice and its payments, a subscription, a customer account, the customer a domain stands for,
@@ -106,10 +107,10 @@ export const TOLERANCE_SECONDS = 300;
  * stored before acceptance refused it, fails on its own with the fields named, before anything is written.
  */
 export function withinRanges(normalize: Normalizer, rangeErrors: (body: any) => FieldError[]): Normalizer {
-  return (ctx) => {
-    const errors = rangeErrors(ctx.event.body);
+  return (event) => {
+    const errors = rangeErrors(event.body);
     if (errors.length > 0) throw validationFailed(errors);
-    return normalize(ctx);
+    return normalize(event);
   };
 }
 

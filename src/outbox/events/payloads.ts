@@ -68,3 +68,17 @@ export const invoiceEvent = (type: InvoiceEvent, inv: InvoiceRecord) =>
     },
     { subject: inv.id },
   );
+
+/** A payment that failed or was refunded: its amount in minor units of its currency. */
+export interface PaymentRecord {
+  tenantId: string;
+  paymentId: string;
+  invoiceId: string | null;
+  customerId: string | null;
+  amountMinor: bigint;
+  currency: string;
+  reason: string | null;
+}
+
+export const paymentEvent = (type: 'payment.failed' | 'payment.refunded', p: PaymentRecord, opts: { subject: string; dedupKey: string }) =>
+  eventOf(type, { ...p, amount: formatAmount(p.amountMinor, p.currency) }, opts);

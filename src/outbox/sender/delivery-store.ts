@@ -5,6 +5,9 @@ import { inTransaction, onPg, type Sql } from '../../db/sql.ts';
 import { enqueueEvents } from '../events/enqueue.ts';
 import { envelopeSql } from '../events/envelope.ts';
 import { heldByEarlier } from '../events/ordering.ts';
+import { deliveryJobs } from '../events/relay.ts';
+import { publishJobs } from '../../queue/publish-ids.ts';
+import type { Queue } from '../../queue/queue.ts';
 import { webhookCircuit } from '../../contract/entities.ts';
 import { serialize } from '../../contract/serialize.ts';
 import { type CircuitSettings, type CircuitState, DEFAULT_CIRCUIT, circuitView, rolledWindowSql } from './circuit-breaker.ts';
@@ -738,4 +741,47 @@ export async function resetCircuit(sql: Sql, endpointId: string): Promise<void> 
   await sql.query(`UPDATE webhook_endpoint_circuits SET ${CLOSED_CIRCUIT}, release_pending = true WHERE endpoint_id = $1::uuid`, [
     endpointId,
   ]);
+}
+
+/**
+ * Deliveries whose (re)attempt is due and that no job is waiting for: queue them. One an ordered endpoint
+ * holds behind an earlier event of its subject is left until that one is settled (ordering.ts), and one its
+ * endpoint's open circuit breaker holds (held_at) until the breaker releases it: the walk is over an index that
+ * leaves those out (webhook_deliveries_due_idx), so a large held backlog costs it nothing.
+ */
+export async function queueDue(pool: pg.Pool, queue: Queue, opts: { requeueAfterSeconds?: number; limit?: number } = {}): Promise<number> {
+  const rows = await onPg(pool).query<{ id: string; endpoint_id: string; tenant_id: string }>(
+    `UPDATE webhook_deliveries SET queued_at = now()
+     WHERE id IN (
+       SELECT id FROM webhook_deliveries
+       WHERE status = 'pending' AND held_at IS NULL AND next_attempt_at <= now()
+         AND (locked_until IS NULL OR locked_until < now())
+         AND (queued_at IS NULL OR queued_at < now() - make_interval(secs => $2))
+         AND NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = webhook_deliveries.tenant_id AND t.deletion_requested_at IS NOT NULL)
+         AND NOT ${heldByEarlier('webhook_deliveries')}
+       ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+     RETURNING id, endpoint_id, tenant_id`,
+    [opts.limit ?? 500, opts.requeueAfterSeconds ?? 60],
+  );
+  // A job that fails to publish leaves queued_at set; queueDue queues it again after the lease time.
+  await publishJobs(queue, 'outbound.deliveries', deliveryJobs(rows));
+  return rows.length;
+}
+
+/**
+ * After a workspace's deletion is cancelled: its pending deliveries, whose jobs were turned away while it was
+ * scheduled, are marked unqueued so that the next due-delivery pass (every second) queues them, rather than
+ * only once their jobs count as lost. In id order, as every writer of several deliveries takes them
+ * (docs/concurrency.md, step 12). Answers how many deliveries are pending, all of which may now go out.
+ */
+export async function releaseHeldDeliveries(sql: Sql, tenantId: string): Promise<number> {
+  const [row] = await sql.query<{ held: number }>(
+    `WITH released AS (
+       UPDATE webhook_deliveries SET queued_at = NULL
+       WHERE id IN (SELECT id FROM webhook_deliveries WHERE tenant_id = $1 AND status = 'pending' AND queued_at IS NOT NULL ORDER BY id FOR NO KEY UPDATE)
+       RETURNING 1)
+     SELECT (SELECT count(*) FROM webhook_deliveries WHERE tenant_id = $1 AND status = 'pending')::int AS held`,
+    [tenantId],
+  );
+  return row!.held;
 }

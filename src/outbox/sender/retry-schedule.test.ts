@@ -42,6 +42,17 @@ describe('the retry schedule', () => {
     expect(RETRY_SPAN_MS / 3_600_000).toBeCloseTo(doc.spanHours, 1);
   });
 
+  it('is stated the same where receivers read about it: the span, the attempts and the Retry-After cap', () => {
+    const doc = (name: string) => readFileSync(join(import.meta.dirname, '..', '..', '..', 'docs', name), 'utf8');
+    const hours = (ms: number) => ms / 3_600_000;
+    const words = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve'];
+    const receiving = doc('receiving-webhooks.md');
+    expect(receiving).toContain(`about ${hours(RETRY_SPAN_MS).toFixed(1)} h`);
+    expect(receiving).toContain(`${words[MAX_ATTEMPTS]} attempts`);
+    expect(receiving).toContain(`at most ${hours(MAX_RETRY_AFTER_MS)} h later`);
+    expect(doc('decisions.md')).toContain(`no further than the longest wait below (${hours(MAX_RETRY_AFTER_MS)} h)`);
+  });
+
   it('waits the scheduled time before each attempt, never less than before the one before it', () => {
     expect(Array.from({ length: MAX_ATTEMPTS - 1 }, (_, i) => after(i + 1))).toEqual(RETRY_DELAYS_MS);
     RETRY_DELAYS_MS.slice(1).forEach((wait, i) => expect(wait).toBeGreaterThanOrEqual(RETRY_DELAYS_MS[i]!));
