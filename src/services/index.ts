@@ -27,6 +27,7 @@ import { createWebhookEventService } from './webhook-events.ts';
 import { createWebhookStatsService } from './webhook-stats.ts';
 import { createWorkspaceService } from './workspace.ts';
 import { createExportService } from './exports.ts';
+import type { PageReader } from './export-pages.ts';
 
 export interface ServiceDeps {
   prisma: Db;
@@ -47,6 +48,8 @@ export interface ServiceDeps {
   fitter?: Fitter;
   /** The fair share of heavy work among tenants; unmetered when absent. */
   cpuShare?: CpuShare;
+  /** Where export pages are read and written out (threads of their own in the service); on the event loop when absent. */
+  exportPages?: PageReader;
   /** The endpoints' circuit breakers, as the deliverer runs them (for the failure rate the API shows). */
   circuit?: CircuitSettings;
 }
@@ -73,7 +76,7 @@ export function createServices(deps: ServiceDeps) {
     usageEvents: createUsageEventService(pool),
     webhookEndpoints,
     workspace: createWorkspaceService({ pool, deletionDelayDays: deps.workspaceDeletionDelayDays }),
-    exports: createExportService({ pool, cpuShare: deps.cpuShare }),
+    exports: createExportService({ pool, cpuShare: deps.cpuShare, pages: deps.exportPages }),
     webhookDeliveries: createWebhookDeliveryService({ pool, endpoints: webhookEndpoints, deliverer: deps.deliverer, queue: deps.queue }),
     webhookEvents: createWebhookEventService({ pool }),
     webhookStats: createWebhookStatsService({ pool, circuit: deps.circuit ?? DEFAULT_CIRCUIT }),
