@@ -8,9 +8,9 @@
 // Reports B's success rate, p50 and p99 alone and beside each, the longest the process's event loop was
 // held during the run beside (from its own /metrics), and what A got done meanwhile.
 // BENCH_FAIRNESS_SCENARIOS picks scenarios (comma-separated); BENCH_FAIRNESS_LABEL names the build measured.
-// BENCH_FAIRNESS_BASELINE=<checkout> measures another build too (BENCH_FAIRNESS_BASELINE_LABEL names it),
-// over the same database in the same run: each measurement is taken of one build, then the other, the
-// order turning each round, for BENCH_ROUNDS rounds (default 2).
+// BENCH_FAIRNESS_BASELINES=<label>=<checkout>,... measures other builds too, over the same database in the
+// same run: each measurement is taken of one build after the other, the order turning each round, for
+// BENCH_ROUNDS rounds (default 2).
 import { durationS, startApi, statusList, successRate, twoTenants, url } from './budgets.ts';
 import { insertCustomers, load, type Measured, writeResult } from './lib.ts';
 import pg from 'pg';
@@ -21,8 +21,13 @@ const A_CUSTOMERS = Number(process.env.BENCH_FAIRNESS_CUSTOMERS ?? 20_000);
 const LABELS = Number(process.env.BENCH_FAIRNESS_LABELS ?? 5_000);
 const SCENARIOS = (process.env.BENCH_FAIRNESS_SCENARIOS ?? 'csv,ndjson,graphql,training').split(',');
 const LABEL = process.env.BENCH_FAIRNESS_LABEL ?? 'this build';
-const BASELINE = process.env.BENCH_FAIRNESS_BASELINE;
-const BASELINE_LABEL = process.env.BENCH_FAIRNESS_BASELINE_LABEL ?? 'baseline';
+const BASELINES = (process.env.BENCH_FAIRNESS_BASELINES ?? '')
+  .split(',')
+  .filter(Boolean)
+  .map((b) => {
+    const at = b.lastIndexOf('=');
+    return { label: b.slice(0, at), root: b.slice(at + 1) };
+  });
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2));
 const METRICS_TOKEN = 'bench-fairness-metrics-token';
 const { a, b } = await twoTenants();
@@ -140,7 +145,7 @@ const row = (api: Api, round: number, m: Measured, load: string, alone: Measured
 // Shedding on event-loop delay off: what is measured is how the process shares itself, not what it refuses.
 const env = { RATE_LIMIT_SCALE: '100000000', METRICS_TOKEN, MAX_EVENT_LOOP_DELAY_MS: '0' };
 const apis: Api[] = [{ ...(await startApi(env)), label: LABEL }];
-if (BASELINE) apis.push({ ...(await startApi(env, { root: BASELINE })), label: BASELINE_LABEL });
+for (const { label, root } of BASELINES) apis.push({ ...(await startApi(env, { root })), label });
 for (const api of apis) {
   await reads(api, 'warm-up');
   await loopMaxMs(api.base);
@@ -181,7 +186,7 @@ async function measure(api: Api, round: number, scenario: string | null, alone?:
 
 for (let round = 1; round <= ROUNDS; round++) {
   // The builds take turns, the order turning each round.
-  const order = round % 2 === 1 ? apis : [...apis].reverse();
+  const order = apis.map((_, i) => apis[(i + round - 1) % apis.length]!);
   const alone = new Map<Api, Measured>();
   for (const api of order) alone.set(api, await measure(api, round, null));
   for (const scenario of SCENARIOS) for (const api of order) await measure(api, round, scenario, alone.get(api));
