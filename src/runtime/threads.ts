@@ -1,6 +1,4 @@
-import { readlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { getPriority, setPriority } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -28,18 +26,4 @@ export function startThread(entry: URL, workerData?: unknown): Worker {
       workerData,
     },
   );
-}
-
-/**
- * Lowers the calling thread's CPU priority by `nice` (Linux, where a thread's id is a process id to the
- * scheduler): when the cores are contended, the threads that serve requests run first. Elsewhere, or
- * where it is refused, the thread keeps the process's priority.
- */
-export function lowerThreadPriority(nice: number) {
-  try {
-    const tid = Number(/\/task\/(\d+)$/.exec(readlinkSync('/proc/thread-self'))?.[1]);
-    if (tid > 0) setPriority(tid, Math.min(19, getPriority(tid) + nice));
-  } catch {
-    // Not Linux, or not allowed: the same priority as the process.
-  }
 }

@@ -4,12 +4,9 @@ import pg from 'pg';
 import { workerData } from 'node:worker_threads';
 import { onPg } from '../db/sql.ts';
 import { serveJobs } from '../runtime/thread-pool.ts';
-import { lowerThreadPriority } from '../runtime/threads.ts';
 import { type ExportThreadData, type Page, type PageJob, readPage } from './export-pages.ts';
 
 const { databaseUrl } = workerData as ExportThreadData;
-// Pages are background work beside the requests the process serves: on busy cores, those go first.
-lowerThreadPriority(10);
 // One connection: the thread reads one page at a time. A connection lost while idle is opened again at the next page.
 const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
 pool.on('error', () => {});
