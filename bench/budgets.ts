@@ -25,7 +25,8 @@ export async function twoTenants() {
   return { a, b };
 }
 
-export async function startApi(env: Record<string, string> = {}) {
+/** An API process of this build, or of the checkout at `root` (another build measured beside it). */
+export async function startApi(env: Record<string, string> = {}, opts: { root?: string } = {}) {
   const port = 4000 + Math.floor(Math.random() * 500);
   const service = await startProcess(
     ['src/main.ts', 'api'],
@@ -38,8 +39,9 @@ export async function startApi(env: Record<string, string> = {}) {
       ...env,
     }),
     /listening on/,
+    { root: opts.root },
   );
-  return { port, base: `http://127.0.0.1:${port}`, stop: () => service.child.kill('SIGTERM') };
+  return { port, pid: service.child.pid!, base: `http://127.0.0.1:${port}`, stop: () => service.child.kill('SIGTERM') };
 }
 
 /** Share of answers that were 2xx, in per cent. */

@@ -8,6 +8,9 @@
 // Reports B's success rate, p50 and p99 alone and beside each, the longest the process's event loop was
 // held during the run beside (from its own /metrics), and what A got done meanwhile.
 // BENCH_FAIRNESS_SCENARIOS picks scenarios (comma-separated); BENCH_FAIRNESS_LABEL names the build measured.
+// BENCH_FAIRNESS_BASELINES=<label>=<checkout>,... measures other builds too, over the same database in the
+// same run: each measurement is taken of one build after the other, the order turning each round, for
+// BENCH_ROUNDS rounds (default 2).
 import { durationS, startApi, statusList, successRate, twoTenants, url } from './budgets.ts';
 import { insertCustomers, load, type Measured, writeResult } from './lib.ts';
 import pg from 'pg';
@@ -18,6 +21,14 @@ const A_CUSTOMERS = Number(process.env.BENCH_FAIRNESS_CUSTOMERS ?? 20_000);
 const LABELS = Number(process.env.BENCH_FAIRNESS_LABELS ?? 5_000);
 const SCENARIOS = (process.env.BENCH_FAIRNESS_SCENARIOS ?? 'csv,ndjson,graphql,training').split(',');
 const LABEL = process.env.BENCH_FAIRNESS_LABEL ?? 'this build';
+const BASELINES = (process.env.BENCH_FAIRNESS_BASELINES ?? '')
+  .split(',')
+  .filter(Boolean)
+  .map((b) => {
+    const at = b.lastIndexOf('=');
+    return { label: b.slice(0, at), root: b.slice(at + 1) };
+  });
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2));
 const METRICS_TOKEN = 'bench-fairness-metrics-token';
 const { a, b } = await twoTenants();
 
@@ -108,13 +119,15 @@ const heavy: Record<string, { what: string; unit: string; run: (base: string, st
   },
 };
 
-const reads = (base: string, name: string) =>
+const reads = (api: Api, name: string) =>
   load(name, {
-    url: `${base}/api/v1/customers?limit=50`,
+    url: `${api.base}/api/v1/customers?limit=50`,
     headers: { authorization: `Bearer ${b.apiKey}` },
     durationS,
     connections: 10,
     rate: 100,
+    // The API process's CPU, its threads' included, A's work beside B's reads with it.
+    pids: [api.pid],
   });
 
 /** The longest the event loop was held since the last reading, in ms (prom-client resets its histogram when read). */
@@ -124,15 +137,27 @@ async function loopMaxMs(base: string): Promise<number> {
   return max === undefined ? NaN : Math.round(Number(max) * 1000);
 }
 
+type Api = Awaited<ReturnType<typeof startApi>> & { label: string };
+
 const rows: string[] = [];
-const row = (m: Measured, load: string, loop = '–', got = '–') =>
-  `| ${LABEL} | ${load} | ${m.rps} | ${successRate(m)} % (${statusList(m)}) | ${m.p50} | ${m.p99} | ${loop} | ${got} |`;
+const row = (api: Api, round: number, m: Measured, load: string, alone: Measured | undefined, loop: string, got = '–') =>
+  `| ${round} | ${api.label} | ${load} | ${m.rps} | ${successRate(m)} % (${statusList(m)}) | ${m.p50} | ${m.p99} | ${alone ? `${(m.p99 / Math.max(alone.p99, 1)).toFixed(1)}×` : '–'} | ${loop} | ${m.cpuUs ?? '–'} | ${m.loadAvg ?? '–'} | ${got} |`;
 // Shedding on event-loop delay off: what is measured is how the process shares itself, not what it refuses.
-const api = await startApi({ RATE_LIMIT_SCALE: '100000000', METRICS_TOKEN, MAX_EVENT_LOOP_DELAY_MS: '0' });
-await reads(api.base, 'warm-up');
-await loopMaxMs(api.base);
-rows.push(row(await reads(api.base, 'B alone'), 'B alone', `${await loopMaxMs(api.base)} ms`));
-for (const scenario of SCENARIOS) {
+const env = { RATE_LIMIT_SCALE: '100000000', METRICS_TOKEN, MAX_EVENT_LOOP_DELAY_MS: '0' };
+const apis: Api[] = [{ ...(await startApi(env)), label: LABEL }];
+for (const { label, root } of BASELINES) apis.push({ ...(await startApi(env, { root })), label });
+for (const api of apis) {
+  await reads(api, 'warm-up');
+  await loopMaxMs(api.base);
+}
+
+/** B's reads beside one kind of A's heavy work (none: B alone), on one API process. */
+async function measure(api: Api, round: number, scenario: string | null, alone?: Measured): Promise<Measured> {
+  if (!scenario) {
+    const m = await reads(api, `B alone (${api.label})`);
+    rows.push(row(api, round, m, 'B alone', undefined, `${await loopMaxMs(api.base)} ms`));
+    return m;
+  }
   const h = heavy[scenario];
   if (!h) throw new Error(`unknown scenario ${scenario}`);
   let done = false;
@@ -140,22 +165,39 @@ for (const scenario of SCENARIOS) {
   // A's work gets going before B's reads are measured.
   await pause(1000);
   await loopMaxMs(api.base);
-  const beside = await reads(api.base, `B beside ${h.what} of A`);
+  const beside = await reads(api, `B beside ${h.what} of A (${api.label})`);
   const loop = `${await loopMaxMs(api.base)} ms`;
   done = true;
   const got = await work;
   rows.push(
-    row(beside, `beside ${h.what}`, loop, `${got.done.toLocaleString('en')} ${h.unit}${got.refused ? `, ${got.refused} refused` : ''}`),
+    row(
+      api,
+      round,
+      beside,
+      `beside ${h.what}`,
+      alone,
+      loop,
+      `${got.done.toLocaleString('en')} ${h.unit}${got.refused ? `, ${got.refused} refused` : ''}`,
+    ),
   );
   await pause(1000);
+  return beside;
 }
-api.stop();
+
+for (let round = 1; round <= ROUNDS; round++) {
+  // The builds take turns, the order turning each round.
+  const order = apis.map((_, i) => apis[(i + round - 1) % apis.length]!);
+  const alone = new Map<Api, Measured>();
+  for (const api of order) alone.set(api, await measure(api, round, null));
+  for (const scenario of SCENARIOS) for (const api of order) await measure(api, round, scenario, alone.get(api));
+}
+for (const api of apis) api.stop();
 
 writeResult(`Fair share of CPU: heavy work beside reads (${LABEL})`, [
-  `Tenant B: \`GET /api/v1/customers?limit=50\`, 10 connections paced at 100/s, ${durationS} s. Tenant A (Scale, ${A_CUSTOMERS.toLocaleString('en')} customers) meanwhile, one kind of heavy work at a time. One API process, default settings but for rate limits and shedding on event-loop delay out of the way. "Loop held" is the longest event-loop delay the process saw during B's run.`,
+  `Tenant B: \`GET /api/v1/customers?limit=50\`, 10 connections paced at 100/s, ${durationS} s. Tenant A (Scale, ${A_CUSTOMERS.toLocaleString('en')} customers) meanwhile, one kind of heavy work at a time. One API process per build, default settings but for rate limits and shedding on event-loop delay out of the way; the builds take turns, over the same database. "Loop held" is the longest event-loop delay the process saw during B's run; "API CPU" is the API process's CPU time (its threads' included, A's work too) per request of B's.`,
   '',
-  '| build | B’s load | req/s | success (answers) | p50 ms | p99 ms | loop held, max | A got meanwhile |',
-  '|---|---|---|---|---|---|---|---|',
+  '| round | build | B’s load | req/s | success (answers) | p50 ms | p99 ms | p99 against B alone | loop held, max | API CPU µs per B request | load avg | A got meanwhile |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ...rows,
 ]);
 process.exit(0);

@@ -55,21 +55,22 @@ export function serviceEnv(databaseUrl: string, extra: Record<string, string> = 
   };
 }
 
-let compiled = false;
+const compiled = new Set<string>();
 /**
  * The JavaScript a TypeScript entry point compiles to, as production runs it (`npm run build`): the
  * service's sources and the bare baselines are compiled once per scenario into `.bench-build/`, with the
- * same compiler settings as the build, so neither side pays for a loader the other does not.
+ * same compiler settings as the build, so neither side pays for a loader the other does not. `root` is
+ * the checkout compiled: this one, or another build measured beside it.
  */
-function compiledEntry(entry: string): string {
-  if (!compiled) {
-    execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.bench.json')], {
-      cwd: ROOT,
+function compiledEntry(entry: string, root = ROOT): string {
+  if (!compiled.has(root)) {
+    execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.bench.json')], {
+      cwd: root,
       stdio: 'inherit',
     });
-    compiled = true;
+    compiled.add(root);
   }
-  const js = join(ROOT, '.bench-build', entry.replace(/\.ts$/, '.js'));
+  const js = join(root, '.bench-build', entry.replace(/\.ts$/, '.js'));
   if (!existsSync(js)) throw new Error(`${entry} is not in tsconfig.bench.json`);
   return js;
 }
@@ -78,7 +79,7 @@ export function startProcess(
   args: string[],
   env: Record<string, string>,
   ready: RegExp,
-  opts: { plainNode?: boolean; fromSource?: boolean } = {},
+  opts: { plainNode?: boolean; fromSource?: boolean; root?: string } = {},
 ): Promise<{ child: ChildProcess; output: string }> {
   // The service and the bare baselines run compiled, under plain Node, as `npm run start:prod` runs; from
   // source through tsx's loader, as `npm start` runs, with `fromSource` or BENCH_TSX=1. Either way Node
@@ -87,9 +88,10 @@ export function startProcess(
   const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const fromSource = !opts.plainNode && (opts.fromSource || process.env.BENCH_TSX === '1');
   const [entry, ...rest] = args;
-  const argv = opts.plainNode || fromSource ? args : [compiledEntry(entry!), ...rest];
+  const root = opts.root ?? ROOT;
+  const argv = opts.plainNode || fromSource ? args : [compiledEntry(entry!, root), ...rest];
   const child = spawn(process.execPath, [...nodeArgs, ...(fromSource ? ['--import', 'tsx'] : []), ...argv], {
-    cwd: ROOT,
+    cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -15,6 +15,8 @@ import { sessionSecret } from './runtime/secrets.ts';
 import { queueFor, secretBoxFor } from './runtime/infrastructure.ts';
 import { createThreadFitter } from './scoring/fit-runner.ts';
 import { emptyBodiesAbout } from './ingest/inbox.ts';
+import { createThreadPool } from './runtime/thread-pool.ts';
+import { EXPORT_THREAD_ENTRY, type ExportThreadData, type Page, type PageJob } from './services/export-pages.ts';
 import { createServices } from './services/index.ts';
 import { startWorker, type WorkerDeps } from './worker.ts';
 
@@ -59,6 +61,17 @@ export async function compose(config: Config, opts: ComposeOptions) {
   });
   // Churn models are fitted on a thread of their own, started at the first training.
   const fitter = createThreadFitter();
+  // Export pages are read and written out on threads of their own, started at the first export, each with
+  // one database connection; tenants take turns at them.
+  const exportThreads =
+    config.overload.exportThreads > 0
+      ? createThreadPool<PageJob, Page>({
+          entry: EXPORT_THREAD_ENTRY,
+          size: config.overload.exportThreads,
+          workerData: { databaseUrl: db.url } satisfies ExportThreadData,
+          name: 'export',
+        })
+      : undefined;
   // Tenants' heavy work (exports, training's features, costly GraphQL operations) shares the process fairly
   // while others are served: what runs per tenant is counted once, by admission, in `load`.
   const load = createTenantLoad();
@@ -80,6 +93,7 @@ export async function compose(config: Config, opts: ComposeOptions) {
     workspaceDeletionDelayDays: config.lifecycle.workspaceDeletionDelayDays,
     fitter,
     cpuShare,
+    exportPages: exportThreads && ((tenantId, job) => exportThreads.run(tenantId, job)),
     circuit: config.webhooks.circuit,
   });
 
@@ -139,6 +153,7 @@ export async function compose(config: Config, opts: ComposeOptions) {
       await inbox.close();
       outbound.close();
       await fitter.close();
+      await exportThreads?.close();
       await changes.close();
       if (!opts.queue) await queue.close();
       await opened?.close();

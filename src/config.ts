@@ -117,6 +117,8 @@ const envSchema = z.object({
    * tenants' requests run, 0.05 to 1; 1 puts no bound on it.
    */
   TENANT_CPU_SHARE: z.coerce.number().min(0.05).max(1).default(DEFAULT_CPU_SHARE.share),
+  /** Threads that read and write out export pages off the event loop, each with one database connection; 0 reads them on the event loop. */
+  EXPORT_THREADS: z.coerce.number().int().min(0).max(16).default(2),
   /** Inbound webhook requests one process works on at once, a budget of their own. */
   MAX_IN_FLIGHT_INBOUND: z.coerce.number().int().min(1).default(128),
   /** Requests without a credential (sign-in, anonymous GraphQL, the dashboard's files), a budget of their own. */
@@ -221,7 +223,7 @@ export interface Config {
   seedDemo: boolean;
   metrics: { token?: string; port?: number; host: string };
   dashboardDir?: string;
-  overload: Admission & { maxEventLoopDelayMs: number; tenantCpuShare: number };
+  overload: Admission & { maxEventLoopDelayMs: number; tenantCpuShare: number; exportThreads: number };
   scoring: { batchSize: number; concurrency: number; sweepEveryMs: number };
   /** Live subscriptions (src/http/admission.ts admits them, src/schema/live.ts serves them). */
   live: { maxPerTenant: number; max: number; recheckMs: number };
@@ -357,6 +359,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       maxUnauthenticatedPerAddress: e.MAX_UNAUTHENTICATED_PER_ADDRESS,
       maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
       tenantCpuShare: e.TENANT_CPU_SHARE,
+      exportThreads: e.EXPORT_THREADS,
     },
     scoring: { batchSize: e.SCORING_BATCH_SIZE, concurrency: e.SCORING_CONCURRENCY, sweepEveryMs: e.SCORING_SWEEP_MS },
     live: { maxPerTenant: e.LIVE_SUBSCRIPTIONS_PER_TENANT, max: e.LIVE_SUBSCRIPTIONS, recheckMs: e.LIVE_RECHECK_MS },

@@ -1,7 +1,7 @@
 // A customer's own fields, listed once (docs/architecture.md): the wire shape (entities.ts `customerListItem`,
 // and with it the REST answers, /openapi.json and the webhook payloads) and the example customer, the GraphQL
 // type (src/schema/customer.ts), the plain-SQL reads (src/services/customer-reads.ts) and the CSV/NDJSON export
-// (src/services/exports.ts) are made from this list; the REST facade's GraphQL fragment is checked against it
+// (src/services/export-datasets.ts) are made from this list; the REST facade's GraphQL fragment is checked against it
 // (test/customers/customer-fields.test.ts). A field is its `customers` column of the same name.
 import { z } from 'zod';
 import { HEALTH_STATUSES, RISK_LEVELS } from './enums.ts';

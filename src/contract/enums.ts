@@ -55,8 +55,8 @@ export const INPUT_GROUPS = ['usage', 'engagement', 'support', 'billing', 'growt
 export const CHANGE_SOURCE_TYPES = ['provider_event', 'usage_event', 'signal', 'api_change'] as const;
 
 /**
- * The datasets a workspace exports, with what each holds (the REST description states it); the export
- * service (src/services/exports.ts) is typed `Record<ExportDataset, …>`, so a name added here must be read there.
+ * The datasets a workspace exports, with what each holds (the REST description states it); the export's
+ * datasets (src/services/export-datasets.ts) are typed `Record<ExportDataset, …>`, so a name added here must be read there.
  */
 export const EXPORT_DATASET_CONTENTS = {
   customers: 'Customers with their identities, current health and churn prediction',

@@ -1,13 +1,7 @@
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { DomainError } from '../errors.ts';
+import { startThread, threadEntry } from '../runtime/threads.ts';
 import { type FitInput, type FitOutcome, fitTenantModel } from './tenant-fit.ts';
-
-// tsx's module API as an ES module (its `import` export), found from where this file is.
-const tsxApi = () =>
-  pathToFileURL(join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs')).href;
 
 /** Fits a tenant's churn model: the arithmetic of training, seconds of CPU for thousands of labels. */
 export type Fitter = (tenantId: string, input: FitInput) => Promise<FitOutcome>;
@@ -37,16 +31,7 @@ export function createThreadFitter(opts: { maxTenants?: number } = {}): Fitter &
     worker = undefined;
   };
   const start = () => {
-    // Run from TypeScript sources (development, tests), the thread registers tsx's loader before it loads
-    // its entry: loaders given to this process do not reach its threads.
-    const typescript = import.meta.url.endsWith('.ts');
-    const entry = new URL(typescript ? './fit-thread.ts' : './fit-thread.js', import.meta.url);
-    const w = typescript
-      ? new Worker(
-          `import(${JSON.stringify(tsxApi())})` + `.then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`,
-          { eval: true },
-        )
-      : new Worker(entry);
+    const w = startThread(threadEntry(import.meta.url, 'fit-thread'));
     w.unref();
     w.on('message', ({ id, outcome, error }: { id: number; outcome?: FitOutcome; error?: string }) => {
       const p = pending.get(id);

@@ -28,6 +28,7 @@ import { createWebhookEventService } from './webhook-events.ts';
 import { createWebhookStatsService } from './webhook-stats.ts';
 import { createWorkspaceService } from './workspace.ts';
 import { createExportService } from './exports.ts';
+import type { PageReader } from './export-pages.ts';
 
 export interface ServiceDeps {
   prisma: Db;
@@ -50,6 +51,8 @@ export interface ServiceDeps {
   cpuShare?: CpuShare;
   /** Empties an erased customer's raw inbound bodies: the inbox's statement (src/ingest/inbox.ts). */
   emptyInboundBodies: EmptyInboundBodies;
+  /** Where export pages are read and written out (threads of their own in the service); on the event loop when absent. */
+  exportPages?: PageReader;
   /** The endpoints' circuit breakers, as the deliverer runs them (for the failure rate the API shows). */
   circuit?: CircuitSettings;
 }
@@ -76,7 +79,7 @@ export function createServices(deps: ServiceDeps) {
     usageEvents: createUsageEventService(pool),
     webhookEndpoints,
     workspace: createWorkspaceService({ pool, deletionDelayDays: deps.workspaceDeletionDelayDays }),
-    exports: createExportService({ pool, cpuShare: deps.cpuShare }),
+    exports: createExportService({ pool, cpuShare: deps.cpuShare, pages: deps.exportPages }),
     webhookDeliveries: createWebhookDeliveryService({ pool, endpoints: webhookEndpoints, deliverer: deps.deliverer, queue: deps.queue }),
     webhookEvents: createWebhookEventService({ pool }),
     webhookStats: createWebhookStatsService({ pool, circuit: deps.circuit ?? DEFAULT_CIRCUIT }),

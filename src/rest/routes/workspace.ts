@@ -40,7 +40,7 @@ const streamed = (formats: readonly ExportFormat[], description: string) => ({
   content: Object.fromEntries(formats.map((f) => [MEDIA[f], { schema: { type: 'string' } }])),
 });
 
-function sendStream(reply: FastifyReply, format: ExportFormat, filename: string, chunks: AsyncGenerator<string>) {
+function sendStream(reply: FastifyReply, format: ExportFormat, filename: string, chunks: AsyncGenerator<string | Buffer>) {
   reply
     .header('content-type', `${MEDIA[format]}; charset=utf-8`)
     .header('content-disposition', `attachment; filename="${filename}.${format}"`)
