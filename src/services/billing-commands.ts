@@ -10,6 +10,7 @@ import { invoiceOfPayment, latestPaymentOf, rememberPayments } from './invoice-p
 import { findOrCreateInvoices, type FoundInvoice, invoiceIdOf, type InvoiceInput, type InvoiceRow, moveInvoices } from './invoices.ts';
 import { saveSubscription, type SubscriptionFacts, subscriptionOf } from './subscriptions.ts';
 import type { ApplyContext, Outcome } from './inbound-context.ts';
+import { type AppliedTogether, appliedTogether, waves } from '../runtime/applied-together.ts';
 
 // The billing facts a payment processor's events state (a normalizer reads them; src/ingest/normalizers/stripe.ts),
 // applied to our invoices, payments, subscriptions and customers, with the signals and outbound events they make.
@@ -129,17 +130,17 @@ export async function applyBilling(ctx: ApplyContext, command: Exclude<BillingCo
  * find or create the invoices, move those whose state machine allows it, record the signals. Each event's
  * outcome is what it would be applied alone. Their payments are the segment's.
  */
-async function applyTransitions(ctx: ApplyContext, wave: { eventId: string; t: InvoiceTransition }[]): Promise<Map<string, Outcome>> {
+async function applyTransitions(ctx: ApplyContext, wave: { id: string; item: InvoiceTransition }[]): Promise<Map<string, Outcome>> {
   const { sql, outbox } = ctx;
   const provider = ctx.event.provider;
   const found = await findOrCreateInvoices(
     sql,
     provider,
-    wave.map(({ t }) => t.input),
+    wave.map(({ item }) => item.input),
   );
   const outcomes = new Map<string, Outcome>();
   const moves: { eventId: string; t: InvoiceTransition; invoice: InvoiceRow; created: boolean; update: boolean }[] = [];
-  for (const [n, { eventId, t }] of wave.entries()) {
+  for (const [n, { id: eventId, item: t }] of wave.entries()) {
     const { invoice, created } = found[n]!;
     if (!created && !canMove(invoice.status, t.target)) outcomes.set(eventId, 'ignored');
     // A row just created already has the target status; only the event time of paid/overdue remains to set.
@@ -185,64 +186,33 @@ async function applyTransitions(ctx: ApplyContext, wave: { eventId: string; t: I
 }
 
 /**
- * Consecutive invoice transitions of a batch, applied together when the first of them is reached: their
- * payments remembered in their order, then in waves — the first transition of each invoice in the first, the
- * second in the second, and so on — each wave by applyTransitions. That is the outcome of applying them one
- * after the other: the transitions of one invoice keep their order; a transition reads and changes only its
- * invoice (its payments are written in the events' order, and nothing in a segment reads them) and creates
- * no customer, so transitions of different invoices cannot see each other. Any other command ends the
- * segment, since what it does may change what a later transition finds (its customer, say), unless nothing
- * it reads or writes meets a transition's (`touchesNoInvoice`). Per event, a statement of its own cost a
- * worker and PostgreSQL more than the rows it writes. A transition applied on its own is a segment of one.
+ * Consecutive invoice transitions of a batch, applied together when the first of them is reached
+ * (runtime/applied-together.ts): their payments remembered in their order, then in waves — the first
+ * transition of each invoice in the first, the second in the second, and so on — each wave by
+ * applyTransitions. That is the outcome of applying them one after the other: the transitions of one invoice
+ * keep their order; a transition reads and changes only its invoice (its payments are written in the events'
+ * order, and nothing in a segment reads them) and creates no customer, so transitions of different invoices
+ * cannot see each other. Any other command ends the segment, since what it does may change what a later
+ * transition finds (its customer, say), unless nothing it reads or writes meets a transition's
+ * (`touchesNoInvoice`). Per event, a statement of its own cost a worker and PostgreSQL more than the rows it
+ * writes. A transition applied on its own is a segment of one.
  */
-export class InvoiceSegment {
-  private readonly entries: { eventId: string; t: InvoiceTransition }[] = [];
-  private outcomes?: Map<string, Outcome>;
+export type InvoiceSegment = AppliedTogether<InvoiceTransition, Outcome, ApplyContext>;
 
-  static of(eventId: string, t: InvoiceTransition): InvoiceSegment {
-    const segment = new InvoiceSegment();
-    segment.add(eventId, t);
-    return segment;
-  }
-
-  add(eventId: string, t: InvoiceTransition): void {
-    this.entries.push({ eventId, t });
-  }
-
-  eventIds(): string[] {
-    return this.entries.map((e) => e.eventId);
-  }
-
-  async outcomeOf(ctx: ApplyContext): Promise<Outcome> {
-    if (!this.outcomes) {
-      // The batch applies its events in order, so the segment's first event comes first.
-      if (this.entries[0]?.eventId !== ctx.event.id) throw new Error('an invoice segment was entered after its first event');
-      this.outcomes = new Map();
-      await rememberPayments(
-        ctx.sql,
-        ctx.event.provider,
-        this.entries.flatMap(({ t }) =>
-          t.payments.map((paymentId) => ({ tenantId: t.input.tenantId, invoiceExternalId: t.input.externalId, paymentId })),
-        ),
-      );
-      for (const wave of waves(this.entries)) for (const [id, outcome] of await applyTransitions(ctx, wave)) this.outcomes.set(id, outcome);
-    }
-    return this.outcomes.get(ctx.event.id)!;
-  }
-}
-
-/** Transitions split into waves: the n-th transition of an invoice goes to the n-th wave, in their order. */
-function waves<E extends { t: InvoiceTransition }>(entries: E[]): E[][] {
-  const seen = new Map<string, number>();
-  const out: E[][] = [];
-  for (const e of entries) {
-    const key = `${e.t.input.tenantId}:${e.t.input.externalId}`;
-    const n = seen.get(key) ?? 0;
-    seen.set(key, n + 1);
-    (out[n] ??= []).push(e);
-  }
-  return out;
-}
+export const invoiceSegment = (): InvoiceSegment =>
+  appliedTogether(async (entries, ctx: ApplyContext) => {
+    await rememberPayments(
+      ctx.sql,
+      ctx.event.provider,
+      entries.flatMap(({ item: t }) =>
+        t.payments.map((paymentId) => ({ tenantId: t.input.tenantId, invoiceExternalId: t.input.externalId, paymentId })),
+      ),
+    );
+    const outcomes = new Map<string, Outcome>();
+    for (const wave of waves(entries, ({ item: t }) => `${t.input.tenantId}:${t.input.externalId}`))
+      for (const [id, outcome] of await applyTransitions(ctx, wave)) outcomes.set(id, outcome);
+    return outcomes;
+  });
 
 async function paymentFailed(ctx: ApplyContext, c: InvoicePaymentFailed): Promise<Outcome> {
   const { sql, event } = ctx;

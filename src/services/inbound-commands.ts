@@ -1,5 +1,12 @@
 import { recordSignals, type SignalInput } from '../scoring/signals.ts';
-import { applyBilling, type BillingCommand, InvoiceSegment, isInvoiceTransition, touchesNoInvoice } from './billing-commands.ts';
+import {
+  applyBilling,
+  type BillingCommand,
+  type InvoiceSegment,
+  invoiceSegment,
+  isInvoiceTransition,
+  touchesNoInvoice,
+} from './billing-commands.ts';
 import { resolveCustomer } from './customer-match.ts';
 import type { ApplyContext, Outcome } from './inbound-context.ts';
 
@@ -36,8 +43,9 @@ export async function applyCommands(ctx: ApplyContext, commands: InboundCommand[
       signals.push({ ...command.signal, tenantId: ctx.event.tenantId, customerId, inboxEventId: ctx.event.id, source: ctx.event.provider });
       outcome = 'processed';
     } else if (isInvoiceTransition(command)) {
-      const s = segment ?? InvoiceSegment.of(ctx.event.id, command);
-      if ((await s.outcomeOf(ctx)) === 'processed') outcome = 'processed';
+      const s = segment ?? invoiceSegment();
+      if (!segment) s.add(ctx.event.id, command);
+      if ((await s.outcomeOf(ctx.event.id, ctx)) === 'processed') outcome = 'processed';
     } else if ((await applyBilling(ctx, command)) === 'processed') outcome = 'processed';
   }
   await recordSignals(ctx.sql, signals);
@@ -52,10 +60,10 @@ export async function applyCommands(ctx: ApplyContext, commands: InboundCommand[
  */
 export function planSegments(events: { id: string; commands: InboundCommand[] }[]): Map<string, InvoiceSegment> {
   const planned = new Map<string, InvoiceSegment>();
-  let segment = new InvoiceSegment();
+  let segment = invoiceSegment();
   const end = () => {
-    for (const id of segment.eventIds()) planned.set(id, segment);
-    segment = new InvoiceSegment();
+    for (const id of segment.ids()) planned.set(id, segment);
+    segment = invoiceSegment();
   };
   for (const { id, commands } of events) {
     const [only] = commands;
