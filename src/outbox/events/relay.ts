@@ -86,13 +86,20 @@ export async function relayOutbox(pool: pg.Pool, queue: Queue, limit = 500, feed
      claimed AS (
        SELECT o.id, o.tenant_id, o.type, o.subject, o.payload, o.created_at, o.sequence_subject, o.sequence
        FROM relayed r JOIN outbox_events o ON o.id = r.event_id),
+     -- The endpoints the new deliveries name, key-shared in id order before any is inserted: the inserts'
+     -- foreign-key checks would otherwise take them in the order the rows are made, and meet a removal
+     -- (a workspace's, an endpoint's) taking them in id order (docs/concurrency.md, step 11).
+     endpoints AS MATERIALIZED (
+       SELECT e.id, e.tenant_id, e.events, e.filter_paths FROM webhook_endpoints e
+       WHERE e.tenant_id IN (SELECT tenant_id FROM claimed) AND e.enabled
+       ORDER BY e.id FOR KEY SHARE),
      delivered AS (
        INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, outbox_event_id, event_type, envelope, sequence_subject, sequence,
                                        status, next_attempt_at, queued_at, created_at, updated_at)
        SELECT gen_random_uuid(), c.tenant_id, e.id, c.id, c.type,
               ${ENVELOPE}, c.sequence_subject, c.sequence,
               'pending', now(), now(), now(), now()
-       FROM claimed c JOIN webhook_endpoints e ON e.tenant_id = c.tenant_id AND e.enabled AND c.type = ANY(e.events)
+       FROM claimed c JOIN endpoints e ON e.tenant_id = c.tenant_id AND c.type = ANY(e.events)
                            AND ${passesFilterSql('c.type', 'c.payload')}
        ON CONFLICT (outbox_event_id, endpoint_id) DO NOTHING
        RETURNING id, endpoint_id, tenant_id)
