@@ -246,11 +246,14 @@ for (const n of perSize ? SIZES : []) {
     let peak = idle;
     const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(pid))), 50);
     const started = Date.now();
-    const res = await fetch(`${base}/graphql`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ query: 'mutation { trainChurnModel(activate: false) { modelVersion samples } }' }),
-    });
+    const train = () =>
+      fetch(`${base}/graphql`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ query: 'mutation { trainChurnModel(activate: false) { modelVersion samples } }' }),
+      });
+    // Asked again once: the connection kept alive from the export may have been closed by the server meanwhile.
+    const res = await train().catch(train);
     const body = await res.text();
     clearInterval(sampler);
     const seconds = (Date.now() - started) / 1000;
