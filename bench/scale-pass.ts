@@ -2,6 +2,8 @@
 // resident memory sampled is the pass's alone (lib.ts withRss), as a worker process would hold it:
 // - `scoring`: the daily pass as a worker runs it (queue every customer not computed for a day, then drain
 //   in batches of SCORING_BATCH_SIZE with SCORING_CONCURRENCY lanes), as bench/scoring.ts measures it;
+// - `training`: churn training on the labels of TENANT_ID, not put in use (as `trainChurnModel(activate:
+//   false)` trains it);
 // - `retention`: the retention pass as the worker runs it (batches of 1,000, 100 batches a kind and pass,
 //   passes repeated while behind), its clock RETENTION_AHEAD_DAYS ahead, so that what is older than the
 //   window minus those days is due at once; stopped after RETENTION_MAX_S seconds.
@@ -9,6 +11,7 @@
 import pg from 'pg';
 import { createPool } from '../src/db/prisma.ts';
 import { runRetention } from '../src/lifecycle/retention.ts';
+import { trainChurnModel } from '../src/scoring/training.ts';
 import { createScoringLoop } from '../src/scoring/drain.ts';
 import { createScorer } from '../src/scoring/recompute.ts';
 import { withRss } from './lib.ts';
@@ -28,6 +31,14 @@ if (mode === 'scoring') {
   const r = await withRss(async () => {
     const { queued } = await loop.daily();
     return { queued, computed: await loop.drain() };
+  });
+  console.log(`RESULT ${JSON.stringify({ ...r.result, seconds: r.seconds, rssStart: r.rssStart, rssMax: r.rssMax, rssEnd: r.rssEnd })}`);
+  await pool.end();
+} else if (mode === 'training') {
+  const pool = createPool(url, 4);
+  const r = await withRss(async () => {
+    const t = await trainChurnModel(pool, process.env.TENANT_ID!, { activate: false });
+    return { samples: t.samples, outcome: t.kind };
   });
   console.log(`RESULT ${JSON.stringify({ ...r.result, seconds: r.seconds, rssStart: r.rssStart, rssMax: r.rssMax, rssEnd: r.rssEnd })}`);
   await pool.end();
@@ -51,6 +62,6 @@ if (mode === 'scoring') {
   console.log(`RESULT ${JSON.stringify({ ...r.result, seconds: r.seconds, rssStart: r.rssStart, rssMax: r.rssMax, rssEnd: r.rssEnd })}`);
   await pool.end();
 } else {
-  throw new Error(`scale-pass: no mode ${mode} (scoring, retention)`);
+  throw new Error(`scale-pass: no mode ${mode} (scoring, training, retention)`);
 }
 process.exit(0);

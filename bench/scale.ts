@@ -117,9 +117,29 @@ interface PassResult {
   computed?: number;
   processed?: Record<string, number>;
   finished?: boolean;
+  samples?: number;
+  outcome?: string;
 }
 const passes: (PassResult & { size: number; mode: 'scoring' | 'retention'; load: number })[] = [];
-let trained: { size: number; samples: number; seconds: number; idle: number; peak: number; load: number } | undefined;
+let trained: (PassResult & { size: number; load: number }) | undefined;
+
+/** A worker pass (bench/scale-pass.ts) in a process of its own, under tsx as bench/scoring.ts runs its pass. */
+async function pass(mode: 'scoring' | 'training' | 'retention', env: Record<string, string> = {}): Promise<PassResult> {
+  const child = await startProcess(
+    ['bench/scale-pass.ts', mode],
+    {
+      DATABASE_URL: url,
+      RETENTION_AHEAD_DAYS: String(RETENTION_AHEAD_DAYS),
+      RETENTION_MAX_S: process.env.BENCH_SCALE_RETENTION_MAX_S ?? '600',
+      ...env,
+    },
+    /RESULT (\{.*\})\n/,
+    { fromSource: true, readyTimeoutMs: 3_600_000 },
+  );
+  const result = JSON.parse(/RESULT (\{.*\})\n/.exec(child.output)![1]!) as PassResult;
+  await new Promise((r) => (child.child.exitCode === null ? child.child.once('exit', r) : r(null)));
+  return result;
+}
 const tenantRows: TenantsRow[] = [];
 
 // Without a stage of its own, no size is loaded (a run of `tenants` alone).
@@ -229,8 +249,14 @@ for (const n of perSize ? SIZES : []) {
     }
   }
 
+  // Gone before the next size's process starts, which may draw the same port.
+  const exited = new Promise((r) => service.child.once('exit', r));
+  service.child.kill('SIGTERM');
+  await exited;
+
   if (runs('training', n) && !trained && n >= LABELS) {
-    // Labels for training, half of them churned.
+    // Labels for training, half of them churned. Trained in a process of its own, as the API would train it
+    // (a request of more than REQUEST_TIMEOUT_MS is cut off there: docs/scaling.md).
     const db = new pg.Client(url);
     await db.connect();
     await db.query(
@@ -241,50 +267,16 @@ for (const n of perSize ? SIZES : []) {
     );
     await db.query('ANALYZE churn_outcomes');
     await db.end();
-    const pid = service.child.pid!;
-    const idle = rssMiB(pid);
-    let peak = idle;
-    const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(pid))), 50);
-    const started = Date.now();
-    const train = () =>
-      fetch(`${base}/graphql`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ query: 'mutation { trainChurnModel(activate: false) { modelVersion samples } }' }),
-      });
-    // Asked again once: the connection kept alive from the export may have been closed by the server meanwhile.
-    const res = await train().catch(train);
-    const body = await res.text();
-    clearInterval(sampler);
-    const seconds = (Date.now() - started) / 1000;
-    const samples = (JSON.parse(body) as { data?: { trainChurnModel?: { samples: number } } }).data?.trainChurnModel?.samples;
-    if (!samples) throw new Error(`training: ${body.slice(0, 400)}`);
-    trained = { size: n, samples, seconds, idle, peak, load: load1() };
+    const r = await pass('training', { TENANT_ID: tenant.id });
+    trained = { size: n, load: load1(), ...r };
     console.log('training', trained);
   }
 
-  // Gone before the next size's process starts, which may draw the same port.
-  const exited = new Promise((r) => service.child.once('exit', r));
-  service.child.kill('SIGTERM');
-  await exited;
-
   for (const mode of ['scoring', 'retention'] as const) {
     if (!runs(mode, n)) continue;
-    const pass = await startProcess(
-      ['bench/scale-pass.ts', mode],
-      {
-        DATABASE_URL: url,
-        RETENTION_AHEAD_DAYS: String(RETENTION_AHEAD_DAYS),
-        RETENTION_MAX_S: process.env.BENCH_SCALE_RETENTION_MAX_S ?? '600',
-      },
-      /RESULT (\{.*\})\n/,
-      // Under tsx, as bench/scoring.ts runs its pass.
-      { fromSource: true, readyTimeoutMs: 3_600_000 },
-    );
-    const result = JSON.parse(/RESULT (\{.*\})\n/.exec(pass.output)![1]!) as PassResult;
+    const result = await pass(mode);
     passes.push({ size: n, mode, ...result, load: load1() });
     console.log(mode, n, result);
-    await new Promise((r) => (pass.child.exitCode === null ? pass.child.once('exit', r) : r(null)));
   }
   writeAll();
 }
@@ -347,7 +339,7 @@ function writeAll() {
     ...passes.map(passRow),
     '',
     trained
-      ? `Churn training through the API (\`trainChurnModel\`) on ${trained.samples.toLocaleString('en')} labels of the ${trained.size.toLocaleString('en')}-customer tenant: ${trained.seconds.toFixed(1)} s, API RSS ${mib(trained)} MiB (load avg ${trained.load}).`
+      ? `Churn training (\`trainChurnModel\`, not put in use) in a process of its own on ${trained.samples?.toLocaleString('en')} labels of the ${trained.size.toLocaleString('en')}-customer tenant (${trained.outcome}): ${trained.seconds.toFixed(1)} s, RSS ${trained.rssStart} → ${trained.rssEnd} (max ${trained.rssMax}) MiB (load avg ${trained.load}).`
       : 'Churn training: not run.',
     '',
     ...(tenantRows.length
