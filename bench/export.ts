@@ -4,11 +4,10 @@
 // not grow with the export. The client reads each stream as it arrives and keeps nothing; the servers'
 // resident memory and CPU are sampled from /proc throughout. Whole-table buffering would need at least the
 // export's size on top of the idle process.
-import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { createPrisma } from '../src/db/prisma.ts';
 import { issueApiKey } from '../src/services/api-keys.ts';
-import { freshDatabase, insertCustomers, rssMiB, serviceEnv, startProcess, writeResult } from './lib.ts';
+import { freshDatabase, insertCustomers, measureStream as measure, serviceEnv, startProcess, writeResult } from './lib.ts';
 
 const url = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/chs_bench_export';
 const CUSTOMERS = Number(process.env.BENCH_CUSTOMERS ?? 100_000);
@@ -43,34 +42,6 @@ async function seed(n: number): Promise<string> {
 const tenantId = await seed(CUSTOMERS);
 const prisma = createPrisma({ url, poolSize: 2 });
 const { secret } = await issueApiKey(prisma, { tenantId, name: 'bench' });
-
-/** CPU seconds (user + system) a process has used, from /proc. */
-const cpuSeconds = (pid: number) => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-};
-
-/** Streams `target` to nowhere, sampling the server's RSS; the client keeps only counts. */
-async function measure(name: string, pid: number, target: string, headers: Record<string, string> = {}) {
-  const idle = rssMiB(pid);
-  const cpu0 = cpuSeconds(pid);
-  let peak = idle;
-  const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(pid))), 20);
-  const started = Date.now();
-  const res = await fetch(target, { headers });
-  let bytes = 0;
-  let lines = 0;
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    bytes += chunk.length;
-    for (const b of chunk) if (b === 10) lines++;
-  }
-  clearInterval(sampler);
-  peak = Math.max(peak, rssMiB(pid));
-  const seconds = (Date.now() - started) / 1000;
-  const r = { name, status: res.status, lines, mib: bytes / 1048576, seconds, idle, peak, cpu: cpuSeconds(pid) - cpu0 };
-  console.log(r);
-  return r;
-}
 
 const port = 3950 + Math.floor(Math.random() * 40);
 const service = await startProcess(['src/main.ts', 'api'], serviceEnv(url, { PORT: String(port) }), /listening on/);

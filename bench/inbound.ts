@@ -9,14 +9,10 @@ import { createPrisma } from '../src/db/prisma.ts';
 import {
   BENCH_ENCRYPTION_KEY as ENCRYPTION_KEY,
   alternate,
-  cpuMicros,
+  drainInbox,
   freshDatabase,
   load,
-  load1,
-  machineCpu,
-  machineDelta,
   machineTable,
-  type Measured,
   report,
   rssMiB,
   signedStripeInvoices,
@@ -124,67 +120,18 @@ const overload = await load(`same, offered at 2x (${offered}/s) from 400 connect
   pids: [api.child.pid!],
 });
 
-/**
- * `workers` worker processes (one alone, unless asked) work through the backlog the load left behind;
- * stopped once the backlog is applied. CPU per event is that of all the workers.
- */
-async function drainBacklog(name: string, workers = 1): Promise<{ m: Measured; rss: number }> {
-  const db = createPrisma({ url, poolSize: 2 });
-  const received = () => db.inboxEvent.count({ where: { status: 'received' } });
-  const processedBefore = await db.inboxEvent.count({ where: { status: { in: ['processed', 'ignored'] } } });
-  const backlog = await received();
-  const started = Date.now();
-  const processes = await Promise.all(
-    Array.from({ length: workers }, () =>
-      startProcess(
-        ['src/main.ts', 'worker'],
-        {
-          ...common,
-          ...(process.env.BENCH_PREFETCH ? { WORKER_PREFETCH: process.env.BENCH_PREFETCH } : {}),
-          DATABASE_POOL_SIZE: process.env.BENCH_POOL ?? '24',
-        },
-        /worker started/,
-      ),
-    ),
-  );
-  const cpuOfWorkers = () => processes.reduce((sum, w) => sum + cpuMicros(w.child.pid!), 0);
-  const drainStart = Date.now();
-  const workerCpuBefore = cpuOfWorkers();
-  const machineBefore = machineCpu();
-  while ((await received()) > 0 && Date.now() - drainStart < 300_000) await new Promise((r) => setTimeout(r, 250));
-  const drainSeconds = (Date.now() - drainStart) / 1000;
-  const workerCpu = cpuOfWorkers() - workerCpuBefore;
-  const machine = machineDelta(machineBefore, machineCpu());
-  const rss = Math.max(...processes.map((w) => rssMiB(w.child.pid!)));
-  const loadAvg = load1();
-  // Applied or, for an out-of-order event (an invoice already paid), kept as ignored.
-  const processed = (await db.inboxEvent.count({ where: { status: { in: ['processed', 'ignored'] } } })) - processedBefore;
-  await db.$disconnect();
-  await Promise.all(
-    processes.map((w) => {
-      const exited = new Promise((r) => w.child.once('exit', r));
-      w.child.kill('SIGTERM');
-      return exited;
-    }),
-  );
-  return {
-    rss,
-    m: {
-      name: `${name} (${backlog} events, startup ${((drainStart - started) / 1000).toFixed(1)} s excluded)`,
-      total: processed,
-      rps: Math.round(processed / drainSeconds),
-      p50: 0,
-      p99: 0,
-      errors: 0,
-      non2xx: 0,
-      bytes: 0,
-      cpuUs: Math.round(workerCpu / Math.max(processed, 1)),
-      cpuTotalUs: workerCpu,
-      loadAvg,
-      machine,
+/** `workers` worker processes (one alone, unless asked) work through the backlog the load left behind (lib.ts drainInbox). */
+const drainBacklog = (name: string, workers = 1) =>
+  drainInbox(
+    url,
+    {
+      ...common,
+      ...(process.env.BENCH_PREFETCH ? { WORKER_PREFETCH: process.env.BENCH_PREFETCH } : {}),
+      DATABASE_POOL_SIZE: process.env.BENCH_POOL ?? '24',
     },
-  };
-}
+    name,
+    workers,
+  );
 
 const { m: drain, rss: workerRss } = await drainBacklog('one worker draining the backlog, invoice.created');
 // The same, for invoices going draft → open → paid: three events per invoice, moments apart, in the same

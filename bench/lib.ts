@@ -79,7 +79,7 @@ export function startProcess(
   args: string[],
   env: Record<string, string>,
   ready: RegExp,
-  opts: { plainNode?: boolean; fromSource?: boolean; root?: string } = {},
+  opts: { plainNode?: boolean; fromSource?: boolean; root?: string; readyTimeoutMs?: number } = {},
 ): Promise<{ child: ChildProcess; output: string }> {
   // The service and the bare baselines run compiled, under plain Node, as `npm run start:prod` runs; from
   // source through tsx's loader, as `npm start` runs, with `fromSource` or BENCH_TSX=1. Either way Node
@@ -97,7 +97,7 @@ export function startProcess(
   });
   let output = '';
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`not ready:\n${output}`)), 120_000);
+    const timer = setTimeout(() => reject(new Error(`not ready:\n${output}`)), opts.readyTimeoutMs ?? 120_000);
     const on = (c: Buffer) => {
       output += c.toString();
       if (ready.test(output)) {
@@ -115,6 +115,47 @@ export function startProcess(
 export function rssMiB(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Math.round(Number(m[1]) / 1024) : NaN;
+}
+
+/**
+ * Runs `work` in this process with its resident memory sampled every 250 ms: wall time, and RSS in MiB at
+ * the start, the end and the highest sample. What a worker's pass costs in memory, when the pass runs here.
+ */
+export async function withRss<T>(work: () => Promise<T>) {
+  const rss: number[] = [process.memoryUsage().rss];
+  const sampler = setInterval(() => rss.push(process.memoryUsage().rss), 250);
+  const started = Date.now();
+  const result = await work();
+  const seconds = (Date.now() - started) / 1000;
+  clearInterval(sampler);
+  rss.push(process.memoryUsage().rss);
+  const mb = (b: number) => Math.round(b / 1048576);
+  return { result, seconds, rssStart: mb(rss[0]!), rssMax: mb(Math.max(...rss)), rssEnd: mb(rss.at(-1)!) };
+}
+
+/**
+ * Reads the stream `target` answers to its end, keeping only counts, while the server `pid`'s RSS is
+ * sampled every 20 ms and its CPU time read before and after: an export's cost in time and memory.
+ */
+export async function measureStream(name: string, pid: number, target: string, headers: Record<string, string> = {}) {
+  const idle = rssMiB(pid);
+  const cpu0 = cpuMicros(pid);
+  let peak = idle;
+  const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(pid))), 20);
+  const started = Date.now();
+  const res = await fetch(target, { headers });
+  let bytes = 0;
+  let lines = 0;
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    bytes += chunk.length;
+    for (const b of chunk) if (b === 10) lines++;
+  }
+  clearInterval(sampler);
+  peak = Math.max(peak, rssMiB(pid));
+  const seconds = (Date.now() - started) / 1000;
+  const r = { name, status: res.status, lines, mib: bytes / 1048576, seconds, idle, peak, cpu: (cpuMicros(pid) - cpu0) / 1e6 };
+  console.log(r);
+  return r;
 }
 
 /** CPU time (user + system) a process has used so far, in microseconds, from /proc (Linux, 100 ticks/s). */
@@ -431,4 +472,67 @@ export async function insertCustomers(db: { query(text: string, values: unknown[
    FROM generate_series(1, $2) g`,
     [tenantId, n],
   );
+}
+
+/**
+ * `workers` worker processes (`src/main.ts worker` with `env`) started on the inbox backlog of the
+ * database at `url`, and stopped once nothing is left received (or after 300 s): events applied a second
+ * and the workers' CPU per event, their startup excluded, and their largest RSS at the end.
+ */
+export async function drainInbox(
+  url: string,
+  env: Record<string, string>,
+  name: string,
+  workers = 1,
+): Promise<{ m: Measured; rss: number; backlog: number }> {
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  const count = async (statuses: string[]) =>
+    Number((await db.query('SELECT count(*)::int AS n FROM inbox_events WHERE status::text = ANY($1)', [statuses])).rows[0].n);
+  const received = () => count(['received']);
+  // Applied or, for an out-of-order event (an invoice already paid), kept as ignored.
+  const done = () => count(['processed', 'ignored']);
+  const processedBefore = await done();
+  const backlog = await received();
+  const started = Date.now();
+  const processes = await Promise.all(
+    Array.from({ length: workers }, () => startProcess(['src/main.ts', 'worker'], env, /worker started/)),
+  );
+  const cpuOfWorkers = () => processes.reduce((sum, w) => sum + cpuMicros(w.child.pid!), 0);
+  const drainStart = Date.now();
+  const workerCpuBefore = cpuOfWorkers();
+  const machineBefore = machineCpu();
+  while ((await received()) > 0 && Date.now() - drainStart < 300_000) await new Promise((r) => setTimeout(r, 250));
+  const drainSeconds = (Date.now() - drainStart) / 1000;
+  const workerCpu = cpuOfWorkers() - workerCpuBefore;
+  const machine = machineDelta(machineBefore, machineCpu());
+  const rss = Math.max(...processes.map((w) => rssMiB(w.child.pid!)));
+  const loadAvg = load1();
+  const processed = (await done()) - processedBefore;
+  await db.end();
+  await Promise.all(
+    processes.map((w) => {
+      const exited = new Promise((r) => w.child.once('exit', r));
+      w.child.kill('SIGTERM');
+      return exited;
+    }),
+  );
+  return {
+    rss,
+    backlog,
+    m: {
+      name: `${name} (${backlog} events, startup ${((drainStart - started) / 1000).toFixed(1)} s excluded)`,
+      total: processed,
+      rps: Math.round(processed / drainSeconds),
+      p50: 0,
+      p99: 0,
+      errors: 0,
+      non2xx: 0,
+      bytes: 0,
+      cpuUs: Math.round(workerCpu / Math.max(processed, 1)),
+      cpuTotalUs: workerCpu,
+      loadAvg,
+      machine,
+    },
+  };
 }

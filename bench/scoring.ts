@@ -7,7 +7,7 @@ import { createPool } from '../src/db/prisma.ts';
 import { createScoringLoop } from '../src/scoring/drain.ts';
 import { createScorer } from '../src/scoring/recompute.ts';
 import { customerRows } from '../src/services/customer-rows.ts';
-import { freshDatabase, writeResult } from './lib.ts';
+import { freshDatabase, withRss, writeResult } from './lib.ts';
 
 const url = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/chs_bench';
 const CUSTOMERS = Number(process.env.BENCH_CUSTOMERS ?? 100_000);
@@ -96,26 +96,13 @@ const loop = createScoringLoop(pool, createScorer(pool, customerRows.saveScores)
 });
 
 async function pass(label: string) {
-  const rss: number[] = [];
-  const sampler = setInterval(() => rss.push(process.memoryUsage().rss), 250);
-  const started = Date.now();
-  const { queued } = await loop.daily();
-  const computed = await loop.drain();
-  const seconds = (Date.now() - started) / 1000;
-  clearInterval(sampler);
-  const mb = (b: number) => Math.round(b / 1048576);
-  const result = {
-    label,
-    queued,
-    computed,
-    seconds,
-    perSecond: Math.round(computed / seconds),
-    rssStart: mb(rss[0] ?? process.memoryUsage().rss),
-    rssMax: mb(Math.max(...rss)),
-    rssEnd: mb(rss.at(-1) ?? process.memoryUsage().rss),
-  };
-  console.log(result);
-  return result;
+  const { result, seconds, rssStart, rssMax, rssEnd } = await withRss(async () => {
+    const { queued } = await loop.daily();
+    return { queued, computed: await loop.drain() };
+  });
+  const r = { label, ...result, seconds, perSecond: Math.round(result.computed / seconds), rssStart, rssMax, rssEnd };
+  console.log(r);
+  return r;
 }
 
 // First pass: every customer is new to scoring (inserts). Then, a day later, the steady daily pass
