@@ -12,7 +12,7 @@
 // same run: each measurement is taken of one build after the other, the order turning each round, for
 // BENCH_ROUNDS rounds (default 2).
 import { durationS, startApi, statusList, successRate, twoTenants, url } from './budgets.ts';
-import { insertCustomers, load, type Measured, writeResult } from './lib.ts';
+import { insertChurnLabels, insertCustomers, load, type Measured, writeResult } from './lib.ts';
 import pg from 'pg';
 
 const EXPORTS = Number(process.env.BENCH_FAIRNESS_EXPORTS ?? 16);
@@ -35,13 +35,7 @@ const { a, b } = await twoTenants();
 const admin = new pg.Client({ connectionString: url });
 await admin.connect();
 await insertCustomers(admin, a.tenantId, A_CUSTOMERS);
-// Labels for training, half of them churned.
-await admin.query(
-  `INSERT INTO churn_outcomes (id, tenant_id, customer_id, churned, at, source, created_at)
-   SELECT gen_random_uuid(), c.tenant_id, c.id, (row_number() OVER () % 2 = 0), now() - interval '1 day', 'api', now()
-   FROM (SELECT id, tenant_id FROM customers WHERE tenant_id = $1 ORDER BY id LIMIT $2) c`,
-  [a.tenantId, LABELS],
-);
+await insertChurnLabels(admin, a.tenantId, LABELS);
 await admin.query('ANALYZE');
 await admin.end();
 

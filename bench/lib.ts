@@ -474,6 +474,16 @@ export async function insertCustomers(db: { query(text: string, values: unknown[
   );
 }
 
+/** Churn labels for `n` of the tenant's customers, half of them churned, as training reads them. */
+export async function insertChurnLabels(db: { query(text: string, values: unknown[]): Promise<unknown> }, tenantId: string, n: number) {
+  await db.query(
+    `INSERT INTO churn_outcomes (id, tenant_id, customer_id, churned, at, source, created_at)
+     SELECT gen_random_uuid(), c.tenant_id, c.id, (row_number() OVER () % 2 = 0), now() - interval '1 day', 'api', now()
+     FROM (SELECT id, tenant_id FROM customers WHERE tenant_id = $1 ORDER BY id LIMIT $2) c`,
+    [tenantId, n],
+  );
+}
+
 /**
  * `workers` worker processes (`src/main.ts worker` with `env`) started on the inbox backlog of the
  * database at `url`, and stopped once nothing is left received (or after 300 s): events applied a second

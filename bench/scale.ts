@@ -16,7 +16,18 @@
 import pg from 'pg';
 import { issueApiKey } from '../src/services/api-keys.ts';
 import { createPrisma } from '../src/db/prisma.ts';
-import { alternate, freshDatabase, load1, type Measured, measureStream, rssMiB, serviceEnv, startProcess, writeResult } from './lib.ts';
+import {
+  alternate,
+  freshDatabase,
+  insertChurnLabels,
+  load1,
+  type Measured,
+  measureStream,
+  rssMiB,
+  serviceEnv,
+  startProcess,
+  writeResult,
+} from './lib.ts';
 import { manyTenants, type TenantsRow } from './scale-tenants.ts';
 
 const url = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/chs_bench';
@@ -261,12 +272,7 @@ for (const n of perSize ? SIZES : []) {
     // (a request of more than REQUEST_TIMEOUT_MS is cut off there: docs/scaling.md).
     const db = new pg.Client(url);
     await db.connect();
-    await db.query(
-      `INSERT INTO churn_outcomes (id, tenant_id, customer_id, churned, at, source, created_at)
-       SELECT gen_random_uuid(), c.tenant_id, c.id, (row_number() OVER () % 2 = 0), now() - interval '1 day', 'api', now()
-       FROM (SELECT id, tenant_id FROM customers WHERE tenant_id = $1 ORDER BY id LIMIT $2) c`,
-      [tenant.id, LABELS],
-    );
+    await insertChurnLabels(db, tenant.id, LABELS);
     await db.query('ANALYZE churn_outcomes');
     await db.end();
     const r = await pass('training', { TENANT_ID: tenant.id });

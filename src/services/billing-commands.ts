@@ -6,7 +6,7 @@ import { churnOutcomeRows } from './churn.ts';
 import { customerForProviderAccount } from './customers.ts';
 import { resolveCustomer } from './customer-match.ts';
 import { canMove, EVENT_FOR_STATUS } from './invoice-state.ts';
-import { invoiceOfPayment, latestPaymentOf, rememberPayments } from './invoice-payments.ts';
+import { invoiceOfPayment, latestPaymentOf, type PaymentOfInvoice, rememberPayments } from './invoice-payments.ts';
 import { findOrCreateInvoices, type FoundInvoice, invoiceIdOf, type InvoiceInput, type InvoiceRow, moveInvoices } from './invoices.ts';
 import { saveSubscription, type SubscriptionFacts, subscriptionOf } from './subscriptions.ts';
 import type { ApplyContext, Outcome } from './inbound-context.ts';
@@ -43,7 +43,6 @@ export interface InvoiceTransition {
 /** The one event that ties a payment to its invoice (a payment processor's newer API versions). */
 export interface InvoicePaymentPaid {
   kind: 'invoice.payment_paid';
-  tenantId: string;
   invoiceExternalId: string;
   paymentId: string;
 }
@@ -101,6 +100,10 @@ export const isInvoiceTransition = (c: { kind: string }): c is InvoiceTransition
  */
 export const touchesNoInvoice = (c: { kind: string }): boolean => c.kind === 'subscription.changed';
 
+/** The payments an invoice names, as they are remembered for it. */
+const paymentsOf = (tenantId: string, invoiceExternalId: string, paymentIds: string[]): PaymentOfInvoice[] =>
+  paymentIds.map((paymentId) => ({ tenantId, invoiceExternalId, paymentId }));
+
 /** A billing command other than an invoice transition (those go through their segment: inbound-commands.ts). */
 export async function applyBilling(ctx: ApplyContext, command: Exclude<BillingCommand, InvoiceTransition>): Promise<Outcome> {
   switch (command.kind) {
@@ -114,7 +117,7 @@ export async function applyBilling(ctx: ApplyContext, command: Exclude<BillingCo
       });
       return 'processed';
     case 'invoice.payment_paid':
-      await rememberPayments(ctx.sql, ctx.event.provider, [command]);
+      await rememberPayments(ctx.sql, ctx.event.provider, paymentsOf(ctx.event.tenantId, command.invoiceExternalId, [command.paymentId]));
       return 'processed';
     case 'invoice.payment_failed':
       return paymentFailed(ctx, command);
@@ -204,9 +207,7 @@ export const invoiceSegment = (): InvoiceSegment =>
     await rememberPayments(
       ctx.sql,
       ctx.event.provider,
-      entries.flatMap(({ item: t }) =>
-        t.payments.map((paymentId) => ({ tenantId: t.input.tenantId, invoiceExternalId: t.input.externalId, paymentId })),
-      ),
+      entries.flatMap(({ item: t }) => paymentsOf(t.input.tenantId, t.input.externalId, t.payments)),
     );
     const outcomes = new Map<string, Outcome>();
     for (const wave of waves(entries, ({ item: t }) => `${t.input.tenantId}:${t.input.externalId}`))
@@ -220,11 +221,7 @@ async function paymentFailed(ctx: ApplyContext, c: InvoicePaymentFailed): Promis
   const [{ invoice, created }] = (await findOrCreateInvoices(sql, event.provider, [c.input])) as [FoundInvoice];
   // First heard of by its failed payment: announced created before the failure (applyTransitions).
   if (created) ctx.outbox.push(invoiceEvent('invoice.created', invoice));
-  await rememberPayments(
-    sql,
-    event.provider,
-    c.payments.map((paymentId) => ({ tenantId, invoiceExternalId: c.input.externalId, paymentId })),
-  );
+  await rememberPayments(sql, event.provider, paymentsOf(tenantId, c.input.externalId, c.payments));
   // A current-version invoice names no payment; one paid before (invoice_payment.paid) may be remembered.
   // Failing that, the provider's invoice id is the one reference the event gives to the failed attempt.
   const paymentId = c.payments[0] ?? (await latestPaymentOf(sql, tenantId, event.provider, c.input.externalId)) ?? c.input.externalId;
@@ -267,12 +264,7 @@ async function refunded(ctx: ApplyContext, c: ChargeRefunded): Promise<Outcome> 
     accountIds: [c.account],
     emailDomain: c.emailDomain,
   });
-  if (c.invoiceExternalId)
-    await rememberPayments(
-      sql,
-      event.provider,
-      c.paymentIds.map((paymentId) => ({ tenantId, invoiceExternalId: c.invoiceExternalId!, paymentId })),
-    );
+  if (c.invoiceExternalId) await rememberPayments(sql, event.provider, paymentsOf(tenantId, c.invoiceExternalId, c.paymentIds));
   const invoiceExternal = c.invoiceExternalId ?? (await invoiceOfPayment(sql, tenantId, event.provider, c.paymentIds));
   const invoiceId = invoiceExternal ? await invoiceIdOf(sql, tenantId, event.provider, invoiceExternal) : null;
   ctx.outbox.push(

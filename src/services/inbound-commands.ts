@@ -4,6 +4,7 @@ import {
   type BillingCommand,
   type InvoiceSegment,
   invoiceSegment,
+  type InvoiceTransition,
   isInvoiceTransition,
   touchesNoInvoice,
 } from './billing-commands.ts';
@@ -43,13 +44,19 @@ export async function applyCommands(ctx: ApplyContext, commands: InboundCommand[
       signals.push({ ...command.signal, tenantId: ctx.event.tenantId, customerId, inboxEventId: ctx.event.id, source: ctx.event.provider });
       outcome = 'processed';
     } else if (isInvoiceTransition(command)) {
-      const s = segment ?? invoiceSegment();
-      if (!segment) s.add(ctx.event.id, command);
+      const s = segment ?? alone(ctx.event.id, command);
       if ((await s.outcomeOf(ctx.event.id, ctx)) === 'processed') outcome = 'processed';
     } else if ((await applyBilling(ctx, command)) === 'processed') outcome = 'processed';
   }
   await recordSignals(ctx.sql, signals);
   return outcome;
+}
+
+/** An invoice transition applied on its own: a segment of one. */
+function alone(eventId: string, t: InvoiceTransition): InvoiceSegment {
+  const segment = invoiceSegment();
+  segment.add(eventId, t);
+  return segment;
 }
 
 /**

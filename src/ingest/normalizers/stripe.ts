@@ -69,11 +69,11 @@ const paymentOfInvoicePayment = (ip: any): string | null =>
   idOf(ip?.payment?.payment_intent) ?? idOf(ip?.payment?.charge) ?? idOf(ip?.payment?.payment_record);
 
 /** `invoice_payment.paid` (API 2025-03-31 and later): the one event that ties a payment to its invoice. */
-function invoicePaymentPaid(event: StoredEvent, o: any): BillingCommand[] {
+function invoicePaymentPaid(_: StoredEvent, o: any): BillingCommand[] {
   const invoiceExternalId = idOf(o?.invoice);
   const paymentId = paymentOfInvoicePayment(o);
   if (!invoiceExternalId || !paymentId) return [];
-  return [{ kind: 'invoice.payment_paid', tenantId: event.tenantId, invoiceExternalId, paymentId }];
+  return [{ kind: 'invoice.payment_paid', invoiceExternalId, paymentId }];
 }
 
 /** What a new invoice is made of, from the event's invoice object and the status it is created in. */
