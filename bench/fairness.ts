@@ -88,6 +88,8 @@ const graphqlOnce = (base: string) => async () => {
   return Object.values(body.data).reduce((n, c) => n + c.nodes.length, 0);
 };
 
+// The deprecated mutation, which every build measured answers: a training of 5,000 labels ends within the
+// time it waits for (about 20 s).
 const trainingOnce = (base: string) => async () => {
   const res = await fetch(`${base}/graphql`, {
     method: 'POST',
@@ -134,6 +136,14 @@ async function loopMaxMs(base: string): Promise<number> {
 type Api = Awaited<ReturnType<typeof startApi>> & { label: string };
 
 const rows: string[] = [];
+/** B's p99 per build and load (`alone`, or a scenario), one entry per round. */
+const p99s = new Map<string, number[]>();
+const keep = (api: Api, load: string, m: Measured) =>
+  p99s.set(`${api.label}\u0000${load}`, [...(p99s.get(`${api.label}\u0000${load}`) ?? []), m.p99]);
+const median = (xs: number[]) => {
+  const s = [...xs].sort((x, y) => x - y);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
 const row = (api: Api, round: number, m: Measured, load: string, alone: Measured | undefined, loop: string, got = '–') =>
   `| ${round} | ${api.label} | ${load} | ${m.rps} | ${successRate(m)} % (${statusList(m)}) | ${m.p50} | ${m.p99} | ${alone ? `${(m.p99 / Math.max(alone.p99, 1)).toFixed(1)}×` : '–'} | ${loop} | ${m.cpuUs ?? '–'} | ${m.loadAvg ?? '–'} | ${got} |`;
 // Shedding on event-loop delay off: what is measured is how the process shares itself, not what it refuses.
@@ -149,6 +159,7 @@ for (const api of apis) {
 async function measure(api: Api, round: number, scenario: string | null, alone?: Measured): Promise<Measured> {
   if (!scenario) {
     const m = await reads(api, `B alone (${api.label})`);
+    keep(api, 'alone', m);
     rows.push(row(api, round, m, 'B alone', undefined, `${await loopMaxMs(api.base)} ms`));
     return m;
   }
@@ -163,6 +174,7 @@ async function measure(api: Api, round: number, scenario: string | null, alone?:
   const loop = `${await loopMaxMs(api.base)} ms`;
   done = true;
   const got = await work;
+  keep(api, scenario, beside);
   rows.push(
     row(
       api,
@@ -187,11 +199,30 @@ for (let round = 1; round <= ROUNDS; round++) {
 }
 for (const api of apis) api.stop();
 
+// One round's p99 is the tenth-slowest of B's thousand answers, so it moves by a factor of two between rounds
+// on a quiet machine: the verdict is taken on the medians over the rounds.
+const summary = apis.flatMap((api) => {
+  const alone = median(p99s.get(`${api.label}\u0000alone`)!);
+  return [
+    `| ${api.label} | B alone | ${alone} | – |`,
+    ...SCENARIOS.map((scenario) => {
+      const beside = median(p99s.get(`${api.label}\u0000${scenario}`)!);
+      return `| ${api.label} | beside ${heavy[scenario]!.what} | ${beside} | ${(beside / Math.max(alone, 1)).toFixed(1)}× |`;
+    }),
+  ];
+});
+
 writeResult(`Fair share of CPU: heavy work beside reads (${LABEL})`, [
   `Tenant B: \`GET /api/v1/customers?limit=50\`, 10 connections paced at 100/s, ${durationS} s. Tenant A (Scale, ${A_CUSTOMERS.toLocaleString('en')} customers) meanwhile, one kind of heavy work at a time. One API process per build, default settings but for rate limits and shedding on event-loop delay out of the way; the builds take turns, over the same database. "Loop held" is the longest event-loop delay the process saw during B's run; "API CPU" is the API process's CPU time (its threads' included, A's work too) per request of B's.`,
   '',
   '| round | build | B’s load | req/s | success (answers) | p50 ms | p99 ms | p99 against B alone | loop held, max | API CPU µs per B request | load avg | A got meanwhile |',
   '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ...rows,
+  '',
+  `Medians over the ${ROUNDS} rounds:`,
+  '',
+  '| build | B’s load | p99 ms, median | against B alone |',
+  '|---|---|---|---|',
+  ...summary,
 ]);
 process.exit(0);

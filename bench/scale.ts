@@ -136,6 +136,38 @@ interface PassResult {
 }
 const passes: (PassResult & { size: number; mode: 'scoring' | 'retention'; load: number })[] = [];
 let trained: (PassResult & { size: number; load: number }) | undefined;
+let trainedByApi: (Awaited<ReturnType<typeof trainThroughApi>> & { size: number; load: number }) | undefined;
+
+/**
+ * A training as a tenant starts it (GraphQL `startChurnTraining`, not put in use, so the scoring pass after
+ * it finds nothing queued by it), then read every 2 s until it has ended: how long the request took to be
+ * answered, and how long the training ran.
+ */
+async function trainThroughApi(base: string, headers: Record<string, string>) {
+  const gql = async (query: string, variables: object = {}) => {
+    const res = await fetch(`${base}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
+    const body = (await res.json()) as {
+      data?: Record<string, { id: string; status: string; result: { samples: number; kind: string } | null }>;
+    };
+    if (!body.data) throw new Error(`training through the API: ${res.status} ${JSON.stringify(body)}`);
+    return Object.values(body.data)[0]!;
+  };
+  const fields = 'id status result { samples kind }';
+  const started = performance.now();
+  let run = await gql(`mutation { startChurnTraining(activate: false, wait: true) { ${fields} } }`);
+  const answeredS = (performance.now() - started) / 1000;
+  while (run.status === 'running') {
+    await new Promise((r) => setTimeout(r, 2000));
+    run = await gql(`query($id: UUID!) { churnTraining(id: $id) { ${fields} } }`, { id: run.id });
+  }
+  return {
+    answeredS,
+    endedS: (performance.now() - started) / 1000,
+    status: run.status,
+    samples: run.result?.samples,
+    kind: run.result?.kind,
+  };
+}
 
 /** A worker pass (bench/scale-pass.ts) in a process of its own, under tsx as bench/scoring.ts runs its pass. */
 async function pass(mode: 'scoring' | 'training' | 'retention', env: Record<string, string> = {}): Promise<PassResult> {
@@ -262,19 +294,25 @@ for (const n of perSize ? SIZES : []) {
     }
   }
 
-  // Gone before the next size's process starts, which may draw the same port.
-  const exited = new Promise((r) => service.child.once('exit', r));
-  service.child.kill('SIGTERM');
-  await exited;
-
-  if (runs('training', n) && !trained && n >= LABELS) {
-    // Labels for training, half of them churned. Trained in a process of its own, as the API would train it
-    // (a request of more than REQUEST_TIMEOUT_MS is cut off there: docs/scaling.md).
+  const trainingHere = runs('training', n) && !trained && n >= LABELS;
+  if (trainingHere) {
+    // Labels for training, half of them churned: trained first through the API, as a tenant trains, then
+    // in a process of its own for its memory alone.
     const db = new pg.Client(url);
     await db.connect();
     await insertChurnLabels(db, tenant.id, LABELS);
     await db.query('ANALYZE churn_outcomes');
     await db.end();
+    trainedByApi = { size: n, ...(await trainThroughApi(base, headers)), load: load1() };
+    console.log('training through the API', trainedByApi);
+  }
+
+  // Gone before the next size's process starts, which may draw the same port.
+  const exited = new Promise((r) => service.child.once('exit', r));
+  service.child.kill('SIGTERM');
+  await exited;
+
+  if (trainingHere) {
     const r = await pass('training', { TENANT_ID: tenant.id });
     trained = { size: n, load: load1(), ...r };
     console.log('training', trained);
@@ -353,6 +391,10 @@ function writeAll() {
     trained
       ? `Churn training (\`trainChurnModel\`, not put in use) in a process of its own on ${trained.samples?.toLocaleString('en')} labels of the ${trained.size.toLocaleString('en')}-customer tenant (${trained.outcome}): ${trained.seconds.toFixed(1)} s, RSS ${trained.rssStart} → ${trained.rssEnd} (max ${trained.rssMax}) MiB (load avg ${trained.load}).`
       : 'Churn training: not run.',
+    '',
+    trainedByApi
+      ? `The same training through the API (\`startChurnTraining(activate: false)\`, which waits about 20 s, then read every 2 s): answered in ${trainedByApi.answeredS.toFixed(1)} s, ${trainedByApi.status} (${trainedByApi.kind ?? '–'}, ${trainedByApi.samples?.toLocaleString('en') ?? '–'} labels) after ${trainedByApi.endedS.toFixed(1)} s (load avg ${trainedByApi.load}).`
+      : 'Churn training through the API: not run.',
     '',
     ...(tenantRows.length
       ? [

@@ -93,6 +93,9 @@ export async function compose(config: Config, opts: ComposeOptions) {
     workspaceDeletionDelayDays: config.lifecycle.workspaceDeletionDelayDays,
     fitter,
     cpuShare,
+    onError: (err, what) => log.error({ err }, what),
+    // A request waiting for a training answers well before the server would close its idle socket.
+    trainingWaitMs: Math.max(0, Math.min(20_000, config.http.requestTimeoutMs - 5_000)),
     exportPages: exportThreads && ((tenantId, job) => exportThreads.run(tenantId, job)),
     circuit: config.webhooks.circuit,
   });
@@ -152,7 +155,11 @@ export async function compose(config: Config, opts: ComposeOptions) {
     async close() {
       await inbox.close();
       outbound.close();
+      // Trainings under way end at their next step, a fit when the fitter closes; each stores that it was
+      // interrupted while the database is still open.
+      const trainingsStopped = services.churn.stopTrainings();
       await fitter.close();
+      await trainingsStopped;
       await exportThreads?.close();
       await changes.close();
       if (!opts.queue) await queue.close();

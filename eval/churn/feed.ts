@@ -216,7 +216,21 @@ export async function label(app: FastifyInstance, t: Tenant, outcomes: { id: str
   for (const o of outcomes) await call(app, t, 'POST', `/customers/${o.id}/churn-outcome`, { churned: o.churned });
 }
 
-export const train = (app: FastifyInstance, t: Tenant) => call(app, t, 'POST', '/churn-model/train');
+/**
+ * Trains as a client does: a training that outlives the request (202) is read at its `Location` until it
+ * has ended. Answers the training's figures.
+ */
+export async function train(app: FastifyInstance, t: Tenant) {
+  const res = await app.inject({ method: 'POST', url: '/api/v1/churn-model/train', headers: { 'x-api-key': t.apiKey } });
+  if (res.statusCode === 200) return res.json();
+  if (res.statusCode !== 202) throw new Error(`POST /churn-model/train: ${res.statusCode} ${res.body.slice(0, 300)}`);
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const run = await call(app, t, 'GET', String(res.headers.location).replace('/api/v1', ''));
+    if (run.status === 'succeeded') return run.result;
+    if (run.status === 'failed') throw new Error(`the training failed: ${run.error.code} ${run.error.message}`);
+  }
+}
 export const resetModel = (app: FastifyInstance, t: Tenant) => call(app, t, 'DELETE', '/churn-model');
 export const model = (app: FastifyInstance, t: Tenant) => call(app, t, 'GET', '/churn-model');
 

@@ -5,7 +5,7 @@
 // service said on the last day before that outcome — the churn probability, 100 − the health score and
 // each dimension — so no figure uses anything the service learned after the fact, except where a model
 // trained on these same labels was already in use on that day (then the probabilities' figures flatter it).
-// With --train it also fits a model on the labels without putting it in use (trainChurnModel with
+// With --train it also fits a model on the labels without putting it in use (startChurnTraining with
 // activate: false) and prints its out-of-fold figures beside the default's; that stores a model version
 // and an audit record, nothing else.
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -138,22 +138,36 @@ export async function evaluateLive(base: string, key: string, opts: { train: boo
   }
 
   if (opts.train) {
-    const res = await fetch(new URL('/graphql', base), {
-      method: 'POST',
-      headers: { 'X-API-Key': key, 'Content-Type': 'application/json', Accept: 'application/graphql-response+json' },
-      body: JSON.stringify({
-        query:
-          'mutation EvaluateChurnTraining { trainChurnModel(activate: false) { modelVersion kind eligible holdout auc brier baselineModelVersion baselineAuc baselineBrier } }',
-      }),
-    });
-    const body = (await res.json()) as {
-      data?: { trainChurnModel: Record<string, number | string | boolean> };
-      errors?: { message: string; extensions?: { code?: string } }[];
+    const graphql = async (query: string, variables: object = {}) => {
+      const res = await fetch(new URL('/graphql', base), {
+        method: 'POST',
+        headers: { 'X-API-Key': key, 'Content-Type': 'application/json', Accept: 'application/graphql-response+json' },
+        body: JSON.stringify({ query, variables }),
+      });
+      return (await res.json()) as {
+        data?: Record<
+          string,
+          { id: string; status: string; result: Record<string, number | string | boolean> | null; error: { code: string } | null }
+        >;
+        errors?: { message: string; extensions?: { code?: string } }[];
+      };
     };
+    const fields =
+      'id status error { code } result { modelVersion kind eligible holdout auc brier baselineModelVersion baselineAuc baselineBrier }';
+    // Started, then read until it has ended: training on many labels outlives a request.
+    let body = await graphql(`mutation EvaluateChurnTraining { run: startChurnTraining(activate: false, wait: true) { ${fields} } }`);
+    while (body.data?.run?.status === 'running') {
+      await new Promise((r) => setTimeout(r, 2000));
+      body = await graphql(`query EvaluatedChurnTraining($id: UUID!) { run: churnTraining(id: $id) { ${fields} } }`, {
+        id: body.data.run.id,
+      });
+    }
+    const failed = body.data?.run?.error;
+    if (failed) body = { errors: [{ message: failed.code, extensions: { code: failed.code } }] };
     if (!body.data) {
       lines.push(`## Training`, '', `Not trained: ${body.errors?.map((e) => e.extensions?.code ?? e.message).join(', ')}.`, '');
     } else {
-      const t = body.data.trainChurnModel;
+      const t = body.data.run!.result!;
       lines.push(
         '## A model trained on these labels, out of fold (stored, not put in use)',
         '',

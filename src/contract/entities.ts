@@ -11,6 +11,7 @@ import {
   CHANGE_SOURCE_TYPES,
   CIRCUIT_STATES,
   CHURN_MODEL_KINDS,
+  TRAINING_STATUSES,
   DELIVERY_STATUSES,
   DIMENSIONS,
   HEALTH_STATUSES,
@@ -398,6 +399,21 @@ export const churnTraining = z.object({
   ...modelMetrics.shape,
 });
 
+export const churnTrainingRun = z
+  .object({
+    id: uuid,
+    status: z.enum(TRAINING_STATUSES),
+    activate: z.boolean().describe('Whether the model is put in use when it may be.'),
+    started_at: time,
+    finished_at: time.nullable(),
+    result: churnTraining.nullable().describe('Once `succeeded`.'),
+    error: z
+      .object({ code: str.describe('The error code a request would have been refused with, e.g. `not_enough_data`.'), message: str })
+      .nullable()
+      .describe('Once `failed`: nothing was stored.'),
+  })
+  .describe('A churn training from its start to its model or its failure; kept at least 90 days from its start.');
+
 export const churnOutcome = z.object({ customer_id: uuid, churned: z.boolean(), at: time, source: str, created_at: time });
 
 export const auditEvent = z
@@ -450,6 +466,7 @@ export const COMPONENTS = {
   churnPrediction: component('ChurnPrediction', churnPrediction),
   churnModel: component('ChurnModel', churnModel),
   churnTraining: component('ChurnTraining', churnTraining),
+  churnTrainingRun: component('ChurnTrainingRun', churnTrainingRun),
   churnOutcome: component('ChurnOutcome', churnOutcome),
   alert: component('Alert', alert),
   webhookEndpoint: component('WebhookEndpoint', webhookEndpoint),

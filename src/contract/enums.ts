@@ -31,6 +31,9 @@ export const PROVIDERS = ['stripe', 'github', 'slack', 'discord', 'intercom', 'm
  */
 export const CHURN_MODEL_KINDS = ['default', 'trained', 'calibrated_default'] as const;
 export type ChurnModelKind = (typeof CHURN_MODEL_KINDS)[number];
+/** Where a churn training stands: fitting, its model stored, or failed with an error code. */
+export const TRAINING_STATUSES = ['running', 'succeeded', 'failed'] as const;
+export type TrainingStatus = (typeof TRAINING_STATUSES)[number];
 /**
  * How an endpoint's deliveries are signed (docs/receiving-webhooks.md): `v0`, our own headers and hex HMAC,
  * the default; `standard`, the Standard Webhooks headers with `v1,` HMAC and `v1a,` Ed25519 signatures.

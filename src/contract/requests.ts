@@ -30,6 +30,7 @@ export const pageQuery = z.object({
 });
 
 export const customerParams = z.object({ customer_id: uuid });
+export const trainingParams = z.object({ training_id: uuid });
 
 export const healthChangeQuery = pageQuery.extend({
   since: time.describe('Changes computed at or after this time.').optional(),
@@ -179,6 +180,9 @@ export const usageEventsInput = z.strictObject({
     )
     .min(1)
     .max(MAX_USAGE_EVENTS),
+});
+export const preferHeaders = z.object({
+  prefer: z.string().max(1000).optional().describe('`respond-async`: answer 202 at once, without waiting for the result.'),
 });
 export const idempotencyHeaders = z.object({ 'idempotency-key': z.string().min(1).max(255).optional() });
 

@@ -51,6 +51,16 @@ describe('a fair share of the process for heavy work', () => {
     expect(part).toBeLessThan(0.3);
   });
 
+  it('charges the whole time of a heavy GraphQL operation’s statements, as it charges a page read', async () => {
+    const { cpu, load, waits, advance } = onFakeClock(0.25, 50);
+    load.began('b', 'api');
+    for (let i = 0; i < 50; i++) await cpu.statement('a', async () => void advance(40));
+    const waited = waits.reduce((a, b) => a + b, 0);
+    const part = 2000 / (2000 + waited);
+    expect(part).toBeGreaterThan(0.2);
+    expect(part).toBeLessThan(0.3);
+  });
+
   it('does not hold the tenant whose own request is the only one running', async () => {
     const { load, waits, step } = onFakeClock();
     load.began('a', 'api');

@@ -34,7 +34,8 @@ export interface CpuShare {
    * Runs one database statement of a tenant's heavy GraphQL operation, at most HEAVY_STATEMENTS_AT_ONCE of
    * the tenant's at once, the others waiting in order. Such an operation runs its fields side by side (ten
    * aliased searches, each with its count), so two of them would otherwise take every connection of the
-   * pool, and every other tenant's one-statement reads would queue behind theirs.
+   * pool, and every other tenant's one-statement reads would queue behind theirs. Each statement's whole
+   * time is charged as `read` charges a page: the cores it keeps busy are the ones the others wait for.
    */
   statement<T>(tenantId: string, run: () => Promise<T>): Promise<T>;
 }
@@ -134,7 +135,13 @@ export function createCpuShare(opts: CpuShareOptions = DEFAULT_CPU_SHARE): CpuSh
       if (!metered) return run();
       const release = await statements(tenantId, 1);
       try {
-        return await run();
+        await inShare(tenantId);
+        const started = now();
+        try {
+          return await run();
+        } finally {
+          charge(tenantId, now() - started);
+        }
       } finally {
         release();
       }

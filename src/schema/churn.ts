@@ -1,6 +1,8 @@
-import { CHURN_MODEL_KINDS, type ChurnModelKind } from '../contract/enums.ts';
+import { CHURN_MODEL_KINDS, type ChurnModelKind, TRAINING_STATUSES } from '../contract/enums.ts';
 import { MODEL_FEATURES, type ChurnModel as Model, DEFAULT_MODEL } from '../scoring/churn-model.ts';
 import type { TrainResult as TrainResultView } from '../scoring/training.ts';
+import type { TrainingRun } from '../scoring/training-runs.ts';
+import { DomainError, isErrorCode } from '../errors.ts';
 import type { ActiveModelRow } from '../services/churn.ts';
 import { builder } from './builder.ts';
 import { RiskLevel } from './enums.ts';
@@ -250,6 +252,51 @@ const TrainResult = builder.objectRef<TrainResultView>('ChurnTrainingResult').im
   }),
 });
 
+const TrainingStatus = builder.enumType('ChurnTrainingStatus', {
+  description: 'running: fitting; succeeded: its model is stored (`result`); failed: `error` says why, nothing was stored.',
+  values: TRAINING_STATUSES,
+});
+
+const TrainingError = builder.objectRef<{ code: string; message: string }>('ChurnTrainingError').implement({
+  fields: (t) => ({
+    code: t.exposeString('code', { description: 'The error code a request would have been refused with, e.g. `not_enough_data`.' }),
+    message: t.exposeString('message'),
+  }),
+});
+
+const TrainingRunRef = builder.objectRef<TrainingRun>('ChurnTrainingRun').implement({
+  description:
+    'A churn training from its start to its model or its failure. Training on thousands of labels can take minutes; start it with `startChurnTraining` and read it here.',
+  fields: (t) => ({
+    id: t.field({ type: 'UUID', resolve: (r) => r.id }),
+    status: t.field({ type: TrainingStatus, resolve: (r) => r.status }),
+    activate: t.exposeBoolean('activate', { description: 'Whether the model is put in use when it may be.' }),
+    startedAt: t.field({ type: 'DateTime', resolve: (r) => r.startedAt }),
+    finishedAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => r.finishedAt }),
+    result: t.field({ type: TrainResult, nullable: true, description: 'Once succeeded.', resolve: (r) => r.result }),
+    error: t.field({ type: TrainingError, nullable: true, description: 'Once failed.', resolve: (r) => r.error }),
+  }),
+});
+
+builder.queryField('churnTraining', (t) =>
+  t.field({
+    type: TrainingRunRef,
+    nullable: true,
+    description: 'One of the tenant’s churn trainings (kept at least 90 days from its start); null when it has none of that id.',
+    args: { id: t.arg({ type: 'UUID' }) },
+    resolve: async (_r, args, ctx) => ctx.services.churn.training(requireCapability(ctx, 'read').tenantId, args.id),
+  }),
+);
+
+builder.queryField('latestChurnTraining', (t) =>
+  t.field({
+    type: TrainingRunRef,
+    nullable: true,
+    description: 'The tenant’s latest churn training, running or ended; null before its first.',
+    resolve: async (_r, _a, ctx) => ctx.services.churn.latestTraining(requireCapability(ctx, 'read').tenantId),
+  }),
+);
+
 builder.queryField('churnModel', (t) =>
   t.field({
     type: ChurnModelRef,
@@ -273,13 +320,40 @@ const ChurnOutcome = builder.prismaObject('ChurnOutcome', {
 });
 
 builder.mutationFields((t) => ({
+  startChurnTraining: t.field({
+    type: TrainingRunRef,
+    description:
+      'Starts fitting the tenant’s churn model on its labelled customers (the latest label of each); needs 20 churned and 20 retained, else `not_enough_data` at once. One training of a workspace runs at a time: another meanwhile is refused with `conflict`. With `activate: false` the model is stored and compared but not used until `activateChurnModel`. With `wait: true` the answer waits for the training’s end as long as a request may (about 20 s), and answers it still running after that; `churnTraining(id)` reads it later.',
+    args: {
+      activate: t.arg.boolean({ required: false, defaultValue: true }),
+      wait: t.arg.boolean({ required: false, defaultValue: false }),
+    },
+    resolve: async (_r, args, ctx) =>
+      ctx.services.churn.startTraining(actorOf(ctx, requireCapability(ctx, 'manage')), {
+        activate: args.activate ?? true,
+        wait: args.wait ?? false,
+      }),
+  }),
   trainChurnModel: t.field({
     type: TrainResult,
+    deprecationReason: 'Use startChurnTraining: a training longer than a request may wait is answered here only with an error.',
     description:
-      'Fits the tenant’s churn model on its labelled customers; needs 20 churned and 20 retained. With `activate: false` the model is stored and compared but not used until `activateChurnModel`. One training of a workspace runs at a time: another meanwhile is refused with `conflict`.',
+      'Fits the tenant’s churn model and answers its figures, waiting for them as long as a request may (about 20 s); a training that goes on past that is refused with `conflict`, naming the training to read with `churnTraining`.',
     args: { activate: t.arg.boolean({ required: false, defaultValue: true }) },
     resolve: async (_r, args, ctx) => {
-      return ctx.services.churn.train(actorOf(ctx, requireCapability(ctx, 'manage')), { activate: args.activate ?? true });
+      const run = await ctx.services.churn.startTraining(actorOf(ctx, requireCapability(ctx, 'manage')), {
+        activate: args.activate ?? true,
+        wait: true,
+      });
+      if (run.result) return run.result;
+      if (run.error) {
+        const code = isErrorCode(run.error.code) ? run.error.code : 'internal_error';
+        throw new DomainError(code, run.error.message, code === 'service_unavailable' ? { retryAfterSeconds: 60 } : {});
+      }
+      throw new DomainError(
+        'conflict',
+        `The training goes on past what this request may wait, as training ${run.id}; read its result with churnTraining(id: "${run.id}").`,
+      );
     },
   }),
   activateChurnModel: t.field({

@@ -11,6 +11,7 @@ import { mayReplaceDefault, type ModelKind } from './model-selection.ts';
 import { type Fitter, fitHere } from './fit-runner.ts';
 import { type CpuShare, unmetered } from '../runtime/cpu-share.ts';
 import { requestTenant } from './scoring-queue.ts';
+import { type TrainResult, trainingRuns } from './training-runs.ts';
 
 export const MIN_PER_CLASS = 20;
 const CHUNK = 1000;
@@ -18,29 +19,7 @@ const CHUNK = 1000;
 const STEP = 100;
 const DAY_MS = 86_400_000;
 
-export interface TrainResult {
-  modelVersion: string;
-  /** `trained` (its own slopes) or `calibrated_default` (the default's slopes, calibrated on the tenant's labels). */
-  kind: ModelKind;
-  trainedAt: Date;
-  samples: number;
-  churned: number;
-  holdout: number;
-  auc: number;
-  brier: number;
-  logLoss: number;
-  /** The regularisation strength cross-validation chose for the stored model. */
-  lambda: number | null;
-  /** Held-out customers in five groups by predicted probability: mean predicted against observed churn. */
-  reliability: { predicted: number; observed: number; count: number }[];
-  /** It did at least as well as the default coefficients on the held-out customers, so it may be put in use. */
-  eligible: boolean;
-  /** The model fitted with its own slopes, held out: stored only when it ranks at least as well as the default. */
-  trained: { auc: number; brier: number };
-  /** Whether it is now in use: eligible, and the caller asked for it to be used straight away. */
-  activated: boolean;
-  baseline: { modelVersion: string; auc: number; brier: number };
-}
+export type { TrainResult } from './training-runs.ts';
 
 interface Label {
   customer_id: string;
@@ -58,10 +37,12 @@ export async function vectors(
   labels: Label[],
   weights: ReturnType<typeof tenantWeights>,
   share: { tenantId: string; cpuShare: CpuShare } = { tenantId: '', cpuShare: unmetered },
+  signal?: AbortSignal,
 ): Promise<(number | null)[][]> {
   const sql = onPg(pool);
   const out: (number | null)[][] = [];
   for (let i = 0; i < labels.length; i += CHUNK) {
+    signal?.throwIfAborted();
     const chunk = labels.slice(i, i + CHUNK);
     const at = chunk.map((l): AsOf => ({ customerId: l.customer_id, asOf: new Date(l.at.getTime() - 1) }));
     const before = chunk.map((l): AsOf => ({ customerId: l.customer_id, asOf: new Date(l.at.getTime() - 1 - 30 * DAY_MS) }));
@@ -95,17 +76,53 @@ function vectorOf(
  */
 export type UseModel = (sql: Sql, tenantId: string, modelId: string) => Promise<void>;
 
+export interface TrainOptions {
+  now?: Date;
+  activate?: boolean;
+  fitter?: Fitter;
+  cpuShare?: CpuShare;
+  /** The training's row (training-runs.ts): its figures are stored with the model, in one transaction. */
+  runId?: string;
+  /** Ends the training between its steps (the service stopping), with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+const LATEST_LABELS = `SELECT DISTINCT ON (customer_id) customer_id, churned, at FROM churn_outcomes
+  WHERE tenant_id = $1 ORDER BY customer_id, created_at DESC, id DESC`;
+
+function enoughLabels(churned: number, stayed: number): void {
+  if (churned < MIN_PER_CLASS || stayed < MIN_PER_CLASS) {
+    throw new DomainError(
+      'not_enough_data',
+      `Training needs at least ${MIN_PER_CLASS} churned and ${MIN_PER_CLASS} retained labelled customers; this tenant has ${churned} and ${stayed}.`,
+    );
+  }
+}
+
+/**
+ * Refuses (422 `not_enough_data`) a training that would have too few labels, before it is started; counted
+ * among the trainings' outcomes as one that had too few.
+ */
+export async function checkLabels(sql: Sql, tenantId: string): Promise<void> {
+  const end = trainingDuration.startTimer();
+  const [c] = await sql.query<{ churned: number; stayed: number }>(
+    `SELECT count(*) FILTER (WHERE churned)::int AS churned, count(*) FILTER (WHERE NOT churned)::int AS stayed FROM (${LATEST_LABELS}) l`,
+    [tenantId],
+  );
+  try {
+    enoughLabels(c?.churned ?? 0, c?.stayed ?? 0);
+  } catch (e) {
+    end({ outcome: 'insufficient_labels' });
+    throw e;
+  }
+}
+
 /**
  * Fits the tenant's churn model on its labelled customers (the latest label of each), reports held-out
  * AUC and Brier score beside the default model's on the same customers, stores the model under a new
  * version and, when it does no worse than the default, puts it in use and queues every prediction.
  */
-export async function trainChurnModel(
-  pool: pg.Pool,
-  tenantId: string,
-  useModel: UseModel,
-  opts: { now?: Date; activate?: boolean; fitter?: Fitter; cpuShare?: CpuShare } = {},
-): Promise<TrainResult> {
+export async function trainChurnModel(pool: pg.Pool, tenantId: string, useModel: UseModel, opts: TrainOptions = {}): Promise<TrainResult> {
   const end = trainingDuration.startTimer();
   try {
     const result = await train(pool, tenantId, useModel, opts);
@@ -117,50 +134,37 @@ export async function trainChurnModel(
   }
 }
 
-async function train(
-  pool: pg.Pool,
-  tenantId: string,
-  useModel: UseModel,
-  opts: { now?: Date; activate?: boolean; fitter?: Fitter; cpuShare?: CpuShare },
-): Promise<TrainResult> {
+async function train(pool: pg.Pool, tenantId: string, useModel: UseModel, opts: TrainOptions): Promise<TrainResult> {
   const now = opts.now ?? new Date();
   const sql = onPg(pool);
-  const labels = await sql.query<Label>(
-    `SELECT DISTINCT ON (customer_id) customer_id, churned, at FROM churn_outcomes
-     WHERE tenant_id = $1 ORDER BY customer_id, created_at DESC, id DESC`,
-    [tenantId],
-  );
+  const labels = await sql.query<Label>(LATEST_LABELS, [tenantId]);
   const churned = labels.filter((l) => l.churned).length;
-  const stayed = labels.length - churned;
-  if (churned < MIN_PER_CLASS || stayed < MIN_PER_CLASS) {
-    throw new DomainError(
-      'not_enough_data',
-      `Training needs at least ${MIN_PER_CLASS} churned and ${MIN_PER_CLASS} retained labelled customers; this tenant has ${churned} and ${stayed}.`,
-    );
-  }
+  enoughLabels(churned, labels.length - churned);
   const [tenant] = await sql.query<{ scoring_weights: unknown }>('SELECT scoring_weights FROM tenants WHERE id = $1', [tenantId]);
   const cpuShare = opts.cpuShare ?? unmetered;
   const release = await cpuShare.hold(tenantId);
-  const raw = await vectors(pool, labels, tenantWeights(tenant?.scoring_weights), { tenantId, cpuShare }).finally(release);
+  const raw = await vectors(pool, labels, tenantWeights(tenant?.scoring_weights), { tenantId, cpuShare }, opts.signal).finally(release);
+  opts.signal?.throwIfAborted();
   const y = labels.map((l) => (l.churned ? 1 : 0));
   const keys = labels.map((l) => createHash('sha256').update(l.customer_id).digest('hex'));
   const fitter = opts.fitter ?? fitHere;
   const { kind, metrics, trained, baseline, eligible, reliability, calibration, stored, lambda } = await fitter(tenantId, { raw, y, keys });
   const activated = eligible && (opts.activate ?? true);
+  opts.signal?.throwIfAborted();
 
-  const version = await inTransaction(pool, async (tx) => {
+  return inTransaction(pool, async (tx) => {
     // One training at a time per tenant, so version numbers are never taken twice.
     await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`churn-train:${tenantId}`]);
     const [{ n }] = (await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM churn_models WHERE tenant_id = $1', [tenantId])) as [
       { n: number },
     ];
-    const v = `${kind === 'trained' ? 'trained' : 'calibrated-default'}-v${n + 1}`;
+    const version = `${kind === 'trained' ? 'trained' : 'calibrated-default'}-v${n + 1}`;
     const [row] = await tx.query<{ id: string }>(
       `INSERT INTO churn_models (id, tenant_id, version, intercept, coefficients, baseline, metrics, trained_at)
        VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7) RETURNING id`,
       [
         tenantId,
-        v,
+        version,
         stored.intercept,
         JSON.stringify(stored.coefficients),
         JSON.stringify(stored.baseline),
@@ -187,24 +191,24 @@ async function train(
       await useModel(tx, tenantId, row!.id);
       await requestTenant(tx, tenantId);
     }
-    return v;
+    const result: TrainResult = {
+      modelVersion: version,
+      kind,
+      trainedAt: now,
+      samples: labels.length,
+      churned,
+      holdout: labels.length,
+      ...metrics,
+      lambda,
+      reliability,
+      eligible,
+      trained: { auc: trained.auc, brier: trained.brier },
+      activated,
+      baseline,
+    };
+    if (opts.runId) await trainingRuns.succeed(tx, opts.runId, result);
+    return result;
   });
-
-  return {
-    modelVersion: version,
-    kind,
-    trainedAt: now,
-    samples: labels.length,
-    churned,
-    holdout: labels.length,
-    ...metrics,
-    lambda,
-    reliability,
-    eligible,
-    trained: { auc: trained.auc, brier: trained.brier },
-    activated,
-    baseline,
-  };
 }
 
 /**

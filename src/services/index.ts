@@ -47,6 +47,10 @@ export interface ServiceDeps {
   workspaceDeletionDelayDays: number;
   /** Where churn models are fitted (a thread of their own in the service); in the caller's thread when absent. */
   fitter?: Fitter;
+  /** How long a request may wait for a churn training to end before it is answered with the training running. */
+  trainingWaitMs?: number;
+  /** Told of failures of background work (a churn training) that no request is waiting to be answered with. */
+  onError?: (err: unknown, what: string) => void;
   /** The fair share of heavy work among tenants; unmetered when absent. */
   cpuShare?: CpuShare;
   /** Empties an erased customer's raw inbound bodies: the inbox's statement (src/ingest/inbox.ts). */
@@ -70,7 +74,14 @@ export function createServices(deps: ServiceDeps) {
     alerts: createAlertService({ pool }),
     apiKeys: createApiKeyService({ prisma }),
     audit: createAuditService({ prisma }),
-    churn: createChurnService({ pool, prisma, fitter: deps.fitter, cpuShare: deps.cpuShare }),
+    churn: createChurnService({
+      pool,
+      prisma,
+      fitter: deps.fitter,
+      cpuShare: deps.cpuShare,
+      onError: deps.onError,
+      trainingWaitMs: deps.trainingWaitMs,
+    }),
     customers: createCustomerService({ pool, prisma, tallies: customerTallies, emptyInboundBodies: deps.emptyInboundBodies }),
     customerReads: batchedReads(reads, createCustomerReads(reads, customerTallies)),
     healthChanges: createHealthChangeService({ pool }),

@@ -474,7 +474,7 @@ describe('error masking', () => {
     vi.stubEnv('NODE_ENV', 'development');
     const app = await createTestApp({ env: { NODE_ENV: 'development', ...env } });
     const key = await tenantWithKey(app.prisma);
-    app.services.churn.train = async () => {
+    app.services.churn.startTraining = async () => {
       throw new Error('connect ECONNREFUSED 10.1.2.3:5432 (internal detail)');
     };
     return { app, key };
@@ -487,7 +487,7 @@ describe('error masking', () => {
         method: 'POST',
         url: '/graphql',
         headers: { 'x-api-key': key.apiKey, ...json },
-        payload: '{"query":"mutation { trainChurnModel { modelVersion } }"}',
+        payload: '{"query":"mutation { startChurnTraining { id } }"}',
       });
       expect(res.json().errors[0].message).toBe('Unexpected error.');
       expect(res.body).not.toMatch(/ECONNREFUSED|originalError|stack|\.ts:\d+/);
@@ -506,7 +506,7 @@ describe('error masking', () => {
         method: 'POST',
         url: '/graphql',
         headers: { 'x-api-key': key.apiKey, ...json },
-        payload: '{"query":"mutation { trainChurnModel { modelVersion } }"}',
+        payload: '{"query":"mutation { startChurnTraining { id } }"}',
       });
       expect(res.json().errors[0].extensions.originalError.message).toMatch(/ECONNREFUSED/);
     } finally {

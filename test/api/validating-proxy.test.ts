@@ -216,6 +216,7 @@ describe('behind a validating proxy (Prism with --errors)', () => {
     expectStatus(await send('resetHealthWeights', 'DELETE', '/api/v1/health-weights', { headers: key }), 200);
     expectStatus(await send('getChurnModel', 'GET', '/api/v1/churn-model', { headers: key }), 200);
     expectStatus(await send('trainChurnModel', 'POST', '/api/v1/churn-model/train', { headers: key }), 422);
+    expectStatus(await send('getChurnTraining', 'GET', `/api/v1/churn-model/trainings/${randomUUID()}`, { headers: key }), 404);
     expectStatus(await send('resetChurnModel', 'DELETE', '/api/v1/churn-model', { headers: key }), 200);
     expectStatus(await send('listAuditEvents', 'GET', '/api/v1/audit-events?limit=5', { headers: key }), 200);
     // Streamed exports: NDJSON and CSV bodies as the description's media types.

@@ -470,6 +470,30 @@ describe('the dashboard', () => {
     await done(s);
   });
 
+  it('follows a training that outlives its request, on opening the page too, until it ends', async () => {
+    const w = await tenantWithKey(t.prisma, 'scale');
+    // A training another process runs, as the page finds it when opened.
+    const { rows } = await t.pool.query<{ id: string }>(
+      `INSERT INTO churn_trainings (id, tenant_id, activate) VALUES (gen_random_uuid(), $1, false) RETURNING id`,
+      [w.tenantId],
+    );
+    const owner = await userWithSession(t.prisma, t.sessions, w.tenantId, 'owner');
+    const s = await signIn(owner.email, owner.password);
+    await s.page.getByRole('link', { name: 'Scoring' }).click();
+    const card = s.page.getByRole('region', { name: 'Churn model' });
+    await card.getByText('Training on many labelled customers takes a few minutes', { exact: false }).waitFor();
+    expect(await card.getByRole('button', { name: 'Training…' }).isDisabled()).toBe(true);
+    await t.pool.query(
+      `UPDATE churn_trainings SET status = 'failed', finished_at = now(), error_code = 'service_unavailable',
+         error_message = 'The training was interrupted: the process running it stopped. Start it again.' WHERE id = $1`,
+      [rows[0]!.id],
+    );
+    // Read again every few seconds: the failure comes on screen, and training may be started again.
+    await card.getByText('Training failed: The training was interrupted', { exact: false }).waitFor({ timeout: 15_000 });
+    expect(await card.getByRole('button', { name: 'Train on my outcomes' }).isDisabled()).toBe(false);
+    await done(s);
+  });
+
   it('sets health weights that must add up to 100 %', async () => {
     const s = await signIn();
     await s.page.getByRole('link', { name: 'Scoring' }).click();

@@ -7,6 +7,7 @@ import { createTestApp, type TestApp } from '../support/app.ts';
 import { lockWaiters } from '../support/inbox.ts';
 import { customer, daysAgo, inactivityLabelledCustomers, type SignalSpec, tenantWithKey, userWithSession } from '../support/factories.ts';
 import { emptyBodiesAbout } from '../../src/ingest/inbox.ts';
+import { trainToEnd } from '../support/training.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -200,9 +201,9 @@ describe('the churn model', () => {
       data: specs.map((s) => ({ tenantId: w.tenantId, customerId: s.id, churned: s.churned, at: labelAt, source: 'api' })),
     });
 
-    const res = await send(w.apiKey, 'POST', '/api/v1/churn-model/train');
-    expect(res.statusCode).toBe(200);
-    const r = res.json();
+    const res = await trainToEnd(t.app, w.apiKey);
+    expect(res.status).toBe(200);
+    const r = res.body;
     expect(r).toMatchObject({
       model_version: 'trained-v1',
       kind: 'trained',
@@ -268,8 +269,16 @@ describe('the churn model', () => {
           payload: { query, variables },
         })
       ).json();
-    const trained = (await gql('mutation { trainChurnModel(activate: false) { modelVersion eligible activated auc baselineAuc } }')).data
-      .trainChurnModel;
+    let run = (await gql('mutation { startChurnTraining(activate: false, wait: true) { id status } }')).data.startChurnTraining;
+    while (run.status === 'running') {
+      await new Promise((r) => setTimeout(r, 100));
+      run = (await gql('query($id: UUID!) { churnTraining(id: $id) { id status } }', { id: run.id })).data.churnTraining;
+    }
+    const trained = (
+      await gql('query($id: UUID!) { churnTraining(id: $id) { result { modelVersion eligible activated auc baselineAuc } } }', {
+        id: run.id,
+      })
+    ).data.churnTraining.result;
     expect(trained).toMatchObject({ modelVersion: 'trained-v1', eligible: true, activated: false });
     expect((await gql('{ churnModel { kind } }')).data.churnModel.kind).toBe('default');
     expect((await send(w.apiKey, 'GET', '/api/v1/churn-model')).json().model_version).toBe('default-v2');
@@ -312,7 +321,7 @@ describe('the churn model', () => {
       });
       await t.prisma.churnOutcome.create({ data: { tenantId: w.tenantId, customerId: id, churned, at: daysAgo(1), source: 'api' } });
     }
-    const r = (await send(w.apiKey, 'POST', '/api/v1/churn-model/train')).json();
+    const r = (await trainToEnd(t.app, w.apiKey)).body;
     const [stored] = (
       await t.pool.query<{ metrics: { kind: string; trained: { auc: number } } }>('SELECT metrics FROM churn_models WHERE tenant_id = $1', [
         w.tenantId,

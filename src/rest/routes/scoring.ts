@@ -12,8 +12,11 @@ import {
   ResetChurnModelDocument,
   ResetHealthWeightsDocument,
   SetHealthWeightsDocument,
-  TrainChurnModelDocument,
+  ChurnTrainingDocument,
+  type ChurnTrainingRunDetailFragment,
+  StartChurnTrainingDocument,
 } from '../generated/operations.ts';
+import { DomainError, isErrorCode, notFound } from '../../errors.ts';
 import type { RestDeps } from '../deps.ts';
 
 // GraphQL lists the baseline's numbers beside the model's; REST groups them under `baseline`.
@@ -24,6 +27,19 @@ const baselineOf = (m: { baselineModelVersion: string; baselineAuc: number; base
 });
 const churnModel = (m: ChurnModelDetailFragment) =>
   serialize(COMPONENTS.churnModel.shape, { ...m, metrics: m.metrics && { ...m.metrics, baseline: baselineOf(m.metrics) } });
+
+const trainingResult = (r: NonNullable<ChurnTrainingRunDetailFragment['result']>) =>
+  serialize(COMPONENTS.churnTraining.shape, { ...r, baseline: baselineOf(r) });
+const trainingRun = (t: ChurnTrainingRunDetailFragment) =>
+  serialize(COMPONENTS.churnTrainingRun.shape, { ...t, result: t.result && { ...t.result, baseline: baselineOf(t.result) } });
+/** A training that failed is answered as the request would have been refused, had it failed at once. */
+const trainingError = (e: { code: string; message: string }) => {
+  const code = isErrorCode(e.code) ? e.code : 'internal_error';
+  return new DomainError(code, e.message, code === 'service_unavailable' ? { retryAfterSeconds: 60 } : {});
+};
+const trainingLocation = (id: string) => `/api/v1/churn-model/trainings/${id}`;
+/** How long a client is asked to wait before reading a running training again. */
+const TRAINING_RETRY_AFTER_S = 10;
 
 export async function scoringRoutes(fastify: FastifyInstance, { run, context }: RestDeps) {
   const app = fastify.withTypeProvider<ContractTypeProvider>();
@@ -108,13 +124,54 @@ export async function scoringRoutes(fastify: FastifyInstance, { run, context }: 
         operationId: 'trainChurnModel',
         summary: 'Train the churn model',
         description:
-          'Uses the latest label of each customer (`POST /customers/{id}/churn-outcome`, or a cancelled subscription). Needs 20 churned and 20 retained customers (else 422 `not_enough_data`). Every labelled customer is held out once (five-fold cross-validation) to measure AUC and Brier score, beside the default model on the same customers; the new model is put in use only when it does at least as well as the default, and every prediction is refreshed within a minute. One training of a workspace runs at a time (another meanwhile is a 409 `conflict`); a service busy training other workspaces answers 503 with `Retry-After`.',
-        response: { 200: COMPONENTS.churnTraining.ref, ...problemResponses(401, 403, 409, 422, 429) },
+          'Uses the latest label of each customer (`POST /customers/{id}/churn-outcome`, or a cancelled subscription). Needs 20 churned and 20 retained customers (else 422 `not_enough_data`). Every labelled customer is held out once (five-fold cross-validation) to measure AUC and Brier score, beside the default model on the same customers; the new model is put in use only when it does at least as well as the default, and every prediction is refreshed within a minute. One training of a workspace runs at a time (another meanwhile is a 409 `conflict`).\n\nThe answer waits for the training to end for about 20 seconds and is then its result (200). Training on thousands of labels takes longer: the training goes on, and the answer is a 202 with the training (`status: running`), its address in `Location` and `Retry-After`; read it there until it has succeeded or failed. Send `Prefer: respond-async` to have the 202 at once.',
+        headers: schemaOf(requests.preferHeaders),
+        response: {
+          200: COMPONENTS.churnTraining.ref,
+          202: {
+            ...COMPONENTS.churnTrainingRun.ref,
+            description: 'The training goes on: read it at `Location`.',
+            headers: {
+              location: { type: 'string', description: 'The training: `/api/v1/churn-model/trainings/{training_id}`.' },
+              'retry-after': { type: 'integer', description: 'Seconds to wait before reading it.' },
+            },
+          },
+          ...problemResponses(401, 403, 409, 422, 429, 503),
+        },
       },
     },
-    async (req) => {
-      const t = (await run(TrainChurnModelDocument, {}, context(req))).trainChurnModel;
-      return serialize(COMPONENTS.churnTraining.shape, { ...t, baseline: baselineOf(t) });
+    async (req, reply) => {
+      const respondAsync = /(^|[\s,;])respond-async(\s*($|[,;]))/i.test(req.headers.prefer ?? '');
+      const t = (await run(StartChurnTrainingDocument, { wait: !respondAsync }, context(req))).startChurnTraining;
+      if (t.result) return trainingResult(t.result);
+      if (t.error) throw trainingError(t.error);
+      if (respondAsync) reply.header('preference-applied', 'respond-async');
+      return reply
+        .code(202)
+        .header('location', trainingLocation(t.id))
+        .header('retry-after', String(TRAINING_RETRY_AFTER_S))
+        .send(trainingRun(t));
+    },
+  );
+
+  app.get(
+    '/churn-model/trainings/:training_id',
+    {
+      schema: {
+        tags: ['Scoring'],
+        operationId: 'getChurnTraining',
+        summary: 'Get a churn training',
+        description:
+          'A training started by `POST /churn-model/train`: `running`, `succeeded` with its `result` (the figures that call answers when it waits long enough), or `failed` with its `error`. Kept at least 90 days from its start. While it runs, the answer carries `Retry-After`.',
+        params: schemaOf(requests.trainingParams),
+        response: { 200: COMPONENTS.churnTrainingRun.ref, ...problemResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (req, reply) => {
+      const t = (await run(ChurnTrainingDocument, { id: req.params.training_id }, context(req))).churnTraining;
+      if (!t) throw notFound(`Churn training ${req.params.training_id}`);
+      if (t.status === 'running') reply.header('retry-after', String(TRAINING_RETRY_AFTER_S));
+      return trainingRun(t);
     },
   );
 

@@ -4,6 +4,7 @@ import { CalibrationChart } from '../../components/Charts.tsx';
 import { Dialog } from '../../components/Dialog.tsx';
 import { ErrorState, FormError, Loading } from '../../components/States.tsx';
 import { graphql } from '../../gql/index.ts';
+import type { ScoringSettingsQuery } from '../../gql/graphql.ts';
 import { DIMENSION_LABELS, formatDateTime } from '../../lib/format.ts';
 import { useViewer } from '../../lib/viewer.tsx';
 
@@ -18,10 +19,45 @@ export const WeightsFields = graphql(`
   }
 `);
 
+export const TrainingRunFields = graphql(`
+  fragment TrainingRunFields on ChurnTrainingRun {
+    id
+    status
+    error {
+      code
+      message
+    }
+    result {
+      modelVersion
+      kind
+      eligible
+      activated
+      auc
+      brier
+      baselineAuc
+      baselineBrier
+      baselineModelVersion
+      samples
+      churned
+      holdout
+      logLoss
+      lambda
+      reliability {
+        predicted
+        observed
+        count
+      }
+    }
+  }
+`);
+
 const ScoringDoc = graphql(`
   query ScoringSettings {
     healthWeights {
       ...WeightsFields
+    }
+    latestChurnTraining {
+      ...TrainingRunFields
     }
     churnModel {
       modelVersion
@@ -71,31 +107,25 @@ const ResetWeightsDoc = graphql(`
   }
 `);
 
-const TrainDoc = graphql(`
-  mutation TrainChurnModel {
-    trainChurnModel(activate: false) {
-      modelVersion
-      kind
-      eligible
-      activated
-      auc
-      brier
-      baselineAuc
-      baselineBrier
-      baselineModelVersion
-      samples
-      churned
-      holdout
-      logLoss
-      lambda
-      reliability {
-        predicted
-        observed
-        count
-      }
+// The mutation waits for a short training; a long one is read again until it has ended.
+const StartTrainingDoc = graphql(`
+  mutation StartTraining {
+    startChurnTraining(activate: false, wait: true) {
+      ...TrainingRunFields
     }
   }
 `);
+
+const TrainingProgressDoc = graphql(`
+  query TrainingProgress($id: UUID!) {
+    churnTraining(id: $id) {
+      ...TrainingRunFields
+    }
+  }
+`);
+
+/** How often a training still running is read again. */
+const TRAINING_POLL_MS = 3000;
 
 const ActivateModelDoc = graphql(`
   mutation ActivateChurnModel($modelVersion: String!) {
@@ -128,7 +158,7 @@ export function Scoring() {
         <h1>Scoring</h1>
       </div>
       <WeightsPanel weights={data.healthWeights} canManage={canManage} onSaved={reload} />
-      <ModelPanel model={data.churnModel} canManage={canManage} onChanged={reload} />
+      <ModelPanel model={data.churnModel} latest={data.latestChurnTraining ?? null} canManage={canManage} onChanged={reload} />
     </>
   );
 }
@@ -237,12 +267,39 @@ type Model = {
   } | null;
 };
 
-function ModelPanel({ model, canManage, onChanged }: { model: Model; canManage: boolean; onChanged: () => void }) {
-  const [train, doTrain] = useMutation(TrainDoc);
+type TrainingRun = NonNullable<ScoringSettingsQuery['latestChurnTraining']>;
+
+function ModelPanel({
+  model,
+  latest,
+  canManage,
+  onChanged,
+}: {
+  model: Model;
+  /** The workspace's latest training when the page was loaded: one still running is followed here too. */
+  latest: TrainingRun | null;
+  canManage: boolean;
+  onChanged: () => void;
+}) {
+  const [train, doTrain] = useMutation(StartTrainingDoc);
+  const started = train.data?.startChurnTraining ?? latest ?? undefined;
+  const [progress, readAgain] = useQuery({
+    query: TrainingProgressDoc,
+    variables: { id: started?.id ?? '' },
+    pause: !started || started.status !== 'running',
+    requestPolicy: 'network-only',
+  });
+  const run = progress.data?.churnTraining ?? started;
+  const training = train.fetching || run?.status === 'running';
+  useEffect(() => {
+    if (run?.status !== 'running' || progress.fetching) return;
+    const timer = setTimeout(() => readAgain({ requestPolicy: 'network-only' }), TRAINING_POLL_MS);
+    return () => clearTimeout(timer);
+  }, [run, progress.fetching, readAgain]);
   const [reset, doReset] = useMutation(ResetModelDoc);
   const [activate, doActivate] = useMutation(ActivateModelDoc);
   const [confirmReset, setConfirmReset] = useState(false);
-  const result = train.data?.trainChurnModel;
+  const result = run?.result;
   const inUse = result && model.modelVersion === result.modelVersion;
   return (
     <section className="card" aria-labelledby="model-title">
@@ -282,15 +339,25 @@ function ModelPanel({ model, canManage, onChanged }: { model: Model; canManage: 
       </p>
       {canManage ? (
         <span className="toolbar">
-          <button type="button" className="primary" disabled={train.fetching} onClick={() => doTrain({})}>
-            {train.fetching ? 'Training…' : 'Train on my outcomes'}
+          <button type="button" className="primary" disabled={training} onClick={() => doTrain({})}>
+            {training ? 'Training…' : 'Train on my outcomes'}
           </button>
           <button type="button" disabled={!model.trainedAt} onClick={() => setConfirmReset(true)}>
             Use the default model
           </button>
         </span>
       ) : null}
-      <FormError error={train.error} />
+      <FormError error={train.error ?? progress.error} />
+      {run?.status === 'running' ? (
+        <p className="muted small" role="status">
+          Training on many labelled customers takes a few minutes. You may leave this page: the result is shown here once it is ready.
+        </p>
+      ) : null}
+      {run?.error ? (
+        <p className="error" role="alert">
+          Training failed: {run.error.message}
+        </p>
+      ) : null}
       {result ? (
         <div className={`test-result ${result.eligible ? 'ok' : 'bad'}`} role="status">
           <strong>
@@ -302,8 +369,8 @@ function ModelPanel({ model, canManage, onChanged }: { model: Model; canManage: 
           </strong>
           {result.kind === 'calibrated_default' ? (
             <p className="small">
-              A model with its own slopes ranked held-out customers worse than the default, so this one keeps the default’s coefficients
-              and ranking and only calibrates its probabilities on your outcomes.
+              A model with its own slopes ranked held-out customers worse than the default, so this one keeps the default’s coefficients and
+              ranking and only calibrates its probabilities on your outcomes.
             </p>
           ) : null}
           <table className="table compact">
