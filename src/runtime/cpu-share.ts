@@ -127,6 +127,16 @@ export function createCpuShare(opts: CpuShareOptions = DEFAULT_CPU_SHARE): CpuSh
     const debt = debtOf(tenantId) + spent;
     owed.set(tenantId, { ms: othersBusy(tenantId) ? debt : Math.min(debt, opts.burstMs), at: now() });
   };
+  // A step that waits on the database: held while past the share, then charged its whole time.
+  const charged = async <T>(tenantId: string, step: () => Promise<T>): Promise<T> => {
+    await inShare(tenantId);
+    const started = now();
+    try {
+      return await step();
+    } finally {
+      charge(tenantId, now() - started);
+    }
+  };
   const hold = places(HEAVY_AT_ONCE);
   const statements = places(HEAVY_STATEMENTS_AT_ONCE);
   return {
@@ -135,13 +145,7 @@ export function createCpuShare(opts: CpuShareOptions = DEFAULT_CPU_SHARE): CpuSh
       if (!metered) return run();
       const release = await statements(tenantId, 1);
       try {
-        await inShare(tenantId);
-        const started = now();
-        try {
-          return await run();
-        } finally {
-          charge(tenantId, now() - started);
-        }
+        return await charged(tenantId, run);
       } finally {
         release();
       }
@@ -157,16 +161,7 @@ export function createCpuShare(opts: CpuShareOptions = DEFAULT_CPU_SHARE): CpuSh
         charge(tenantId, now() - started);
       }
     },
-    async read<T>(tenantId: string, step: () => Promise<T>): Promise<T> {
-      if (!metered) return step();
-      await inShare(tenantId);
-      const started = now();
-      try {
-        return await step();
-      } finally {
-        charge(tenantId, now() - started);
-      }
-    },
+    read: (tenantId, step) => (metered ? charged(tenantId, step) : step()),
   };
 }
 
