@@ -389,7 +389,7 @@ function writeAll() {
     ...passes.map(passRow),
     '',
     trained
-      ? `Churn training (\`trainChurnModel\`, not put in use) in a process of its own on ${trained.samples?.toLocaleString('en')} labels of the ${trained.size.toLocaleString('en')}-customer tenant (${trained.outcome}): ${trained.seconds.toFixed(1)} s, RSS ${trained.rssStart} → ${trained.rssEnd} (max ${trained.rssMax}) MiB (load avg ${trained.load}).`
+      ? `Churn training (not put in use) in a process of its own on ${trained.samples?.toLocaleString('en')} labels of the ${trained.size.toLocaleString('en')}-customer tenant (${trained.outcome}): ${trained.seconds.toFixed(1)} s, RSS ${trained.rssStart} → ${trained.rssEnd} (max ${trained.rssMax}) MiB (load avg ${trained.load}).`
       : 'Churn training: not run.',
     '',
     trainedByApi
