@@ -93,6 +93,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Set on the server rather than passed to it: given at creation it kept idle keep-alive sockets from
   // closing promptly on shutdown.
   app.server.headersTimeout = config.http.headersTimeoutMs;
+  // Before the requests in flight are waited for: one waiting for a churn training is answered at once, and
+  // the trainings end at their next step (the composition waits for them once the fitter is closed).
+  app.addHook('preClose', (done) => {
+    void deps.services.churn.stopTrainings();
+    done();
+  });
   app.decorateRequest('principal', null);
   app.decorateRequest('reauthenticate', null);
   // JSON only: any other body type is a 415, not a string that fails validation later.

@@ -162,12 +162,12 @@ export async function evaluateLive(base: string, key: string, opts: { train: boo
         id: body.data.run.id,
       });
     }
-    const failed = body.data?.run?.error;
+    const failed = body.data?.run?.error ?? (body.data && !body.data.run ? { code: 'not_found' } : null);
     if (failed) body = { errors: [{ message: failed.code, extensions: { code: failed.code } }] };
-    if (!body.data) {
+    if (!body.data?.run?.result) {
       lines.push(`## Training`, '', `Not trained: ${body.errors?.map((e) => e.extensions?.code ?? e.message).join(', ')}.`, '');
     } else {
-      const t = body.data.run!.result!;
+      const t = body.data.run.result;
       lines.push(
         '## A model trained on these labels, out of fold (stored, not put in use)',
         '',

@@ -35,7 +35,9 @@ export interface CpuShare {
    * the tenant's at once, the others waiting in order. Such an operation runs its fields side by side (ten
    * aliased searches, each with its count), so two of them would otherwise take every connection of the
    * pool, and every other tenant's one-statement reads would queue behind theirs. Each statement's whole
-   * time is charged as `read` charges a page: the cores it keeps busy are the ones the others wait for.
+   * time is charged as `read` charges a page: the cores it keeps busy are the ones the others wait for. That
+   * time includes its wait for a connection and for the cores, so a tenant is charged more, not less, on a
+   * busy machine, when the others most need it to hold back; its two statements at once are charged each.
    */
   statement<T>(tenantId: string, run: () => Promise<T>): Promise<T>;
 }

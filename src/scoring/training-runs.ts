@@ -141,12 +141,14 @@ export const trainingRuns = {
 
   /**
    * Stores a training's figures, in the transaction that stores its model, so that the two commit together.
-   * A training already taken as interrupted throws: its model is not stored either.
+   * A training already read as interrupted (marked so, or not marked alive for INTERRUPTED_AFTER_MS) throws:
+   * its model is not stored either, so what a reader was told stays true.
    */
   async succeed(sql: Sql, id: string, result: TrainResult): Promise<void> {
     const rows = await sql.query(
-      `UPDATE churn_trainings SET status = 'succeeded', finished_at = now(), result = $2 WHERE id = $1 AND status = 'running' RETURNING id`,
-      [id, JSON.stringify(result)],
+      `UPDATE churn_trainings SET status = 'succeeded', finished_at = now(), result = $2
+       WHERE id = $1 AND status = 'running' AND alive_at >= now() - make_interval(secs => $3) RETURNING id`,
+      [id, JSON.stringify(result), INTERRUPTED_AFTER_MS / 1000],
     );
     if (rows.length === 0) throw new DomainError(INTERRUPTED.code, INTERRUPTED.message);
   },

@@ -64,7 +64,10 @@ export function createChurnService(deps: {
   const { pool, prisma } = deps;
   // The trainings this process runs, by id, until each has stored its outcome, and how to end each.
   const running = new Map<string, Promise<void>>();
-  const stops = new Map<string, AbortController>();
+  // The service stopping: every training ends at its next step, and every wait for one at once (the request
+  // is answered with what there is: 202, read it later).
+  const stopping = new AbortController();
+  const stopped = new Promise<void>((resolve) => stopping.signal.addEventListener('abort', () => resolve(), { once: true }));
 
   /** Runs a started training to its end, in the background: its row says how it ended. */
   const runTraining = async (actor: Actor, run: TrainingRun, signal: AbortSignal) => {
@@ -122,6 +125,11 @@ export function createChurnService(deps: {
      * reads how it ended.
      */
     async startTraining(actor: Actor, opts: { activate?: boolean; wait?: boolean } = {}): Promise<TrainingRun> {
+      if (stopping.signal.aborted) {
+        throw new DomainError('service_unavailable', 'The service is stopping; start the training again in a minute.', {
+          retryAfterSeconds: 60,
+        });
+      }
       const sql = onPg(pool);
       await checkLabels(sql, actor.tenantId);
       const run = await trainingRuns.start(sql, actor.tenantId, opts.activate ?? true);
@@ -132,13 +140,8 @@ export function createChurnService(deps: {
           `A training of this workspace’s churn model is already under way${other ? ` (training ${other.id})` : ''}; wait for its result.`,
         );
       }
-      const stop = new AbortController();
-      const done = runTraining(actor, run, stop.signal).finally(() => {
-        running.delete(run.id);
-        stops.delete(run.id);
-      });
+      const done = runTraining(actor, run, stopping.signal).finally(() => running.delete(run.id));
       running.set(run.id, done);
-      stops.set(run.id, stop);
       if (!opts.wait) return run;
       return (await this.training(actor.tenantId, run.id, deps.trainingWaitMs ?? DEFAULT_TRAINING_WAIT_MS)) ?? run;
     },
@@ -154,10 +157,11 @@ export function createChurnService(deps: {
         const left = deadline - Date.now();
         if (!run || run.status !== 'running' || left <= 0) return run;
         // This process's own training is waited for as it ends; another process's is looked at again.
+        if (stopping.signal.aborted) return run;
         const mine = running.get(id);
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, mine ? left : Math.min(POLL_MS, left));
-          void mine?.then(() => {
+          void Promise.race([mine ?? new Promise<void>(() => undefined), stopped]).then(() => {
             clearTimeout(timer);
             resolve();
           });
@@ -169,14 +173,18 @@ export function createChurnService(deps: {
       return trainingRuns.latest(onPg(pool), tenantId);
     },
     /**
-     * Ends this process's trainings at their next step (the service stopping), each stored as interrupted;
-     * answers once each has stored how it ended. A fit under way ends when the fitter closes.
+     * Ends this process's trainings at their next step (the service stopping), each stored as interrupted,
+     * and every request waiting for one is answered at once; answers once each training has stored how it
+     * ended. A fit under way ends when the fitter closes. Called again, it only waits.
      */
     stopTrainings(): Promise<void> {
-      const stopped = new DomainError('service_unavailable', 'The training was interrupted: the service stopped. Start it again.', {
-        retryAfterSeconds: 60,
-      });
-      for (const stop of stops.values()) stop.abort(stopped);
+      if (!stopping.signal.aborted) {
+        stopping.abort(
+          new DomainError('service_unavailable', 'The training was interrupted: the service stopped. Start it again.', {
+            retryAfterSeconds: 60,
+          }),
+        );
+      }
       return Promise.all(running.values()).then(() => undefined);
     },
     /** Puts a stored trained model in use and refreshes every prediction. */

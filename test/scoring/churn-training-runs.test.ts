@@ -193,27 +193,57 @@ describe('a churn training that fails', () => {
     await churn.stopTrainings();
   });
 
-  it('stops with the service: stored as interrupted, with no model stored', async () => {
-    const w = await tenantWithKey(patient.prisma);
-    await inactivityLabelledCustomers(patient.prisma, w.tenantId);
+  /** A churn service whose fits take `ms` each, and a promise of the first fit's start. */
+  function slowFits(ms: number) {
     let fitting!: () => void;
     const fitStarted = new Promise<void>((r) => (fitting = r));
     const churn = createChurnService({
       pool: patient.pool,
       prisma: patient.prisma,
-      // A fit that takes its time: the stop comes while it runs.
       fitter: (tenantId, input) => {
         fitting();
-        return new Promise((r) => setTimeout(r, 300)).then(() => fitHere(tenantId, input));
+        return new Promise((r) => setTimeout(r, ms)).then(() => fitHere(tenantId, input));
       },
     });
-    const run = await churn.startTraining(operator(w.tenantId));
+    return { churn, fitStarted };
+  }
+  const models = async (tenantId: string) =>
+    (await patient.pool.query('SELECT count(*)::int AS n FROM churn_models WHERE tenant_id = $1', [tenantId])).rows[0].n;
+
+  it('stops with the service: the waiting request answered at once, the training stored as interrupted, no model', async () => {
+    const w = await tenantWithKey(patient.prisma);
+    await inactivityLabelledCustomers(patient.prisma, w.tenantId);
+    const { churn, fitStarted } = slowFits(500);
+    const waiting = churn.startTraining(operator(w.tenantId), { wait: true });
     await fitStarted;
-    await churn.stopTrainings();
-    const ended = await churn.training(w.tenantId, run.id);
+    const stopped = churn.stopTrainings();
+    // Answered before the fit ended: as it stood, running.
+    expect((await waiting).status).toBe('running');
+    await expect(churn.startTraining(operator(w.tenantId))).rejects.toMatchObject({ code: 'service_unavailable' });
+    await stopped;
+    const ended = await churn.training(w.tenantId, (await waiting).id);
     expect(ended).toMatchObject({ status: 'failed', error: { code: 'service_unavailable' } });
     expect(ended!.error!.message).toContain('the service stopped');
-    const { rows } = await patient.pool.query('SELECT count(*)::int AS n FROM churn_models WHERE tenant_id = $1', [w.tenantId]);
-    expect(rows[0].n).toBe(0);
+    expect(await models(w.tenantId)).toBe(0);
+  });
+
+  it('does not succeed once it was read as interrupted, and stores no model', async () => {
+    const w = await tenantWithKey(patient.prisma);
+    await inactivityLabelledCustomers(patient.prisma, w.tenantId);
+    const { churn, fitStarted } = slowFits(300);
+    const run = await churn.startTraining(operator(w.tenantId));
+    await fitStarted;
+    // Its process stopped marking it alive a while ago, as far as anyone reading it can tell.
+    await patient.pool.query(`UPDATE churn_trainings SET alive_at = now() - interval '2 minutes' WHERE id = $1`, [run.id]);
+    expect((await churn.training(w.tenantId, run.id))!.status).toBe('failed');
+    // Its row, as the training leaves it once its fit is done.
+    const row = async () =>
+      (await patient.pool.query('SELECT status, error_code, error_message FROM churn_trainings WHERE id = $1', [run.id])).rows[0];
+    for (const until = Date.now() + 30_000; (await row()).status === 'running' && Date.now() < until;)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(await row()).toMatchObject({ status: 'failed', error_code: 'service_unavailable' });
+    expect((await row()).error_message).toContain('the process running it stopped');
+    expect(await models(w.tenantId)).toBe(0);
+    await churn.stopTrainings();
   });
 });

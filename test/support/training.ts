@@ -2,8 +2,8 @@ import type { FastifyInstance } from 'fastify';
 
 /**
  * `POST /api/v1/churn-model/train` as a client does it: a 200 is the result; a 202 is followed to its
- * training (`Location`) until the training has ended. Answers the status the training ended with (200 for
- * its result, the error's status otherwise) and the result or problem body.
+ * training (`Location`) until the training has ended. Answers 200 and the result when it succeeded; the
+ * problem's status and body when refused at once; 0 and the training's `error` when it failed after a 202.
  */
 export async function trainToEnd(app: FastifyInstance, apiKey: string): Promise<{ status: number; body: Record<string, any> }> {
   const res = await app.inject({ method: 'POST', url: '/api/v1/churn-model/train', headers: { 'x-api-key': apiKey } });

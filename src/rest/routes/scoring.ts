@@ -132,8 +132,9 @@ export async function scoringRoutes(fastify: FastifyInstance, { run, context }: 
             ...COMPONENTS.churnTrainingRun.ref,
             description: 'The training goes on: read it at `Location`.',
             headers: {
-              location: { type: 'string', description: 'The training: `/api/v1/churn-model/trainings/{training_id}`.' },
-              'retry-after': { type: 'integer', description: 'Seconds to wait before reading it.' },
+              Location: { type: 'string', description: 'The training: `/api/v1/churn-model/trainings/{training_id}`.' },
+              'Retry-After': { type: 'integer', description: 'Seconds to wait before reading it.' },
+              'Preference-Applied': { type: 'string', description: '`respond-async` when the request asked for it.' },
             },
           },
           ...problemResponses(401, 403, 409, 422, 429, 503),
@@ -164,7 +165,14 @@ export async function scoringRoutes(fastify: FastifyInstance, { run, context }: 
         description:
           'A training started by `POST /churn-model/train`: `running`, `succeeded` with its `result` (the figures that call answers when it waits long enough), or `failed` with its `error`. Kept at least 90 days from its start. While it runs, the answer carries `Retry-After`.',
         params: schemaOf(requests.trainingParams),
-        response: { 200: COMPONENTS.churnTrainingRun.ref, ...problemResponses(400, 401, 403, 404, 429) },
+        response: {
+          200: {
+            ...COMPONENTS.churnTrainingRun.ref,
+            description: 'The training as it stands.',
+            headers: { 'Retry-After': { type: 'integer', description: 'While it runs: seconds to wait before reading it again.' } },
+          },
+          ...problemResponses(400, 401, 403, 404, 429),
+        },
       },
     },
     async (req, reply) => {

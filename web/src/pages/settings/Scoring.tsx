@@ -289,13 +289,17 @@ function ModelPanel({
     pause: !started || started.status !== 'running',
     requestPolicy: 'network-only',
   });
-  const run = progress.data?.churnTraining ?? started;
-  const training = train.fetching || run?.status === 'running';
+  const read = progress.data?.churnTraining;
+  // What was read of the training before (urql keeps a query's last answer) is not this one's.
+  const run = read && read.id === started?.id ? read : started;
+  // Reading it failed (shown below) or found nothing: it is no longer followed, and another may be started.
+  const lost = Boolean(progress.error) || (!progress.fetching && progress.data !== undefined && read === null);
+  const training = train.fetching || (run?.status === 'running' && !lost);
   useEffect(() => {
-    if (run?.status !== 'running' || progress.fetching) return;
+    if (!training || train.fetching || progress.fetching) return;
     const timer = setTimeout(() => readAgain({ requestPolicy: 'network-only' }), TRAINING_POLL_MS);
     return () => clearTimeout(timer);
-  }, [run, progress.fetching, readAgain]);
+  }, [training, train.fetching, progress.fetching, readAgain]);
   const [reset, doReset] = useMutation(ResetModelDoc);
   const [activate, doActivate] = useMutation(ActivateModelDoc);
   const [confirmReset, setConfirmReset] = useState(false);
@@ -348,7 +352,7 @@ function ModelPanel({
         </span>
       ) : null}
       <FormError error={train.error ?? progress.error} />
-      {run?.status === 'running' ? (
+      {training && run?.status === 'running' ? (
         <p className="muted small" role="status">
           Training on many labelled customers takes a few minutes. You may leave this page: the result is shown here once it is ready.
         </p>
