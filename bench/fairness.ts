@@ -6,13 +6,15 @@
 //   their `totalCount` (close to the cost limit);
 // - `training`: churn training on 5,000 labelled customers, started again as soon as it ends.
 // Reports B's success rate, p50 and p99 alone and beside each, the longest the process's event loop was
-// held during the run beside (from its own /metrics), and what A got done meanwhile.
+// held during the run beside (from its own /metrics), and what A got done meanwhile. A's clients run in a
+// process of their own (bench/fairness-a.ts), so that reading A's answers never delays the timing of B's.
 // BENCH_FAIRNESS_SCENARIOS picks scenarios (comma-separated); BENCH_FAIRNESS_LABEL names the build measured.
 // BENCH_FAIRNESS_BASELINES=<label>=<checkout>,... measures other builds too, over the same database in the
 // same run: each measurement is taken of one build after the other, the order turning each round, for
 // BENCH_ROUNDS rounds (default 2).
 import { durationS, startApi, statusList, successRate, twoTenants, url } from './budgets.ts';
 import { insertChurnLabels, insertCustomers, load, type Measured, writeResult } from './lib.ts';
+import { spawn } from 'node:child_process';
 import pg from 'pg';
 
 const EXPORTS = Number(process.env.BENCH_FAIRNESS_EXPORTS ?? 16);
@@ -39,81 +41,49 @@ await insertChurnLabels(admin, a.tenantId, LABELS);
 await admin.query('ANALYZE');
 await admin.end();
 
-const auth = { authorization: `Bearer ${a.apiKey}` };
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Runs `once` on `clients` loops until `stop` says so; answers what each call reported done and how many were refused. */
-async function loops(clients: number, stop: () => boolean, once: () => Promise<number | null>) {
-  let done = 0;
-  let refused = 0;
-  await Promise.all(
-    Array.from({ length: clients }, async () => {
-      while (!stop()) {
-        const n = await once().catch(() => null);
-        if (n === null) {
-          refused++;
-          await pause(200);
-        } else done += n;
-      }
+/** What each scenario has tenant A do (bench/fairness-a.ts does it), as the results name it. */
+const heavy: Record<string, { what: string; unit: string }> = {
+  csv: { what: `${EXPORTS} CSV exports`, unit: 'rows' },
+  ndjson: { what: `${EXPORTS} NDJSON exports`, unit: 'rows' },
+  graphql: { what: `${GRAPHQL_CLIENTS} clients of 10-alias searches`, unit: 'customers answered' },
+  training: { what: `training on ${LABELS.toLocaleString('en')} labels`, unit: 'labels trained on' },
+};
+
+/**
+ * Tenant A's work in a process of its own, as another tenant's client would be: in this process, reading
+ * A's exports kept the event loop that times B's answers busy, and B's latencies were partly the bench's.
+ * Stopped with SIGTERM, it finishes the calls in hand and prints what it got done.
+ */
+function tenantA(base: string, scenario: string) {
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./fairness-a.ts', import.meta.url).pathname], {
+    env: {
+      ...process.env,
+      BASE: base,
+      API_KEY: a.apiKey,
+      SCENARIO: scenario,
+      EXPORTS: String(EXPORTS),
+      GRAPHQL_CLIENTS: String(GRAPHQL_CLIENTS),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+  const ended = new Promise<{ done: number; refused: number }>((resolve, reject) =>
+    child.once('exit', (code) => {
+      const m = /RESULT (\{.*\})/.exec(output);
+      if (m) resolve(JSON.parse(m[1]!));
+      else reject(new Error(`tenant A's process ended (${code}) without its result:\n${output}`));
     }),
   );
-  return { done, refused };
+  return {
+    stop: () => {
+      child.kill('SIGTERM');
+      return ended;
+    },
+  };
 }
-
-const exportOnce = (base: string, format: 'csv' | 'ndjson') => async () => {
-  const res = await fetch(`${base}/api/v1/exports/customers?format=${format}`, { headers: auth });
-  if (!res.ok || !res.body) {
-    await res.body?.cancel();
-    return null;
-  }
-  let rows = 0;
-  const reader = res.body.getReader();
-  for (let r = await reader.read(); !r.done; r = await reader.read()) rows += r.value.reduce((n, byte) => n + (byte === 10 ? 1 : 0), 0);
-  return rows;
-};
-
-const SEARCHES = Array.from(
-  { length: 10 },
-  (_, i) =>
-    `s${i}: customers(search: "customer ${i + 1}", first: 50) { totalCount nodes { id name email domain healthScore healthStatus } }`,
-).join('\n');
-const graphqlOnce = (base: string) => async () => {
-  const res = await fetch(`${base}/graphql`, {
-    method: 'POST',
-    headers: { ...auth, 'content-type': 'application/json' },
-    body: JSON.stringify({ query: `query Searches {\n${SEARCHES}\n}` }),
-  });
-  const body = (await res.json().catch(() => null)) as { data?: Record<string, { nodes: unknown[] }>; errors?: unknown[] } | null;
-  if (!res.ok || !body?.data || body.errors) return null;
-  return Object.values(body.data).reduce((n, c) => n + c.nodes.length, 0);
-};
-
-// The deprecated mutation, which every build measured answers: a training of 5,000 labels ends within the
-// time it waits for (about 20 s).
-const trainingOnce = (base: string) => async () => {
-  const res = await fetch(`${base}/graphql`, {
-    method: 'POST',
-    headers: { ...auth, 'content-type': 'application/json' },
-    body: JSON.stringify({ query: 'mutation { trainChurnModel(activate: false) { modelVersion samples } }' }),
-  });
-  const body = (await res.json().catch(() => null)) as { data?: { trainChurnModel?: { samples: number } }; errors?: unknown[] } | null;
-  return body?.data?.trainChurnModel?.samples ?? null;
-};
-
-const heavy: Record<string, { what: string; unit: string; run: (base: string, stop: () => boolean) => ReturnType<typeof loops> }> = {
-  csv: { what: `${EXPORTS} CSV exports`, unit: 'rows', run: (base, stop) => loops(EXPORTS, stop, exportOnce(base, 'csv')) },
-  ndjson: { what: `${EXPORTS} NDJSON exports`, unit: 'rows', run: (base, stop) => loops(EXPORTS, stop, exportOnce(base, 'ndjson')) },
-  graphql: {
-    what: `${GRAPHQL_CLIENTS} clients of 10-alias searches`,
-    unit: 'customers answered',
-    run: (base, stop) => loops(GRAPHQL_CLIENTS, stop, graphqlOnce(base)),
-  },
-  training: {
-    what: `training on ${LABELS.toLocaleString('en')} labels`,
-    unit: 'labels trained on',
-    run: (base, stop) => loops(1, stop, trainingOnce(base)),
-  },
-};
 
 const reads = (api: Api, name: string) =>
   load(name, {
@@ -165,15 +135,13 @@ async function measure(api: Api, round: number, scenario: string | null, alone?:
   }
   const h = heavy[scenario];
   if (!h) throw new Error(`unknown scenario ${scenario}`);
-  let done = false;
-  const work = h.run(api.base, () => done);
-  // A's work gets going before B's reads are measured.
-  await pause(1000);
+  const work = tenantA(api.base, scenario);
+  // A's process starts and its work gets going before B's reads are measured.
+  await pause(2500);
   await loopMaxMs(api.base);
   const beside = await reads(api, `B beside ${h.what} of A (${api.label})`);
   const loop = `${await loopMaxMs(api.base)} ms`;
-  done = true;
-  const got = await work;
+  const got = await work.stop();
   keep(api, scenario, beside);
   rows.push(
     row(

@@ -9,11 +9,11 @@ import { setImmediate as turn } from 'node:timers/promises';
  *
  * Each step runs through `run`, which first yields to the event loop (so whatever is ready, other tenants'
  * requests included, goes before the next step), then measures the step's time. A tenant may spend up to
- * `share` of the process's time on such steps, with a burst of `burstMs`, while another tenant has
- * requests running; past that its next step waits until it is back within its share. Alone, a tenant's
- * heavy work runs at full speed, and what it spent alone beyond the burst is not charged later. Whether
- * another tenant is being served (an API request running, a webhook being accepted) is the process's one
- * count of what runs per tenant (tenant-load.ts).
+ * `share` of the process's time on such steps, with a burst of `burstMs`, while another tenant is being
+ * served; past that its next step waits until it is back within its share. Alone, a tenant's heavy work
+ * runs at full speed, and what it spent alone beyond the burst is not charged later. Whether another tenant
+ * is being served (an API request running, a webhook being accepted, either within the last second) is the
+ * process's one count of what runs per tenant (tenant-load.ts).
  */
 export interface CpuShare {
   run<T>(tenantId: string, step: () => T): Promise<T>;

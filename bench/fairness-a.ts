@@ -1,0 +1,81 @@
+// Tenant A of the fairness bench (bench/fairness.ts) in a process of its own: one kind of heavy work
+// (SCENARIO: csv, ndjson, graphql, training) against the API at BASE with API_KEY, again and again until
+// SIGTERM; then the calls in hand finish and it prints `RESULT {"done", "refused"}`.
+const base = process.env.BASE!;
+const auth = { authorization: `Bearer ${process.env.API_KEY}` };
+const EXPORTS = Number(process.env.EXPORTS ?? 16);
+const GRAPHQL_CLIENTS = Number(process.env.GRAPHQL_CLIENTS ?? 8);
+let stopping = false;
+process.once('SIGTERM', () => (stopping = true));
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Runs `once` on `clients` loops until stopped; answers what each call reported done and how many were refused. */
+async function loops(clients: number, once: () => Promise<number | null>) {
+  let done = 0;
+  let refused = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (!stopping) {
+        const n = await once().catch(() => null);
+        if (n === null) {
+          refused++;
+          await pause(200);
+        } else done += n;
+      }
+    }),
+  );
+  return { done, refused };
+}
+
+const exportOnce = (format: 'csv' | 'ndjson') => async () => {
+  const res = await fetch(`${base}/api/v1/exports/customers?format=${format}`, { headers: auth });
+  if (!res.ok || !res.body) {
+    await res.body?.cancel();
+    return null;
+  }
+  let rows = 0;
+  const reader = res.body.getReader();
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    for (let at = r.value.indexOf(10); at !== -1; at = r.value.indexOf(10, at + 1)) rows++;
+  }
+  return rows;
+};
+
+const SEARCHES = Array.from(
+  { length: 10 },
+  (_, i) =>
+    `s${i}: customers(search: "customer ${i + 1}", first: 50) { totalCount nodes { id name email domain healthScore healthStatus } }`,
+).join('\n');
+const graphqlOnce = async () => {
+  const res = await fetch(`${base}/graphql`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ query: `query Searches {\n${SEARCHES}\n}` }),
+  });
+  const body = (await res.json().catch(() => null)) as { data?: Record<string, { nodes: unknown[] }>; errors?: unknown[] } | null;
+  if (!res.ok || !body?.data || body.errors) return null;
+  return Object.values(body.data).reduce((n, c) => n + c.nodes.length, 0);
+};
+
+// The deprecated mutation, which every build measured answers: a training of 5,000 labels ends within the
+// time it waits for (about 20 s).
+const trainingOnce = async () => {
+  const res = await fetch(`${base}/graphql`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ query: 'mutation { trainChurnModel(activate: false) { modelVersion samples } }' }),
+  });
+  const body = (await res.json().catch(() => null)) as { data?: { trainChurnModel?: { samples: number } }; errors?: unknown[] } | null;
+  return body?.data?.trainChurnModel?.samples ?? null;
+};
+
+const work: Record<string, () => Promise<{ done: number; refused: number }>> = {
+  csv: () => loops(EXPORTS, exportOnce('csv')),
+  ndjson: () => loops(EXPORTS, exportOnce('ndjson')),
+  graphql: () => loops(GRAPHQL_CLIENTS, graphqlOnce),
+  training: () => loops(1, trainingOnce),
+};
+const run = work[process.env.SCENARIO ?? ''];
+if (!run) throw new Error(`fairness-a: no scenario ${process.env.SCENARIO}`);
+console.log(`RESULT ${JSON.stringify(await run())}`);
+process.exit(0);
