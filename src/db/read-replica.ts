@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { sessionOptions } from './prisma.ts';
 
 // Reads that may be served by a PostgreSQL streaming replica: a pool-shaped router that sends each query to
 // the replica while it is known to be close behind the primary, and to the primary otherwise (replica
@@ -38,6 +39,7 @@ export function createReadRouter(primary: pg.Pool, replicaUrl: string, opts: Rep
   const replica = new pg.Pool({
     connectionString: replicaUrl,
     max: opts.poolSize,
+    options: sessionOptions(),
     connectionTimeoutMillis: Math.max(opts.checkEveryMs, 500),
   });
   replica.on('error', () => {});

@@ -35,3 +35,27 @@ describe('a transaction whose session PostgreSQL ends', () => {
     }
   });
 });
+
+describe('the service’s sessions', () => {
+  it('run without JIT compilation, and with synchronous commit only where it was not asked off', async () => {
+    const pools = [createPool(url, 1), createPool(url, 1, { synchronousCommit: false })];
+    try {
+      const settings = await Promise.all(
+        pools.map(
+          async (p) =>
+            (
+              await p.query<{ jit: string; sc: string }>(
+                `SELECT current_setting('jit') AS jit, current_setting('synchronous_commit') AS sc`,
+              )
+            ).rows[0],
+        ),
+      );
+      expect(settings).toEqual([
+        { jit: 'off', sc: 'on' },
+        { jit: 'off', sc: 'off' },
+      ]);
+    } finally {
+      await Promise.all(pools.map((p) => p.end()));
+    }
+  });
+});
