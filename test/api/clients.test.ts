@@ -15,6 +15,7 @@ let spec: Record<string, any>;
 let baseUrl: string;
 let apiKey: string;
 let unknownTenant: string;
+let trainingId: string;
 
 beforeAll(async () => {
   t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
@@ -23,6 +24,13 @@ beforeAll(async () => {
   apiKey = k.apiKey;
   unknownTenant = crypto.randomUUID();
   await scoredCustomer(t.prisma, k.tenantId, { usage: 60, engagement: 60, support: 60, billing: 60, growth: 60 });
+  // A training that ended, as another process left it: what `getChurnTraining` reads.
+  const { rows } = await t.pool.query<{ id: string }>(
+    `INSERT INTO churn_trainings (id, tenant_id, activate, status, finished_at, error_code, error_message)
+     VALUES (gen_random_uuid(), $1, true, 'failed', now(), 'service_unavailable', 'The training was interrupted.') RETURNING id`,
+    [k.tenantId],
+  );
+  trainingId = rows[0]!.id;
   const endpoint = await t.app.inject({
     method: 'POST',
     url: '/api/v1/webhook-endpoints',
@@ -68,7 +76,7 @@ const assertNoEscapes = (source: string) => {
 const OPENAPI_FETCH_PROGRAM = `import createClient from 'openapi-fetch';
 import type { paths } from './openapi-fetch/api.d.ts';
 
-export async function callEveryGet(baseUrl: string, apiKey: string, unknownTenant: string) {
+export async function callEveryGet(baseUrl: string, apiKey: string, unknownTenant: string, trainingId: string) {
   const c = createClient<paths>({ baseUrl, headers: { 'X-API-Key': apiKey } });
   const seen: Record<string, number> = {};
   const customers = await c.GET('/api/v1/customers', { params: { query: { limit: 10 } } });
@@ -98,6 +106,9 @@ export async function callEveryGet(baseUrl: string, apiKey: string, unknownTenan
   seen.listWebhookEvents = events.response.status;
   seen.getHealthWeights = (await c.GET('/api/v1/health-weights')).response.status;
   seen.getChurnModel = (await c.GET('/api/v1/churn-model')).response.status;
+  const training = await c.GET('/api/v1/churn-model/trainings/{training_id}', { params: { path: { training_id: trainingId } } });
+  seen.getChurnTraining = training.response.status;
+  if (training.data?.error?.code !== 'service_unavailable') throw new Error('the training read is not the one that failed');
   seen.listAuditEvents = (await c.GET('/api/v1/audit-events', { params: { query: { limit: 5 } } })).response.status;
   seen.getWorkspace = (await c.GET('/api/v1/workspace')).response.status;
   seen.getRetention = (await c.GET('/api/v1/retention')).response.status;
@@ -120,7 +131,7 @@ import * as sdk from './hey-api/sdk.gen.js';
 // Without throwOnError a failed fetch comes back with no response; 0 stands for it.
 const status = (r: { response?: Response }) => r.response?.status ?? 0;
 
-export async function callEveryGet(baseUrl: string, apiKey: string, unknownTenant: string) {
+export async function callEveryGet(baseUrl: string, apiKey: string, unknownTenant: string, trainingId: string) {
   const client = createClient({ baseUrl, headers: { 'X-API-Key': apiKey } });
   const seen: Record<string, number> = {};
   const customers = await sdk.listCustomers({ client, query: { limit: 10 } });
@@ -146,6 +157,7 @@ export async function callEveryGet(baseUrl: string, apiKey: string, unknownTenan
   seen.listWebhookEvents = status(await sdk.listWebhookEvents({ client, query: { subject: \`customer:\${customer.id}\`, after_sequence: 0 } }));
   seen.getHealthWeights = status(await sdk.getHealthWeights({ client }));
   seen.getChurnModel = status(await sdk.getChurnModel({ client }));
+  seen.getChurnTraining = status(await sdk.getChurnTraining({ client, path: { training_id: trainingId } }));
   seen.listAuditEvents = status(await sdk.listAuditEvents({ client, query: { limit: 5 } }));
   seen.getWorkspace = status(await sdk.getWorkspace({ client }));
   seen.getRetention = status(await sdk.getRetention({ client }));
@@ -167,6 +179,7 @@ type Program = (
   baseUrl: string,
   apiKey: string,
   unknownTenant: string,
+  trainingId: string,
 ) => Promise<{ seen: Record<string, number>; dimensions?: string[]; problemCode?: string }>;
 
 async function runProgram(name: string, source: string) {
@@ -175,7 +188,7 @@ async function runProgram(name: string, source: string) {
   writeFileSync(file, source);
   expect(compile(file)).toEqual([]);
   const { callEveryGet } = (await import(file)) as { callEveryGet: Program };
-  const { seen, dimensions, problemCode } = await callEveryGet(baseUrl, apiKey, unknownTenant);
+  const { seen, dimensions, problemCode } = await callEveryGet(baseUrl, apiKey, unknownTenant, trainingId);
   expect(Object.keys(seen).sort()).toEqual(getOperations());
   const { verifyMetaWebhook, ...rest } = seen;
   expect(Object.values(rest).every((s) => s === 200)).toBe(true);
@@ -188,19 +201,27 @@ async function runProgram(name: string, source: string) {
 const COMPILE_TIMEOUT_MS = 120_000;
 
 describe('generated clients', () => {
-  it('openapi-typescript with openapi-fetch compiles strictly and calls every GET operation', async () => {
-    mkdirSync(join(dir, 'openapi-fetch'), { recursive: true });
-    writeFileSync(join(dir, 'openapi-fetch', 'api.d.ts'), astToString(await openapiTS(spec as never)));
-    await runProgram('openapi-fetch-program', OPENAPI_FETCH_PROGRAM);
-  }, COMPILE_TIMEOUT_MS);
+  it(
+    'openapi-typescript with openapi-fetch compiles strictly and calls every GET operation',
+    async () => {
+      mkdirSync(join(dir, 'openapi-fetch'), { recursive: true });
+      writeFileSync(join(dir, 'openapi-fetch', 'api.d.ts'), astToString(await openapiTS(spec as never)));
+      await runProgram('openapi-fetch-program', OPENAPI_FETCH_PROGRAM);
+    },
+    COMPILE_TIMEOUT_MS,
+  );
 
-  it('@hey-api/openapi-ts with its fetch client compiles strictly and calls every GET operation', async () => {
-    await heyApi({
-      input: spec,
-      output: join(dir, 'hey-api'),
-      plugins: ['@hey-api/client-fetch', '@hey-api/typescript', '@hey-api/sdk'],
-      logs: { level: 'silent' },
-    } as never);
-    await runProgram('hey-api-program', HEY_API_PROGRAM);
-  }, COMPILE_TIMEOUT_MS);
+  it(
+    '@hey-api/openapi-ts with its fetch client compiles strictly and calls every GET operation',
+    async () => {
+      await heyApi({
+        input: spec,
+        output: join(dir, 'hey-api'),
+        plugins: ['@hey-api/client-fetch', '@hey-api/typescript', '@hey-api/sdk'],
+        logs: { level: 'silent' },
+      } as never);
+      await runProgram('hey-api-program', HEY_API_PROGRAM);
+    },
+    COMPILE_TIMEOUT_MS,
+  );
 });
