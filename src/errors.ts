@@ -101,3 +101,13 @@ export function problemFor(code: ErrorCode, detail: string, errors?: FieldError[
     ...(errors?.length ? { errors } : {}),
   };
 }
+
+/**
+ * An error stored by its code (a background job that failed, read later) as the error a request would have
+ * been refused with, had it failed at once: a code the catalog does not have is an internal error, and a
+ * service that was unavailable asks for a retry after a minute.
+ */
+export function storedError(e: { code: string; message: string }): DomainError {
+  const code = isErrorCode(e.code) ? e.code : 'internal_error';
+  return new DomainError(code, e.message, code === 'service_unavailable' ? { retryAfterSeconds: 60 } : {});
+}

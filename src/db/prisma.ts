@@ -1,6 +1,7 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client.ts';
+import { sessionOptions } from './session-options.ts';
 
 export type Db = PrismaClient;
 
@@ -11,16 +12,6 @@ export interface PrismaOptions {
   poolWaitMs?: number;
   /** Called with every SQL statement Prisma sends; tests use it to catch N+1 queries. */
   onQuery?: (sql: string) => void;
-}
-
-/**
- * Settings every session of the service starts with, as the `options` of its connection. JIT compilation
- * off: the service's statements are short, and a generic plan's estimate for a large tenant passes
- * `jit_above_cost` (a batched page's LIMIT, a parameter, counts as a tenth of the tenant's rows: 100,000 at
- * 1M customers), so each run of a 0.2 ms page compiled for 5–25 ms.
- */
-export function sessionOptions(opts: { synchronousCommit?: boolean } = {}): string {
-  return ['-c jit=off', ...(opts.synchronousCommit === false ? ['-c synchronous_commit=off'] : [])].join(' ');
 }
 
 /**

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { sessionOptions } from './prisma.ts';
+import { sessionOptions } from './session-options.ts';
 
 // Reads that may be served by a PostgreSQL streaming replica: a pool-shaped router that sends each query to
 // the replica while it is known to be close behind the primary, and to the primary otherwise (replica

@@ -2,7 +2,7 @@ import { CHURN_MODEL_KINDS, type ChurnModelKind, TRAINING_STATUSES } from '../co
 import { MODEL_FEATURES, type ChurnModel as Model, DEFAULT_MODEL } from '../scoring/churn-model.ts';
 import type { TrainResult as TrainResultView } from '../scoring/training.ts';
 import type { TrainingRun } from '../scoring/training-runs.ts';
-import { DomainError, isErrorCode } from '../errors.ts';
+import { DomainError, storedError } from '../errors.ts';
 import type { ActiveModelRow } from '../services/churn.ts';
 import { builder } from './builder.ts';
 import { RiskLevel } from './enums.ts';
@@ -346,10 +346,7 @@ builder.mutationFields((t) => ({
         wait: true,
       });
       if (run.result) return run.result;
-      if (run.error) {
-        const code = isErrorCode(run.error.code) ? run.error.code : 'internal_error';
-        throw new DomainError(code, run.error.message, code === 'service_unavailable' ? { retryAfterSeconds: 60 } : {});
-      }
+      if (run.error) throw storedError(run.error);
       throw new DomainError(
         'conflict',
         `The training goes on past what this request may wait, as training ${run.id}; read its result with churnTraining(id: "${run.id}").`,

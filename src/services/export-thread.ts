@@ -2,7 +2,7 @@
 // over a database connection of its own, and moves the page's bytes to the API's event loop.
 import pg from 'pg';
 import { workerData } from 'node:worker_threads';
-import { sessionOptions } from '../db/prisma.ts';
+import { sessionOptions } from '../db/session-options.ts';
 import { onPg } from '../db/sql.ts';
 import { serveJobs } from '../runtime/thread-pool.ts';
 import { type ExportThreadData, type Page, type PageJob, readPage } from './export-pages.ts';

@@ -16,7 +16,7 @@ import {
   type ChurnTrainingRunDetailFragment,
   StartChurnTrainingDocument,
 } from '../generated/operations.ts';
-import { DomainError, isErrorCode, notFound } from '../../errors.ts';
+import { notFound, storedError } from '../../errors.ts';
 import type { RestDeps } from '../deps.ts';
 
 // GraphQL lists the baseline's numbers beside the model's; REST groups them under `baseline`.
@@ -32,11 +32,6 @@ const trainingResult = (r: NonNullable<ChurnTrainingRunDetailFragment['result']>
   serialize(COMPONENTS.churnTraining.shape, { ...r, baseline: baselineOf(r) });
 const trainingRun = (t: ChurnTrainingRunDetailFragment) =>
   serialize(COMPONENTS.churnTrainingRun.shape, { ...t, result: t.result && { ...t.result, baseline: baselineOf(t.result) } });
-/** A training that failed is answered as the request would have been refused, had it failed at once. */
-const trainingError = (e: { code: string; message: string }) => {
-  const code = isErrorCode(e.code) ? e.code : 'internal_error';
-  return new DomainError(code, e.message, code === 'service_unavailable' ? { retryAfterSeconds: 60 } : {});
-};
 const trainingLocation = (id: string) => `/api/v1/churn-model/trainings/${id}`;
 /** How long a client is asked to wait before reading a running training again. */
 const TRAINING_RETRY_AFTER_S = 10;
@@ -145,7 +140,8 @@ export async function scoringRoutes(fastify: FastifyInstance, { run, context }: 
       const respondAsync = /(^|[\s,;])respond-async(\s*($|[,;]))/i.test(req.headers.prefer ?? '');
       const t = (await run(StartChurnTrainingDocument, { wait: !respondAsync }, context(req))).startChurnTraining;
       if (t.result) return trainingResult(t.result);
-      if (t.error) throw trainingError(t.error);
+      // A training that failed is answered as the request would have been refused, had it failed at once.
+      if (t.error) throw storedError(t.error);
       if (respondAsync) reply.header('preference-applied', 'respond-async');
       return reply
         .code(202)
