@@ -12,12 +12,7 @@ CREATE TABLE "churn_trainings" (
     "finished_at" TIMESTAMPTZ(3),
     "alive_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
 
-    CONSTRAINT "churn_trainings_pkey" PRIMARY KEY ("id"),
-    CONSTRAINT "churn_trainings_status_check" CHECK (
-      ("status" = 'running' AND "finished_at" IS NULL)
-      OR ("status" = 'succeeded' AND "finished_at" IS NOT NULL AND "result" IS NOT NULL)
-      OR ("status" = 'failed' AND "finished_at" IS NOT NULL AND "error_code" IS NOT NULL)
-    )
+    CONSTRAINT "churn_trainings_pkey" PRIMARY KEY ("id")
 );
 
 CREATE INDEX "churn_trainings_tenant_id_started_at_idx" ON "churn_trainings"("tenant_id", "started_at");
