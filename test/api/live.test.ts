@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createClient, type ExecutionResult } from 'graphql-sse';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSessions } from '../../src/auth/sessions.ts';
 import { createPool, createPrisma } from '../../src/db/prisma.ts';
 import { inTransaction } from '../../src/db/sql.ts';
@@ -51,6 +51,17 @@ beforeAll(async () => {
   await Promise.all(processes.map((s) => s.started));
 }, 300_000);
 
+// When a test fails, what the processes printed is the likeliest explanation: the failure shows its tail, and a
+// process that died during a test fails that test.
+afterEach(({ task }) => {
+  const said = (s: (typeof processes)[number], i: number) =>
+    `${['api 0', 'api 1', 'worker'][i]} (${s.child.exitCode ?? s.child.signalCode ?? 'running'}):\n${s.output().slice(-3000)}`;
+  if (task.result?.state === 'fail') processes.forEach((s, i) => console.log(said(s, i)));
+  expect(processes.map(said).filter((_, i) => processes[i]!.child.exitCode !== null || processes[i]!.child.signalCode !== null)).toEqual(
+    [],
+  );
+});
+
 afterAll(async () => {
   await Promise.all(processes.map((s) => stop(s.child)));
   await prisma.$disconnect();
@@ -64,7 +75,7 @@ afterAll(async () => {
       }
     }
   }
-});
+}, 60_000);
 
 const CHANGES = `subscription Changes($customerId: UUID) {
   customerChanged(customerId: $customerId) { id kind customerId occurredAt customer { id name healthScore } }

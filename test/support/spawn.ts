@@ -73,7 +73,8 @@ function startNode(args: string[], env: Record<string, string | undefined>, read
 
 export function stop(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve(child.exitCode);
+    // Killed by a signal, a child has no exit code but a signal code: it is gone all the same.
+    if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
     child.once('exit', (code) => resolve(code));
     child.kill('SIGTERM');
   });
