@@ -59,8 +59,6 @@ export async function compose(config: Config, opts: ComposeOptions) {
     circuit: config.webhooks.circuit,
     onError: (err, what) => log.warn({ err }, what),
   });
-  // Churn models are fitted on a thread of their own, started at the first training.
-  const fitter = createThreadFitter();
   // Export pages are read and written out on threads of their own, started at the first export, each with
   // one database connection; tenants take turns at them.
   const exportThreads =
@@ -72,10 +70,12 @@ export async function compose(config: Config, opts: ComposeOptions) {
           name: 'export',
         })
       : undefined;
-  // Tenants' heavy work (exports, training's features, costly GraphQL operations) shares the process fairly
+  // Tenants' heavy work (exports, training's features and fit, costly GraphQL operations) shares the process fairly
   // while others are served: what runs per tenant is counted once, by admission, in `load`.
   const load = createTenantLoad();
   const cpuShare = createCpuShare({ ...DEFAULT_CPU_SHARE, share: config.overload.tenantCpuShare, othersBusy: load.othersBusy });
+  // Churn models are fitted on a thread of their own, started at the first training, within that share too.
+  const fitter = createThreadFitter({ cpuShare });
   // Customer changes for live subscriptions: through Redis between processes, in memory within one.
   const changes = createChangeFeed({ redisUrl: config.redisUrl, log });
   const sessions = opts.sessions === null ? undefined : (opts.sessions ?? (await sessionsFor(config)));

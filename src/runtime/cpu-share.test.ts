@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createCpuShare, HEAVY_STATEMENTS_AT_ONCE } from './cpu-share.ts';
+import { createCpuShare, HEAVY_STATEMENTS_AT_ONCE, HEAVY_STATEMENTS_SHARED } from './cpu-share.ts';
 import { createTenantLoad, RECENTLY_MS } from './tenant-load.ts';
 
 /** A share on a clock the test moves: each step "takes" the time it is given, each wait is recorded. */
@@ -160,6 +160,28 @@ describe('a fair share of the process for heavy work', () => {
     expect(started.at(-1)).toBe(names.at(-1));
     for (const end of ends.values()) end();
     await Promise.all([...running, other]);
+  });
+
+  it('runs a tenant’s heavy statements HEAVY_STATEMENTS_SHARED at a time while another tenant is served', async () => {
+    const { cpu, load } = onFakeClock();
+    load.began('b', 'api');
+    const started: string[] = [];
+    const ends = new Map<string, () => void>();
+    const names = Array.from({ length: HEAVY_STATEMENTS_AT_ONCE }, (_, i) => `a${i}`);
+    const running = names.map((name) =>
+      cpu.statement('a', () => {
+        started.push(name);
+        return new Promise<void>((r) => ends.set(name, r));
+      }),
+    );
+    await new Promise((r) => setImmediate(r));
+    expect(started).toEqual(names.slice(0, HEAVY_STATEMENTS_SHARED));
+    for (let i = 0; i < names.length; i++) {
+      ends.get(names[i]!)!();
+      await running[i];
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(started).toEqual(names);
   });
 
   it('holds a tenant while a webhook for another tenant is being accepted', async () => {

@@ -32,14 +32,22 @@ export interface CpuShare {
   hold(tenantId: string, weight?: number): Promise<() => void>;
   /**
    * Runs one database statement of a tenant's heavy GraphQL operation, at most HEAVY_STATEMENTS_AT_ONCE of
-   * the tenant's at once, the others waiting in order. Such an operation runs its fields side by side (ten
-   * aliased searches, each with its count), so two of them would otherwise take every connection of the
-   * pool, and every other tenant's one-statement reads would queue behind theirs. Each statement's whole
-   * time is charged as `read` charges a page: the cores it keeps busy are the ones the others wait for. That
-   * time includes its wait for a connection and for the cores, so a tenant is charged more, not less, on a
-   * busy machine, when the others most need it to hold back; its two statements at once are charged each.
+   * the tenant's at once, and one while another tenant is served, the others waiting in order. Such an
+   * operation runs its fields side by side (ten aliased searches, each with its count), so two of them
+   * would otherwise take every connection of the pool, and every other tenant's one-statement reads would
+   * queue behind theirs; and two of its statements at once keep two of the database's cores busy, which on
+   * a small machine is all of them. Each statement's whole time is charged as `read` charges a page: the
+   * cores it keeps busy are the ones the others wait for. That time includes its wait for a connection and
+   * for the cores, so a tenant is charged more, not less, on a busy machine, when the others most need it
+   * to hold back.
    */
   statement<T>(tenantId: string, run: () => Promise<T>): Promise<T>;
+  /**
+   * For a tenant's work that runs on another thread and cannot wait here (a churn model's fit): charges the
+   * `spentMs` it reports, and answers whether it should now wait, being past its share while another tenant
+   * is served (thread-pace.ts holds the thread until this answers no).
+   */
+  account(tenantId: string, spentMs: number): boolean;
 }
 
 /** Places for heavy requests of one tenant in a process (two exports at once); the others wait in order. */
@@ -48,24 +56,26 @@ const HEAVY_AT_ONCE = 2;
 /**
  * Connections one tenant's heavy GraphQL operations hold at once in a process: a fifth of the default pool of
  * ten, so that the rest is always there for everyone else, while the operations still read two at a time.
+ * While another tenant is served, one (HEAVY_STATEMENTS_SHARED), so that a core is left to the others.
  */
 export const HEAVY_STATEMENTS_AT_ONCE = 2;
+export const HEAVY_STATEMENTS_SHARED = 1;
 
 /**
- * Per key, holders weighing at most `max` in all at once, the others served in arrival order (a light one
- * does not pass a heavy one waiting, so a stream of light ones cannot starve it). A weight above `max`
- * counts as `max`.
+ * Per key, holders weighing at most `maxOf(key)` in all at once (looked at as each comes and as each leaves),
+ * the others served in arrival order (a light one does not pass a heavy one waiting, so a stream of light
+ * ones cannot starve it). A weight above the most counts as the most.
  */
-function places(max: number) {
+function places(maxOf: (key: string) => number) {
   const lanes = new Map<string, { held: number; waiting: { weight: number; go: () => void }[] }>();
   return (key: string, asked: number): Promise<() => void> => {
-    const weight = Math.min(max, asked);
+    const weight = Math.min(maxOf(key), asked);
     let lane = lanes.get(key);
     if (!lane) lanes.set(key, (lane = { held: 0, waiting: [] }));
     const own = lane;
     const release = () => {
       own.held -= weight;
-      for (let next = own.waiting[0]; next && own.held + next.weight <= max; next = own.waiting[0]) {
+      for (let next = own.waiting[0]; next && own.held + Math.min(next.weight, maxOf(key)) <= maxOf(key); next = own.waiting[0]) {
         own.waiting.shift();
         own.held += next.weight;
         next.go();
@@ -79,7 +89,7 @@ function places(max: number) {
         release();
       }
     };
-    if (own.waiting.length === 0 && own.held + weight <= max) {
+    if (own.waiting.length === 0 && own.held + weight <= maxOf(key)) {
       own.held += weight;
       return Promise.resolve(once);
     }
@@ -139,8 +149,8 @@ export function createCpuShare(opts: CpuShareOptions = DEFAULT_CPU_SHARE): CpuSh
       charge(tenantId, now() - started);
     }
   };
-  const hold = places(HEAVY_AT_ONCE);
-  const statements = places(HEAVY_STATEMENTS_AT_ONCE);
+  const hold = places(() => HEAVY_AT_ONCE);
+  const statements = places((tenantId) => (othersBusy(tenantId) ? HEAVY_STATEMENTS_SHARED : HEAVY_STATEMENTS_AT_ONCE));
   return {
     hold: (tenantId, weight = 1) => (metered ? hold(tenantId, weight) : Promise.resolve(() => {})),
     async statement(tenantId, run) {
@@ -164,6 +174,11 @@ export function createCpuShare(opts: CpuShareOptions = DEFAULT_CPU_SHARE): CpuSh
       }
     },
     read: (tenantId, step) => (metered ? charged(tenantId, step) : step()),
+    account(tenantId, spentMs) {
+      if (!metered) return false;
+      charge(tenantId, spentMs);
+      return debtOf(tenantId) > opts.burstMs && othersBusy(tenantId);
+    },
   };
 }
 

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DomainError } from '../errors.ts';
+import { type CpuShare, unmetered } from '../runtime/cpu-share.ts';
 import { FEATURE_CODES } from './churn-model.ts';
 import { createThreadFitter, fitHere } from './fit-runner.ts';
 import type { FitInput } from './tenant-fit.ts';
@@ -60,5 +61,55 @@ describe('fitting churn models on a thread of their own', () => {
     const broken = { ...cohort(60), raw: null } as unknown as FitInput;
     await expect(fitter('tenant-a', broken)).rejects.toThrow();
     await expect(fitter('tenant-a', cohort(60))).resolves.toHaveProperty('kind');
+  });
+});
+
+/** A share that records what each tenant's fits were charged and holds them while `holding` says so. */
+function recordingShare(holding: () => boolean) {
+  const charged = new Map<string, number>();
+  const share: CpuShare = {
+    ...unmetered,
+    account(tenantId, ms) {
+      charged.set(tenantId, (charged.get(tenantId) ?? 0) + ms);
+      return holding();
+    },
+  };
+  return { share, charged };
+}
+
+describe('a fit on its thread within its tenant’s share of the CPU', () => {
+  it('charges the fit’s time on the thread to the tenant whose model it fits', async () => {
+    const { share, charged } = recordingShare(() => false);
+    fitter = createThreadFitter({ cpuShare: share });
+    await fitter('warm-up', cohort(60));
+    charged.clear();
+    const started = performance.now();
+    await fitter('tenant-a', cohort(1500));
+    const wall = performance.now() - started;
+    expect([...charged.keys()]).toEqual(['tenant-a']);
+    // The thread counts its own steps: most of the wall time, never more.
+    expect(charged.get('tenant-a')).toBeGreaterThan(wall * 0.5);
+    expect(charged.get('tenant-a')).toBeLessThanOrEqual(wall + 5);
+  });
+
+  it('holds the fit between its steps while the share says so, and lets it finish once it no longer does', async () => {
+    let hold = true;
+    const { share } = recordingShare(() => hold);
+    fitter = createThreadFitter({ cpuShare: share });
+    let done = false;
+    const fit = fitter('tenant-a', cohort(300)).then((o) => ((done = true), o));
+    // Alone, this fit takes a few tens of milliseconds.
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(done).toBe(false);
+    hold = false;
+    await expect(fit).resolves.toHaveProperty('kind');
+  });
+
+  it('fits as it would unpaced: the pacing changes when, never what', async () => {
+    let calls = 0;
+    const { share } = recordingShare(() => ++calls % 3 === 0);
+    fitter = createThreadFitter({ cpuShare: share });
+    const input = cohort(400);
+    expect(await fitter('tenant-a', input)).toEqual(await fitHere('tenant-a', input));
   });
 });

@@ -1,5 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import { DomainError } from '../errors.ts';
+import { type CpuShare, unmetered } from '../runtime/cpu-share.ts';
+import { createPaceCells, paceThread } from '../runtime/thread-pace.ts';
 import { startThread, threadEntry } from '../runtime/threads.ts';
 import { type FitInput, type FitOutcome, fitTenantModel } from './tenant-fit.ts';
 
@@ -14,13 +16,33 @@ export const fitHere: Fitter = async (_tenantId, input) => fitTenantModel(input)
  * is serving. A tenant has at most one training under way (another is a 409 until it ends), and at most
  * `maxTenants` tenants wait for the thread at once (more is a 503): a burst of training requests costs
  * one thread's time, in turn, not the API's.
+ *
+ * The thread's time is still the machine's: a fit is charged to its tenant's CPU share as it runs, and held
+ * between its steps while its tenant is past that share and another tenant is served (runtime/thread-pace.ts),
+ * as an export's pages are. The fits queued behind a held one wait for it.
  */
-export function createThreadFitter(opts: { maxTenants?: number } = {}): Fitter & { close(): Promise<void> } {
+export function createThreadFitter(opts: { maxTenants?: number; cpuShare?: CpuShare } = {}): Fitter & { close(): Promise<void> } {
   const maxTenants = opts.maxTenants ?? 8;
+  const share = opts.cpuShare ?? unmetered;
   const training = new Set<string>();
-  const pending = new Map<number, { resolve: (o: FitOutcome) => void; reject: (e: Error) => void }>();
+  // In the order posted, which is the order the thread fits them: the first is the one running.
+  const pending = new Map<number, { tenantId: string; resolve: (o: FitOutcome) => void; reject: (e: Error) => void }>();
   let worker: Worker | undefined;
   let next = 0;
+  const cells = createPaceCells();
+  let stopPacing: (() => void) | undefined;
+  const running = () => pending.values().next().value?.tenantId;
+  const paced = () => {
+    if (pending.size > 0)
+      stopPacing ??= paceThread(cells, (ms) => {
+        const tenantId = running();
+        return tenantId !== undefined && share.account(tenantId, ms);
+      });
+    else {
+      stopPacing?.();
+      stopPacing = undefined;
+    }
+  };
 
   // A thread that failed fails what it was given, once: its 'exit' after an 'error', or after a newer thread
   // was started, must not touch the newer thread's work.
@@ -28,14 +50,16 @@ export function createThreadFitter(opts: { maxTenants?: number } = {}): Fitter &
     if (worker !== w) return;
     for (const p of pending.values()) p.reject(e);
     pending.clear();
+    paced();
     worker = undefined;
   };
   const start = () => {
-    const w = startThread(threadEntry(import.meta.url, 'fit-thread'));
+    const w = startThread(threadEntry(import.meta.url, 'fit-thread'), { pace: cells });
     w.unref();
     w.on('message', ({ id, outcome, error }: { id: number; outcome?: FitOutcome; error?: string }) => {
       const p = pending.get(id);
       pending.delete(id);
+      paced();
       if (error !== undefined) p?.reject(new Error(error));
       else p?.resolve(outcome!);
     });
@@ -58,7 +82,8 @@ export function createThreadFitter(opts: { maxTenants?: number } = {}): Fitter &
     training.add(tenantId);
     const id = ++next;
     return new Promise<FitOutcome>((resolve, reject) => {
-      pending.set(id, { resolve, reject });
+      pending.set(id, { tenantId, resolve, reject });
+      paced();
       (worker ??= start()).postMessage({ id, input });
     }).finally(() => training.delete(tenantId));
   };

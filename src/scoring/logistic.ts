@@ -26,17 +26,22 @@ function standardise(x: number[][]) {
   return { means, scales, z };
 }
 
+export interface FitOptions {
+  lambda?: number;
+  prior?: number[];
+  penalty?: number[];
+  maxIterations?: number;
+  /** Called before each Newton step: where a fit on a thread may be held to its tenant's share (runtime/thread-pace.ts). */
+  pace?: () => void;
+}
+
 /**
  * L2-regularised logistic regression by Newton's method (iteratively reweighted least squares) on
  * standardised features; the intercept is not penalised. The penalty pulls the weights toward `prior`
  * (raw-scale weights, zeros by default): λ/2 × Σ (β − prior)² on the standardised scale, so a large λ
  * keeps the prior's slopes. Weights are returned on the raw scale.
  */
-export function fitLogistic(
-  x: number[][],
-  y: number[],
-  opts: { lambda?: number; prior?: number[]; penalty?: number[]; maxIterations?: number } = {},
-): Fit {
+export function fitLogistic(x: number[][], y: number[], opts: FitOptions = {}): Fit {
   const lambda = opts.lambda ?? 1;
   const n = x.length;
   const d = x[0]!.length;
@@ -47,6 +52,7 @@ export function fitLogistic(
   beta[0] = Math.log(rate / (1 - rate));
   let iterations = 0;
   for (; iterations < (opts.maxIterations ?? 100); iterations++) {
+    opts.pace?.();
     const p = z.map((r) => sigmoid(r.reduce((s, v, j) => s + v * beta[j]!, 0)));
     const gradient = new Array(d + 1).fill(0);
     const hessian = Matrix.zeros(d + 1, d + 1);
@@ -154,12 +160,7 @@ function choleskySolve(a: Float64Array, b: Float64Array, m: number): Float64Arra
  * likelihood rises. The likelihood is concave, so the result is its one maximum within the signs; a weight the
  * labels would pull against its sign ends at exactly 0.
  */
-export function fitSigned(
-  x: number[][],
-  y: number[],
-  signs: number[],
-  opts: { lambda?: number; prior?: number[]; penalty?: number[]; maxIterations?: number } = {},
-): Fit {
+export function fitSigned(x: number[][], y: number[], signs: number[], opts: FitOptions = {}): Fit {
   const n = x.length;
   const d = x[0]!.length;
   const m = d + 1;
@@ -187,6 +188,7 @@ export function fitSigned(
   let current = objective(beta);
   let iterations = 0;
   for (; iterations < (opts.maxIterations ?? 100); iterations++) {
+    opts.pace?.();
     const g = new Float64Array(m);
     const h = new Float64Array(m * m);
     for (let i = 0; i < n; i++) {

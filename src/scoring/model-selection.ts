@@ -113,9 +113,9 @@ export interface Selected extends Fit {
  * out-of-fold logits at that λ. Calibration is linear in the logit, so the result is again one logistic
  * model: intercept and weights scaled, explanations unchanged in kind.
  */
-export function fitSelected(x: number[][], y: number[], keys: string[], prior: number[], signs?: number[]): Selected {
+export function fitSelected(x: number[][], y: number[], keys: string[], prior: number[], signs?: number[], pace?: () => void): Selected {
   const fitAt = (tx: number[][], ty: number[], lambda: number) =>
-    signs ? fitSigned(tx, ty, signs, { lambda, prior }) : fitLogistic(tx, ty, { lambda, prior });
+    signs ? fitSigned(tx, ty, signs, { lambda, prior, pace }) : fitLogistic(tx, ty, { lambda, prior, pace });
   const minority = Math.min(y.filter((v) => v === 1).length, y.filter((v) => v === 0).length);
   const k = Math.max(2, Math.min(MAX_FOLDS, minority));
   const fold = stratifiedFolds(y, keys, k);

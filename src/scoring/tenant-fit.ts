@@ -43,7 +43,13 @@ export interface FitOutcome {
  * prediction time, through the model's baseline), then fitSelected (cross-validated λ, shrinkage toward
  * the default model's slopes, Platt calibration).
  */
-function fitModel(raw: (number | null)[][], y: number[], keys: string[], rows: number[]): { model: ChurnModel; fit: Selected } {
+function fitModel(
+  raw: (number | null)[][],
+  y: number[],
+  keys: string[],
+  rows: number[],
+  pace?: () => void,
+): { model: ChurnModel; fit: Selected } {
   const { x, baseline: fill } = trainingInputs(
     rows.map((i) => raw[i]!),
     MODEL_FEATURES.map((d) => d.neutral),
@@ -55,6 +61,7 @@ function fitModel(raw: (number | null)[][], y: number[], keys: string[], rows: n
     rows.map((i) => keys[i]!),
     prior,
     FEATURE_SIGNS,
+    pace,
   );
   const model: ChurnModel = {
     version: '',
@@ -81,8 +88,9 @@ function bins(p: number[], y: number[], n: number) {
 /**
  * The whole of training's arithmetic, with no I/O: pure, so it can run off the request's thread
  * (fit-runner.ts). Every labelled customer is held out once and predicted by a model fitted on the others.
+ * `pace` is called between the fits' steps, where a thread may be held to its tenant's share.
  */
-export function fitTenantModel({ raw, y, keys }: FitInput): FitOutcome {
+export function fitTenantModel({ raw, y, keys }: FitInput, pace?: () => void): FitOutcome {
   const churned = y.filter((v) => v === 1).length;
   // Held out: every labelled customer is predicted by a model fitted, with the whole procedure, on the
   // other folds (cross-validation around cross-validation), and judged against the default on the same customers.
@@ -93,7 +101,7 @@ export function fitTenantModel({ raw, y, keys }: FitInput): FitOutcome {
   const heldOutCalibrated = new Array<number>(y.length).fill(0);
   for (let f = 0; f <= Math.max(...folds); f++) {
     const rows = y.map((_, i) => i).filter((i) => folds[i] !== f);
-    const { model } = fitModel(raw, y, keys, rows);
+    const { model } = fitModel(raw, y, keys, rows, pace);
     const c = platt(
       rows.map((i) => defaultLogits[i]!),
       rows.map((i) => y[i]!),
@@ -121,7 +129,7 @@ export function fitTenantModel({ raw, y, keys }: FitInput): FitOutcome {
   const reliability = bins(kind === 'trained' ? heldOut : heldOutCalibrated, y, 5);
   // What is stored: the same procedure on every label.
   const all = y.map((_, i) => i);
-  const final = kind === 'trained' ? fitModel(raw, y, keys, all) : null;
+  const final = kind === 'trained' ? fitModel(raw, y, keys, all, pace) : null;
   const calibration = final ? final.fit.calibration : platt(defaultLogits, y);
   const stored = final
     ? final.model

@@ -1,0 +1,57 @@
+import type { Worker } from 'node:worker_threads';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createPaceCells, type PaceCells, paceThread } from './thread-pace.ts';
+import { startThread } from './threads.ts';
+
+const entry = new URL('../../test/support/paced-thread.ts', import.meta.url);
+
+let thread: Worker | undefined;
+afterEach(async () => {
+  await thread?.terminate();
+  thread = undefined;
+});
+
+/** Starts the busy thread on `cells` and runs `steps` steps of `stepMs` on it. */
+async function busy(cells: PaceCells, steps: number, stepMs: number): Promise<{ wallMs: number }> {
+  thread ??= startThread(entry, { pace: cells });
+  const answer = new Promise<{ wallMs: number }>((resolve) => thread!.once('message', resolve));
+  thread.postMessage({ steps, stepMs });
+  return answer;
+}
+
+describe('a thread’s work paced from the thread that started it', () => {
+  it('hands over the time the thread spent on its steps', async () => {
+    const cells = createPaceCells();
+    await busy(cells, 1, 1); // the thread's start is not what is measured
+    let spent = 0;
+    const stop = paceThread(cells, (ms) => ((spent += ms), false), 5);
+    await busy(cells, 40, 5);
+    stop();
+    expect(spent).toBeGreaterThanOrEqual(190);
+    expect(spent).toBeLessThan(400);
+  });
+
+  it('holds the thread between steps while asked, without counting the wait as work', async () => {
+    const cells = createPaceCells();
+    await busy(cells, 1, 1);
+    let spent = 0;
+    const holdUntil = performance.now() + 600;
+    const stop = paceThread(cells, (ms) => ((spent += ms), performance.now() < holdUntil), 5);
+    const { wallMs } = await busy(cells, 20, 5);
+    stop();
+    // About 100 ms of steps took at least the 600 ms held.
+    expect(wallMs).toBeGreaterThan(550);
+    expect(spent).toBeLessThan(300);
+  });
+
+  it('lets a held thread go on at once when the pacing stops', async () => {
+    const cells = createPaceCells();
+    await busy(cells, 1, 1);
+    const stop = paceThread(cells, () => true, 5);
+    const work = busy(cells, 20, 5);
+    setTimeout(stop, 200);
+    const { wallMs } = await work;
+    expect(wallMs).toBeGreaterThan(150);
+    expect(wallMs).toBeLessThan(1500);
+  });
+});
