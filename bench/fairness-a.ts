@@ -58,26 +58,28 @@ const graphqlOnce = async () => {
 };
 
 // A training as a tenant runs one: started, then read until it has ended (a training held to its share
-// beside another tenant's reads may outlast the time a request waits for it). A stop lets it end first, so
-// that no training of A's is left running into the next measurement.
+// beside another tenant's reads may outlast the time a request waits for it); a read that fails is read
+// again. A stop lets it end first, so that no training of A's is left running into the next measurement.
+// The builds measured need startChurnTraining and churnTraining.
+type Training = { id: string; status: string; result: { samples: number } | null };
+const trainingGql = async (query: string, variables: object = {}): Promise<Training | null> => {
+  const res = await fetch(`${base}/graphql`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ query, variables }),
+  }).catch(() => null);
+  const body = (await res?.json().catch(() => null)) as { data?: Record<string, Training | null> } | null;
+  return body?.data ? (Object.values(body.data)[0] ?? null) : null;
+};
 const trainingOnce = async () => {
-  const gql = async (query: string, variables: object = {}) => {
-    const res = await fetch(`${base}/graphql`, {
-      method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json' },
-      body: JSON.stringify({ query, variables }),
-    });
-    const body = (await res.json().catch(() => null)) as { data?: Record<string, Training | null> } | null;
-    return body?.data ? (Object.values(body.data)[0] ?? null) : null;
-  };
-  type Training = { id: string; status: string; result: { samples: number } | null };
   const fields = 'id status result { samples }';
-  let run = await gql(`mutation { startChurnTraining(activate: false, wait: true) { ${fields} } }`);
-  while (run?.status === 'running') {
+  let run = await trainingGql(`mutation { startChurnTraining(activate: false, wait: true) { ${fields} } }`);
+  if (!run) return null;
+  for (const until = Date.now() + 300_000; run.status === 'running' && Date.now() < until;) {
     await pause(250);
-    run = await gql(`query($id: UUID!) { churnTraining(id: $id) { ${fields} } }`, { id: run.id });
+    run = (await trainingGql(`query($id: UUID!) { churnTraining(id: $id) { ${fields} } }`, { id: run.id })) ?? run;
   }
-  return run?.status === 'succeeded' ? (run.result?.samples ?? null) : null;
+  return run.status === 'succeeded' ? (run.result?.samples ?? null) : null;
 };
 
 const work: Record<string, () => Promise<{ done: number; refused: number }>> = {

@@ -175,7 +175,9 @@ describe('a fair share of the process for heavy work', () => {
       }),
     );
     await new Promise((r) => setImmediate(r));
-    expect(started).toEqual(names.slice(0, HEAVY_STATEMENTS_SHARED));
+    expect(HEAVY_STATEMENTS_SHARED).toBe(1);
+    expect(HEAVY_STATEMENTS_SHARED).toBeLessThan(HEAVY_STATEMENTS_AT_ONCE);
+    expect(started).toEqual(['a0']);
     for (let i = 0; i < names.length; i++) {
       ends.get(names[i]!)!();
       await running[i];

@@ -32,7 +32,8 @@ export interface CpuShare {
   hold(tenantId: string, weight?: number): Promise<() => void>;
   /**
    * Runs one database statement of a tenant's heavy GraphQL operation, at most HEAVY_STATEMENTS_AT_ONCE of
-   * the tenant's at once, and one while another tenant is served, the others waiting in order. Such an
+   * the tenant's at once; while another tenant is served, the next starts only once fewer than
+   * HEAVY_STATEMENTS_SHARED run. The others wait in order. Such an
    * operation runs its fields side by side (ten aliased searches, each with its count), so two of them
    * would otherwise take every connection of the pool, and every other tenant's one-statement reads would
    * queue behind theirs; and two of its statements at once keep two of the database's cores busy, which on
@@ -62,9 +63,10 @@ export const HEAVY_STATEMENTS_AT_ONCE = 2;
 export const HEAVY_STATEMENTS_SHARED = 1;
 
 /**
- * Per key, holders weighing at most `maxOf(key)` in all at once (looked at as each comes and as each leaves),
- * the others served in arrival order (a light one does not pass a heavy one waiting, so a stream of light
- * ones cannot starve it). A weight above the most counts as the most.
+ * Per key, holders weighing at most `maxOf(key)` in all at once (looked at as each comes and as each leaves:
+ * a lower most holds back the next ones, never the ones already in), the others served in arrival order (a
+ * light one does not pass a heavy one waiting, so a stream of light ones cannot starve it). A weight above
+ * the most when it comes counts as the most; one left alone waiting always goes in.
  */
 function places(maxOf: (key: string) => number) {
   const lanes = new Map<string, { held: number; waiting: { weight: number; go: () => void }[] }>();
@@ -75,7 +77,7 @@ function places(maxOf: (key: string) => number) {
     const own = lane;
     const release = () => {
       own.held -= weight;
-      for (let next = own.waiting[0]; next && own.held + Math.min(next.weight, maxOf(key)) <= maxOf(key); next = own.waiting[0]) {
+      for (let next = own.waiting[0]; next && (own.held <= 0 || own.held + next.weight <= maxOf(key)); next = own.waiting[0]) {
         own.waiting.shift();
         own.held += next.weight;
         next.go();

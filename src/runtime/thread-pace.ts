@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
  * reads that time every few milliseconds, charges it, and sets or clears the hold.
  *
  * The working thread looks at the cells only where its work calls `pace()` (once per Newton step of a
- * fit, about a millisecond apart), so a hold takes effect within one such step.
+ * fit, about a millisecond apart): a hold takes effect at its next step after the starting thread set it.
  */
 export interface PaceCells {
   buffer: SharedArrayBuffer;
@@ -45,23 +45,34 @@ export function threadPace(cells: PaceCells): { pace: () => void; settle: () => 
   };
 }
 
+/** The starting thread's side: looks every few milliseconds until stopped. */
+export interface Pacer {
+  /** Hands over what the working thread spent so far and lets it go on: the piece of work it was for ended. */
+  flush(): void;
+  /** As `flush`, and looks no more. */
+  stop(): void;
+}
+
 /**
  * In the starting thread, while the work runs: every `everyMs`, hands `spent` what the working thread spent
- * since the last look, in ms, and holds the thread while `spent` answers true. Answers the stop, which lets
- * the thread go on and hands over what it spent last.
+ * since the last look, in ms, and holds the thread while `spent` answers true. A hold set at one look takes
+ * effect at the thread's next step.
  */
-export function paceThread(cells: PaceCells, spent: (ms: number) => boolean, everyMs = 10): () => void {
+export function paceThread(cells: PaceCells, spent: (ms: number) => boolean, everyMs = 10): Pacer {
   const c = new Int32Array(cells.buffer);
-  const look = () => {
-    const hold = spent(Atomics.exchange(c, SPENT_US, 0) / 1000);
+  const look = (mayHold: boolean) => {
+    const hold = spent(Atomics.exchange(c, SPENT_US, 0) / 1000) && mayHold;
     if (hold) Atomics.store(c, HOLD, 1);
     else if (Atomics.exchange(c, HOLD, 0) === 1) Atomics.notify(c, HOLD);
   };
-  const timer = setInterval(look, everyMs);
-  return () => {
-    clearInterval(timer);
-    spent(Atomics.exchange(c, SPENT_US, 0) / 1000);
-    Atomics.store(c, HOLD, 0);
-    Atomics.notify(c, HOLD);
+  const timer = setInterval(() => look(true), everyMs);
+  // A fit waiting on the thread is no reason to keep the process alive.
+  timer.unref();
+  return {
+    flush: () => look(false),
+    stop() {
+      clearInterval(timer);
+      look(false);
+    },
   };
 }

@@ -93,9 +93,11 @@ describe('a fit on its thread within its tenant’s share of the CPU', () => {
   });
 
   it('holds the fit between its steps while the share says so, and lets it finish once it no longer does', async () => {
-    let hold = true;
+    let hold = false;
     const { share } = recordingShare(() => hold);
     fitter = createThreadFitter({ cpuShare: share });
+    await fitter('warm-up', cohort(60)); // the thread's start is not what is measured
+    hold = true;
     let done = false;
     const fit = fitter('tenant-a', cohort(300)).then((o) => ((done = true), o));
     // Alone, this fit takes a few tens of milliseconds.
@@ -105,11 +107,29 @@ describe('a fit on its thread within its tenant’s share of the CPU', () => {
     await expect(fit).resolves.toHaveProperty('kind');
   });
 
-  it('fits as it would unpaced: the pacing changes when, never what', async () => {
-    let calls = 0;
-    const { share } = recordingShare(() => ++calls % 3 === 0);
+  it('does not hold a fit while another workspace’s fit waits behind it for the thread', async () => {
+    const { share, charged } = recordingShare(() => true);
     fitter = createThreadFitter({ cpuShare: share });
+    const first = fitter('tenant-a', cohort(300));
+    const second = fitter('tenant-b', cohort(60));
+    await expect(first).resolves.toHaveProperty('kind');
+    // The second, alone on the thread, is held as the share says: it is let go at the close.
+    expect(charged.get('tenant-a')).toBeGreaterThan(0);
+    await fitter.close();
+    await expect(second).rejects.toThrow();
+  });
+
+  it('fits as it would unpaced: the pacing changes when, never what', async () => {
+    let holding = false;
+    let looks = 0;
+    // Every third look while it fits holds it.
+    const { share } = recordingShare(() => holding && ++looks % 3 === 0);
+    fitter = createThreadFitter({ cpuShare: share });
+    await fitter('warm-up', cohort(60));
+    holding = true;
     const input = cohort(400);
-    expect(await fitter('tenant-a', input)).toEqual(await fitHere('tenant-a', input));
+    const paced = await fitter('tenant-a', input);
+    expect(looks).toBeGreaterThan(6);
+    expect(paced).toEqual(await fitHere('tenant-a', input));
   });
 });

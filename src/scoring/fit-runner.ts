@@ -1,7 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import { DomainError } from '../errors.ts';
 import { type CpuShare, unmetered } from '../runtime/cpu-share.ts';
-import { createPaceCells, paceThread } from '../runtime/thread-pace.ts';
+import { createPaceCells, type Pacer, paceThread } from '../runtime/thread-pace.ts';
 import { startThread, threadEntry } from '../runtime/threads.ts';
 import { type FitInput, type FitOutcome, fitTenantModel } from './tenant-fit.ts';
 
@@ -30,17 +30,20 @@ export function createThreadFitter(opts: { maxTenants?: number; cpuShare?: CpuSh
   let worker: Worker | undefined;
   let next = 0;
   const cells = createPaceCells();
-  let stopPacing: (() => void) | undefined;
-  const running = () => pending.values().next().value?.tenantId;
+  let pacer: Pacer | undefined;
+  // The thread's time goes to the fit at the head of the queue. It is held only while no other fit (of
+  // another tenant: one per tenant) waits behind it, since that tenant is served by its going on.
+  const charge = (ms: number) => {
+    const head = pending.values().next().value;
+    return head !== undefined && share.account(head.tenantId, ms) && pending.size === 1;
+  };
+  /** Called as the head of the queue changes: what the thread spent goes to the fit that was the head. */
+  const headChanging = () => pacer?.flush();
   const paced = () => {
-    if (pending.size > 0)
-      stopPacing ??= paceThread(cells, (ms) => {
-        const tenantId = running();
-        return tenantId !== undefined && share.account(tenantId, ms);
-      });
+    if (pending.size > 0) pacer ??= paceThread(cells, charge);
     else {
-      stopPacing?.();
-      stopPacing = undefined;
+      pacer?.stop();
+      pacer = undefined;
     }
   };
 
@@ -48,6 +51,7 @@ export function createThreadFitter(opts: { maxTenants?: number; cpuShare?: CpuSh
   // was started, must not touch the newer thread's work.
   const failAll = (w: Worker, e: Error) => {
     if (worker !== w) return;
+    headChanging();
     for (const p of pending.values()) p.reject(e);
     pending.clear();
     paced();
@@ -58,6 +62,7 @@ export function createThreadFitter(opts: { maxTenants?: number; cpuShare?: CpuSh
     w.unref();
     w.on('message', ({ id, outcome, error }: { id: number; outcome?: FitOutcome; error?: string }) => {
       const p = pending.get(id);
+      headChanging();
       pending.delete(id);
       paced();
       if (error !== undefined) p?.reject(new Error(error));
@@ -84,7 +89,13 @@ export function createThreadFitter(opts: { maxTenants?: number; cpuShare?: CpuSh
     return new Promise<FitOutcome>((resolve, reject) => {
       pending.set(id, { tenantId, resolve, reject });
       paced();
-      (worker ??= start()).postMessage({ id, input });
+      try {
+        (worker ??= start()).postMessage({ id, input });
+      } catch (e) {
+        pending.delete(id);
+        paced();
+        reject(e as Error);
+      }
     }).finally(() => training.delete(tenantId));
   };
   return Object.assign(fit, {

@@ -8,11 +8,13 @@ const cells = (workerData as { pace: PaceCells }).pace;
 
 parentPort?.on('message', ({ id, input }: { id: number; input: FitInput }) => {
   const { pace, settle } = threadPace(cells);
+  let answer: { id: number; outcome?: unknown; error?: string };
   try {
-    parentPort!.postMessage({ id, outcome: fitTenantModel(input, pace) });
+    answer = { id, outcome: fitTenantModel(input, pace) };
   } catch (e) {
-    parentPort!.postMessage({ id, error: e instanceof Error ? e.message : String(e) });
-  } finally {
-    settle();
+    answer = { id, error: e instanceof Error ? e.message : String(e) };
   }
+  // Counted before the answer goes, so the process charges it to this fit, not to the next.
+  settle();
+  parentPort!.postMessage(answer);
 });

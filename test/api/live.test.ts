@@ -52,7 +52,7 @@ beforeAll(async () => {
 }, 300_000);
 
 // When a test fails, what the processes printed is the likeliest explanation: the failure shows its tail, and a
-// process that died during a test fails that test.
+// process that died fails the test it died in and every test after it.
 afterEach(({ task }) => {
   const said = (s: (typeof processes)[number], i: number) =>
     `${['api 0', 'api 1', 'worker'][i]} (${s.child.exitCode ?? s.child.signalCode ?? 'running'}):\n${s.output().slice(-3000)}`;
