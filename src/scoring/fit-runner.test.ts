@@ -115,8 +115,9 @@ describe('a fit on its thread within its tenant’s share of the CPU', () => {
     await expect(first).resolves.toHaveProperty('kind');
     // The second, alone on the thread, is held as the share says: it is let go at the close.
     expect(charged.get('tenant-a')).toBeGreaterThan(0);
+    const secondEnds = expect(second).rejects.toThrow('closed');
     await fitter.close();
-    await expect(second).rejects.toThrow();
+    await secondEnds;
   });
 
   it('fits as it would unpaced: the pacing changes when, never what', async () => {
