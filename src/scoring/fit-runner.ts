@@ -19,7 +19,7 @@ export const fitHere: Fitter = async (_tenantId, input) => fitTenantModel(input)
  *
  * The thread's time is still the machine's: a fit is charged to its tenant's CPU share as it runs, and held
  * between its steps while its tenant is past that share and another tenant is served (runtime/thread-pace.ts),
- * as an export's pages are. The fits queued behind a held one wait for it.
+ * as an export's pages are; never while another workspace's fit waits behind it for the thread.
  */
 export function createThreadFitter(opts: { maxTenants?: number; cpuShare?: CpuShare } = {}): Fitter & { close(): Promise<void> } {
   const maxTenants = opts.maxTenants ?? 8;
