@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createCpuShare, HEAVY_STATEMENTS_AT_ONCE, HEAVY_STATEMENTS_SHARED } from './cpu-share.ts';
+import { createCpuShare, HEAVY_STATEMENTS_AT_ONCE, HEAVY_STATEMENTS_SHARED, MAX_HOLD_MS } from './cpu-share.ts';
 import { createTenantLoad, RECENTLY_MS } from './tenant-load.ts';
 
 /** A share on a clock the test moves: each step "takes" the time it is given, each wait is recorded. */
@@ -184,6 +184,17 @@ describe('a fair share of the process for heavy work', () => {
       await new Promise((r) => setImmediate(r));
     }
     expect(started).toEqual(names);
+  });
+
+  it('holds a tenant at most MAX_HOLD_MS at once, however long the step it paid for', async () => {
+    const { load, waits, step } = onFakeClock(0.25, 50);
+    load.began('b', 'api');
+    // A page that took a minute (waiting for a thread on an overloaded machine) would be owed four.
+    await step('a', 60_000);
+    await step('a', 1);
+    const held = waits.reduce((a, b) => a + b, 0);
+    expect(held).toBeGreaterThan(MAX_HOLD_MS - 100);
+    expect(held).toBeLessThanOrEqual(MAX_HOLD_MS + 20);
   });
 
   it('holds a tenant while a webhook for another tenant is being accepted', async () => {

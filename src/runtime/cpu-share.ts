@@ -116,6 +116,13 @@ export const DEFAULT_CPU_SHARE: CpuShareOptions = { share: 0.25, burstMs: 50 };
 /** The longest a held step sleeps before it looks again whether the others are still busy. */
 const SLICE_MS = 20;
 
+/**
+ * The longest a tenant is held at once, however long the step it paid for (a page that waited seconds for
+ * a thread on an overloaded machine): what it owes beyond this is let go. A streaming answer writes nothing
+ * while held, and a connection idle for REQUEST_TIMEOUT_MS (30 s) is closed, cutting the answer off.
+ */
+export const MAX_HOLD_MS = 5_000;
+
 export function createCpuShare(opts: CpuShareOptions = DEFAULT_CPU_SHARE): CpuShare {
   const now = opts.now ?? (() => performance.now());
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
@@ -139,7 +146,8 @@ export function createCpuShare(opts: CpuShareOptions = DEFAULT_CPU_SHARE): CpuSh
   };
   const charge = (tenantId: string, spent: number) => {
     const debt = debtOf(tenantId) + spent;
-    owed.set(tenantId, { ms: othersBusy(tenantId) ? debt : Math.min(debt, opts.burstMs), at: now() });
+    const most = othersBusy(tenantId) ? opts.burstMs + MAX_HOLD_MS * opts.share : opts.burstMs;
+    owed.set(tenantId, { ms: Math.min(debt, most), at: now() });
   };
   // A step that waits on the database: held while past the share, then charged its whole time.
   const charged = async <T>(tenantId: string, step: () => Promise<T>): Promise<T> => {
