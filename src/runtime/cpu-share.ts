@@ -33,11 +33,10 @@ export interface CpuShare {
   /**
    * Runs one database statement of a tenant's heavy GraphQL operation, at most HEAVY_STATEMENTS_AT_ONCE of
    * the tenant's at once; while another tenant is served, the next starts only once fewer than
-   * HEAVY_STATEMENTS_SHARED run. The others wait in order. Such an
-   * operation runs its fields side by side (ten aliased searches, each with its count), so two of them
-   * would otherwise take every connection of the pool, and every other tenant's one-statement reads would
-   * queue behind theirs; and two of its statements at once keep two of the database's cores busy, which on
-   * a small machine is all of them. Each statement's whole time is charged as `read` charges a page: the
+   * HEAVY_STATEMENTS_SHARED run. The others wait in order. Such an operation runs its fields side by side
+   * (ten aliased searches, each with its count), so two of them would otherwise take every connection of
+   * the pool, and every other tenant's one-statement reads would queue behind theirs; and two of its
+   * statements at once keep two of the database's cores busy, which on a small machine is all of them. Each statement's whole time is charged as `read` charges a page: the
    * cores it keeps busy are the ones the others wait for. That time includes its wait for a connection and
    * for the cores, so a tenant is charged more, not less, on a busy machine, when the others most need it
    * to hold back.
@@ -139,10 +138,11 @@ export function createCpuShare(opts: CpuShareOptions = DEFAULT_CPU_SHARE): CpuSh
     return Math.max(0, left);
   };
   const metered = opts.share < 1;
+  // Past its share and burst while another tenant is served: its next step waits.
+  const mustWait = (tenantId: string) => debtOf(tenantId) > opts.burstMs && othersBusy(tenantId);
   // Held in short slices, each looking again: the others' requests may end meanwhile.
   const inShare = async (tenantId: string) => {
-    for (let debt = debtOf(tenantId); debt > opts.burstMs && othersBusy(tenantId); debt = debtOf(tenantId))
-      await sleep(Math.min(SLICE_MS, (debt - opts.burstMs) / opts.share));
+    while (mustWait(tenantId)) await sleep(Math.min(SLICE_MS, (debtOf(tenantId) - opts.burstMs) / opts.share));
   };
   const charge = (tenantId: string, spent: number) => {
     const debt = debtOf(tenantId) + spent;
@@ -187,7 +187,7 @@ export function createCpuShare(opts: CpuShareOptions = DEFAULT_CPU_SHARE): CpuSh
     account(tenantId, spentMs) {
       if (!metered) return false;
       charge(tenantId, spentMs);
-      return debtOf(tenantId) > opts.burstMs && othersBusy(tenantId);
+      return mustWait(tenantId);
     },
   };
 }

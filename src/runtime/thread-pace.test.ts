@@ -19,10 +19,16 @@ async function busy(cells: PaceCells, steps: number, stepMs: number): Promise<{ 
   return answer;
 }
 
+/** Cells of a busy thread already started: the thread's start is not what is measured. */
+async function warmCells(): Promise<PaceCells> {
+  const cells = createPaceCells();
+  await busy(cells, 1, 1);
+  return cells;
+}
+
 describe('a thread’s work paced from the thread that started it', () => {
   it('hands over the time the thread spent on its steps', async () => {
-    const cells = createPaceCells();
-    await busy(cells, 1, 1); // the thread's start is not what is measured
+    const cells = await warmCells();
     let spent = 0;
     const pacer = paceThread(cells, (ms) => ((spent += ms), false), 5);
     await busy(cells, 40, 5);
@@ -33,8 +39,7 @@ describe('a thread’s work paced from the thread that started it', () => {
   });
 
   it('holds the thread between steps while asked, without counting the wait as work', async () => {
-    const cells = createPaceCells();
-    await busy(cells, 1, 1);
+    const cells = await warmCells();
     let spent = 0;
     const holdUntil = performance.now() + 600;
     const pacer = paceThread(cells, (ms) => ((spent += ms), performance.now() < holdUntil), 5);
@@ -46,8 +51,7 @@ describe('a thread’s work paced from the thread that started it', () => {
   });
 
   it('lets a held thread go on at once when the pacing stops', async () => {
-    const cells = createPaceCells();
-    await busy(cells, 1, 1);
+    const cells = await warmCells();
     const pacer = paceThread(cells, () => true, 5);
     const work = busy(cells, 20, 5);
     setTimeout(() => pacer.stop(), 200);
